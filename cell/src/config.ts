@@ -1,0 +1,28 @@
+import { z } from 'zod';
+
+const LogLevel = z.enum(['debug', 'info', 'warn', 'error']).default('info');
+
+/** Settings every process of a cell shares: who it is, which epoch it writes as, its database. */
+export const CellBaseConfig = z.object({
+  CELL_ID: z.string().regex(/^[a-z0-9-]{1,32}$/, 'lowercase letters, digits and dashes'),
+  CELL_EPOCH: z.coerce.number().int().positive().default(1),
+  CELL_REGION: z.string().default('local'),
+  DATABASE_URL: z.string().url(),
+  DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(20),
+  LOG_LEVEL: LogLevel,
+});
+
+export const CellApiConfig = CellBaseConfig.extend({
+  HOST: z.string().default('127.0.0.1'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8081),
+  IDENTITY_JWKS_URL: z.string().url(),
+  IDENTITY_ISSUER: z.string().min(1),
+  IDENTITY_AUDIENCE: z.string().default('onsale:buyer'),
+  ADMISSION_JWKS_URL: z.string().url(),
+  JWKS_CACHE_MS: z.coerce.number().int().min(100).default(60_000),
+  CELL_INTERNAL_TOKEN: z.string().min(16),
+  REDIS_URL: z.string().url(),
+  AVAILABILITY_CACHE_MS: z.coerce.number().int().min(0).default(1_000),
+  KAFKA_BROKERS: z.string().optional(),
+});
+export type CellApiConfig = z.infer<typeof CellApiConfig>;

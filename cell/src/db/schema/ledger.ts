@@ -1,0 +1,161 @@
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  char,
+  index,
+  integer,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+/** The region epoch this cell's writer must hold; a fenced (older) epoch's writes are refused. */
+export const cellEpoch = pgTable('cell_epoch', {
+  cellId: text('cell_id').primaryKey(),
+  epoch: bigint('epoch', { mode: 'number' }).notNull(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+
+/** The cell's copy of an event, loaded by the control plane. */
+export const events = pgTable('events', {
+  id: uuid('id').primaryKey(),
+  tenantId: text('tenant_id').notNull(),
+  name: text('name').notNull(),
+  startsAt: ts('starts_at').notNull(),
+  holdTtlSeconds: integer('hold_ttl_seconds').notNull(),
+  maxSeatsPerOrder: integer('max_seats_per_order').notNull(),
+  directoryEpoch: integer('directory_epoch').notNull(),
+  seatCount: integer('seat_count').notNull(),
+  seatsHash: text('seats_hash').notNull(),
+  createdAt: ts('created_at').notNull().defaultNow(),
+});
+
+export const seats = pgTable(
+  'seats',
+  {
+    id: uuid('id').primaryKey(),
+    eventId: uuid('event_id')
+      .notNull()
+      .references(() => events.id),
+    label: text('label').notNull(),
+    section: text('section').notNull(),
+    row: text('row').notNull(),
+    price: integer('price').notNull(),
+    currency: char('currency', { length: 3 }).notNull(),
+  },
+  (t) => [uniqueIndex('seats_event_label_uq').on(t.eventId, t.label)],
+);
+
+export const orders = pgTable(
+  'orders',
+  {
+    id: uuid('id').primaryKey(),
+    eventId: uuid('event_id')
+      .notNull()
+      .references(() => events.id),
+    userId: text('user_id').notNull(),
+    status: text('status').notNull(),
+    amount: integer('amount').notNull(),
+    currency: char('currency', { length: 3 }).notNull(),
+    version: integer('version').notNull().default(1),
+    correlationId: text('correlation_id').notNull(),
+    failureReason: text('failure_reason'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [index('orders_user_idx').on(t.userId), index('orders_status_idx').on(t.status, t.updatedAt)],
+);
+
+export const holds = pgTable(
+  'holds',
+  {
+    id: uuid('id').primaryKey(),
+    orderId: uuid('order_id')
+      .notNull()
+      .references(() => orders.id),
+    eventId: uuid('event_id').notNull(),
+    userId: text('user_id').notNull(),
+    /** active → confirmed (seats kept for the order) | released (by the buyer) | expired */
+    status: text('status').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    endedAt: ts('ended_at'),
+  },
+  (t) => [
+    uniqueIndex('holds_order_uq').on(t.orderId),
+    index('holds_active_expiry_idx').on(t.expiresAt).where(sql`status = 'active'`),
+  ],
+);
+
+export const holdSeats = pgTable(
+  'hold_seats',
+  {
+    holdId: uuid('hold_id')
+      .notNull()
+      .references(() => holds.id),
+    seatId: uuid('seat_id')
+      .notNull()
+      .references(() => seats.id),
+    releasedAt: ts('released_at'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.holdId, t.seatId] }),
+    // Invariant 1, enforced by the database: a seat has at most one unreleased hold.
+    uniqueIndex('hold_seats_one_active_per_seat').on(t.seatId).where(sql`released_at IS NULL`),
+  ],
+);
+
+export const payments = pgTable(
+  'payments',
+  {
+    orderId: uuid('order_id')
+      .primaryKey()
+      .references(() => orders.id),
+    paymentIntentId: text('payment_intent_id').notNull(),
+    status: text('status').notNull(),
+    amount: integer('amount').notNull(),
+    currency: char('currency', { length: 3 }).notNull(),
+    clientSecret: text('client_secret'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('payments_intent_uq').on(t.paymentIntentId)],
+);
+
+export const tickets = pgTable(
+  'tickets',
+  {
+    id: text('id').primaryKey(),
+    orderId: uuid('order_id')
+      .notNull()
+      .references(() => orders.id),
+    eventId: uuid('event_id').notNull(),
+    seatId: uuid('seat_id')
+      .notNull()
+      .references(() => seats.id),
+    userId: text('user_id').notNull(),
+    token: text('token').notNull(),
+    issuedAt: ts('issued_at').notNull().defaultNow(),
+  },
+  // Invariant 2: a seat has at most one ticket, ever.
+  (t) => [uniqueIndex('tickets_seat_uq').on(t.seatId), index('tickets_order_idx').on(t.orderId)],
+);
+
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    userId: text('user_id').notNull(),
+    key: text('key').notNull(),
+    requestHash: text('request_hash').notNull(),
+    responseStatus: integer('response_status'),
+    responseBody: text('response_body'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.key] }), index('idempotency_expiry_idx').on(t.expiresAt)],
+);

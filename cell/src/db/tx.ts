@@ -1,0 +1,62 @@
+import { sql } from 'drizzle-orm';
+import type { Db, Tx } from './client';
+
+export class EpochFencedError extends Error {
+  override name = 'EpochFencedError';
+  constructor(readonly cellId: string, readonly expected: number, readonly current: number | null) {
+    super(`cell ${cellId} writer epoch ${expected} is fenced (current ${current ?? 'none'})`);
+  }
+}
+
+export interface WriteContext {
+  db: Db;
+  cellId: string;
+  epoch: number;
+  /** Where write-transaction durations go, for the cell's commit-latency signal. */
+  writeLatency?: { record(ms: number): void };
+}
+
+const RETRYABLE = new Set(['40001', '40P01']); // serialization failure, deadlock detected
+const MAX_ATTEMPTS = 5;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function pgCode(err: unknown): string | undefined {
+  const e = err as { code?: string; cause?: { code?: string } };
+  return e?.code ?? e?.cause?.code;
+}
+
+export function isUniqueViolation(err: unknown, constraint?: string): boolean {
+  const e = err as { code?: string; constraint?: string; cause?: { code?: string; constraint?: string } };
+  const code = e?.code ?? e?.cause?.code;
+  const name = e?.constraint ?? e?.cause?.constraint;
+  return code === '23505' && (constraint === undefined || name === constraint);
+}
+
+/**
+ * Every write of the cell runs here: one transaction that first proves this process still
+ * holds the cell's epoch (FOR SHARE, so a concurrent fence waits for us or we see it), then
+ * does the work. Deadlocks and serialization failures are retried with bounded, jittered
+ * backoff; the work must be safe to re-run, which the idempotency key and inbox make it.
+ */
+export async function withWriteTx<T>(ctx: WriteContext, work: (tx: Tx) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const started = performance.now();
+    try {
+      const result = await ctx.db.transaction(async (tx) => {
+        const rows = await tx.execute<{ epoch: string }>(
+          sql`SELECT epoch FROM cell_epoch WHERE cell_id = ${ctx.cellId} FOR SHARE`,
+        );
+        const current = rows.rows[0] ? Number(rows.rows[0].epoch) : null;
+        if (current !== ctx.epoch) throw new EpochFencedError(ctx.cellId, ctx.epoch, current);
+        return work(tx);
+      });
+      ctx.writeLatency?.record(performance.now() - started);
+      return result;
+    } catch (err) {
+      const code = pgCode(err);
+      if (!code || !RETRYABLE.has(code) || attempt >= MAX_ATTEMPTS) throw err;
+      await sleep(Math.random() * 10 * 2 ** attempt);
+    }
+  }
+}

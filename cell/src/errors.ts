@@ -1,0 +1,13 @@
+import type { ErrorCode } from '@onsale/contracts';
+
+/** A refusal the caller can act on; the HTTP layer maps its code to a status, consumers to the DLQ. */
+export class DomainError extends Error {
+  override name = 'DomainError';
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message);
+  }
+}

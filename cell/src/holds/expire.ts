@@ -1,0 +1,60 @@
+import { sql } from 'drizzle-orm';
+import type { Tx } from '../db/client';
+import { uuids } from '../db/sql';
+import { appendEvent, type Causation } from '../outbox/append';
+
+export interface ExpiredHold {
+  orderId: string;
+  holdId: string;
+  seatIds: string[];
+}
+
+/**
+ * Expires the holds of the given orders that are still active and past their expiry:
+ * releases their seats, moves unconfirmed orders to `expired`, emits HoldExpired and, where a
+ * PaymentIntent exists, AuthorizationCancelRequested. Locks orders before holds (the order
+ * every writer of the cell follows), and re-checks every condition under those locks, so a
+ * racing confirmation either wins before us or finds the hold gone.
+ */
+export async function expireOrders(tx: Tx, cause: Causation, orderIds: string[]): Promise<ExpiredHold[]> {
+  if (orderIds.length === 0) return [];
+  await tx.execute(sql`SELECT id FROM orders WHERE id = ANY(${uuids([...orderIds].sort())}) ORDER BY id FOR UPDATE`);
+  const expired = await tx.execute<{ hold_id: string; order_id: string; seat_ids: string[] }>(sql`
+    WITH h AS (
+      UPDATE holds SET status = 'expired', ended_at = now()
+       WHERE order_id = ANY(${uuids(orderIds)}) AND status = 'active' AND expires_at <= now()
+      RETURNING id, order_id
+    ), s AS (
+      UPDATE hold_seats SET released_at = now()
+       WHERE hold_id IN (SELECT id FROM h) AND released_at IS NULL
+      RETURNING hold_id, seat_id
+    )
+    SELECT h.id AS hold_id, h.order_id, coalesce(array_agg(s.seat_id) FILTER (WHERE s.seat_id IS NOT NULL), '{}') AS seat_ids
+      FROM h LEFT JOIN s ON s.hold_id = h.id GROUP BY h.id, h.order_id`);
+  if (expired.rows.length === 0) return [];
+
+  const failed = await tx.execute<{ id: string; payment_intent_id: string | null }>(sql`
+    UPDATE orders o SET status = 'expired', version = version + 1, updated_at = now(),
+           failure_reason = 'hold_expired'
+      FROM (SELECT unnest(${uuids(expired.rows.map((r) => r.order_id))}) AS id) x
+      LEFT JOIN payments p ON p.order_id = x.id
+     WHERE o.id = x.id AND o.status IN ('pending_payment', 'authorized')
+    RETURNING o.id, p.payment_intent_id`);
+  const intentByOrder = new Map(failed.rows.map((r) => [r.id, r.payment_intent_id]));
+
+  const result: ExpiredHold[] = [];
+  for (const row of expired.rows) {
+    const hold = { orderId: row.order_id, holdId: row.hold_id, seatIds: row.seat_ids };
+    await appendEvent(tx, cause, 'HoldExpired', hold.orderId, hold);
+    const intent = intentByOrder.get(hold.orderId);
+    if (intent) {
+      await appendEvent(tx, cause, 'AuthorizationCancelRequested', hold.orderId, {
+        orderId: hold.orderId,
+        paymentIntentId: intent,
+        reason: 'hold_expired',
+      });
+    }
+    result.push(hold);
+  }
+  return result;
+}

@@ -1,0 +1,44 @@
+import { randomUUID } from 'node:crypto';
+import { OpenAPIHono } from '@hono/zod-openapi';
+import { errorResponse, onError, validationIssues } from './errors';
+import type { CellEnv } from './env';
+import { registerRoutes } from './routes';
+import type { CellServices } from './services';
+
+const ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The cell's HTTP surface: request ids, one error body, contracts checked by zod, OpenAPI served. */
+export function createCellApp(services: CellServices) {
+  const app = new OpenAPIHono<CellEnv>({
+    defaultHook: (result, c) => {
+      if (!result.success) {
+        return errorResponse(c, 'validation_failed', `invalid ${result.target}`, {
+          issues: validationIssues(result.error, result.target),
+        });
+      }
+    },
+  });
+
+  app.use(async (c, next) => {
+    const requestId = randomUUID();
+    const incoming = c.req.header('x-correlation-id');
+    const correlationId = incoming && ID.test(incoming) ? incoming : requestId;
+    c.set('requestId', requestId);
+    c.set('correlationId', correlationId);
+    c.set('services', services);
+    c.set('log', services.ctx.log.child({ requestId, correlationId }));
+    c.header('X-Request-Id', requestId);
+    c.header('X-Correlation-Id', correlationId);
+    await next();
+  });
+  app.onError(onError);
+  app.notFound((c) => errorResponse(c, 'not_found', 'no such route'));
+
+  registerRoutes(app);
+  app.doc31('/openapi.json', {
+    openapi: '3.1.0',
+    info: { title: `Onsale purchase cell ${services.ctx.cellId}`, version: '1' },
+  });
+  return app;
+}
+export type CellApp = OpenAPIHono<CellEnv>;

@@ -1,0 +1,13 @@
+import type { Logger } from '@onsale/contracts';
+import type { CellServices } from './services';
+
+export interface CellEnv {
+  Variables: {
+    requestId: string;
+    correlationId: string;
+    log: Logger;
+    services: CellServices;
+    /** Set by buyerAuth on buyer routes. */
+    userId: string;
+  };
+}

@@ -1,0 +1,37 @@
+import type { MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { DomainError } from '../errors';
+import type { CellEnv } from './env';
+
+/** 401 unless the request carries a valid buyer JWT; the buyer's id is then on the context. */
+export const buyerAuth: MiddlewareHandler<CellEnv> = async (c, next) => {
+  const buyer = await c.get('services').verifiers.buyer(c.req.header('authorization'));
+  c.set('userId', buyer.userId);
+  c.set('log', c.get('log').child({ userId: buyer.userId }));
+  await next();
+};
+
+/** 403 unless the admission token binds this buyer, this event and this cell. */
+export const admissionCheck: MiddlewareHandler<CellEnv> = async (c, next) => {
+  await c.get('services').verifiers.admission(c.req.header('x-admission-token'), {
+    userId: c.get('userId'),
+    eventId: c.req.param('eventId') ?? '',
+  });
+  await next();
+};
+
+/** Calls from the control plane carry the cell's internal bearer secret. */
+export const internalAuth: MiddlewareHandler<CellEnv> = async (c, next) => {
+  const expected = `Bearer ${c.get('services').internalToken}`;
+  if (c.req.header('authorization') !== expected) throw new DomainError('unauthenticated', 'internal token required');
+  await next();
+};
+
+export const limitBody = (maxSize: number): MiddlewareHandler =>
+  bodyLimit({
+    maxSize,
+    onError: () => {
+      throw new DomainError('payload_too_large', `request body exceeds ${maxSize} bytes`);
+    },
+  });
+

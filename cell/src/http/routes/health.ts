@@ -1,0 +1,12 @@
+import type { CellApp } from '../app';
+import { errorResponse } from '../errors';
+
+/** Liveness answers while the process runs; readiness only while it can write as this epoch. */
+export function registerHealth(app: CellApp) {
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/readyz', async (c) =>
+    (await c.get('services').ready())
+      ? c.json({ status: 'ready', cellId: c.get('services').ctx.cellId })
+      : errorResponse(c, 'cell_unavailable', 'not ready'),
+  );
+}

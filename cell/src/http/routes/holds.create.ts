@@ -1,0 +1,45 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { HoldRequest, HoldResponse } from '@onsale/contracts';
+import { placeHold } from '../../holds/place-hold';
+import type { CellApp } from '../app';
+import { admissionCheck, buyerAuth, limitBody } from '../middleware';
+import { errors, EventParams } from './schemas';
+
+const IdempotencyKey = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{8,128}$/, 'Idempotency-Key must be 8 to 128 characters of [A-Za-z0-9_-]');
+
+export const createHoldRoute = createRoute({
+  method: 'post',
+  path: '/events/{eventId}/holds',
+  summary: 'Hold seats for an admitted buyer',
+  middleware: [limitBody(16 * 1024), buyerAuth, admissionCheck] as const,
+  request: {
+    params: EventParams,
+    headers: z.object({ 'idempotency-key': IdempotencyKey }),
+    body: { required: true, content: { 'application/json': { schema: HoldRequest } } },
+  },
+  responses: {
+    202: { description: 'Seats held; pay before expiresAt', content: { 'application/json': { schema: HoldResponse } } },
+    ...errors,
+  },
+});
+
+export function registerCreateHold(app: CellApp) {
+  app.openapi(createHoldRoute, async (c) => {
+    const { eventId } = c.req.valid('param');
+    const { seatIds } = c.req.valid('json');
+    const services = c.get('services');
+    const started = performance.now();
+    const result = await placeHold(services.ctx, {
+      eventId,
+      seatIds,
+      userId: c.get('userId'),
+      idempotencyKey: c.req.valid('header')['idempotency-key'],
+      correlationId: c.get('correlationId'),
+    }).finally(() => services.holdLatency.record(performance.now() - started));
+    c.header('Location', `/events/${eventId}/orders/${result.body.orderId}`);
+    if (result.replayed) c.header('Idempotent-Replayed', 'true');
+    return c.json(result.body, 202);
+  });
+}

@@ -1,0 +1,18 @@
+import type { CellApp } from '../app';
+import { registerAvailability } from './availability.get';
+import { registerHealth } from './health';
+import { registerCreateHold } from './holds.create';
+import { registerReleaseHold } from './holds.delete';
+import { registerLoadEvent } from './internal.events.put';
+import { registerSignals } from './internal.signals.get';
+import { registerGetOrder } from './orders.get';
+
+export function registerRoutes(app: CellApp) {
+  registerHealth(app);
+  registerCreateHold(app);
+  registerGetOrder(app);
+  registerReleaseHold(app);
+  registerAvailability(app);
+  registerLoadEvent(app);
+  registerSignals(app);
+}

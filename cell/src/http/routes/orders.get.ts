@@ -1,0 +1,41 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { getOrder } from '../../orders/get-order';
+import type { CellApp } from '../app';
+import { buyerAuth } from '../middleware';
+import { errors, OrderParams } from './schemas';
+
+const OrderView = z.object({
+  orderId: z.string(),
+  eventId: z.string(),
+  status: z.string(),
+  amount: z.number().int(),
+  currency: z.string(),
+  holdExpiresAt: z.string().nullable(),
+  failureReason: z.string().nullable(),
+  seats: z.array(z.object({ seatId: z.string(), label: z.string(), section: z.string(), row: z.string(), price: z.number() })),
+  tickets: z.array(z.object({ ticketId: z.string(), seatId: z.string(), token: z.string() })),
+  payment: z
+    .object({ paymentIntentId: z.string(), status: z.string(), clientSecret: z.string().optional() })
+    .nullable(),
+});
+
+export const getOrderRoute = createRoute({
+  method: 'get',
+  path: '/events/{eventId}/orders/{orderId}',
+  summary: "The buyer's order: status, seats, amount, hold expiry, tickets",
+  middleware: [buyerAuth] as const,
+  request: { params: OrderParams },
+  responses: {
+    200: { description: 'The order', content: { 'application/json': { schema: OrderView } } },
+    401: errors[401],
+    404: errors[404],
+  },
+});
+
+export function registerGetOrder(app: CellApp) {
+  app.openapi(getOrderRoute, async (c) => {
+    const { eventId, orderId } = c.req.valid('param');
+    c.header('Cache-Control', 'no-store');
+    return c.json(await getOrder(c.get('services').ctx, eventId, orderId, c.get('userId')), 200);
+  });
+}

@@ -1,0 +1,79 @@
+import { createHash } from 'node:crypto';
+import type { EventLoad } from '@onsale/contracts';
+import { sql } from 'drizzle-orm';
+import type { CellContext } from '../context';
+import { withWriteTx } from '../db/tx';
+import { DomainError } from '../errors';
+
+const CHUNK = 5_000;
+
+export interface LoadResult {
+  eventId: string;
+  seats: number;
+  created: boolean;
+}
+
+function seatsHash(load: EventLoad): string {
+  const canonical = [...load.seats]
+    .sort((a, b) => (a.id < b.id ? -1 : 1))
+    .map((s) => [s.id, s.label, s.section, s.row, s.price, s.currency]);
+  return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
+}
+
+/** Duplicate ids or labels, named by their row in the upload. */
+function findDuplicates(load: EventLoad) {
+  const issues: { path: string; message: string }[] = [];
+  const ids = new Map<string, number>();
+  const labels = new Map<string, number>();
+  load.seats.forEach((s, row) => {
+    const id = ids.get(s.id);
+    if (id !== undefined) issues.push({ path: `seats.${row}.id`, message: `duplicate of row ${id}` });
+    else ids.set(s.id, row);
+    const label = labels.get(s.label);
+    if (label !== undefined) issues.push({ path: `seats.${row}.label`, message: `duplicate of row ${label}` });
+    else labels.set(s.label, row);
+  });
+  return issues;
+}
+
+/**
+ * Loads an event and its seat map into the cell, all or nothing. Loading the same map again
+ * is a no-op (the control plane retries); a different map for a loaded event is a conflict,
+ * because buyers may already hold its seats.
+ */
+export async function loadEvent(ctx: CellContext, load: EventLoad): Promise<LoadResult> {
+  const issues = findDuplicates(load);
+  if (issues.length > 0) throw new DomainError('validation_failed', 'seat map has duplicates', { issues: issues.slice(0, 100) });
+  const hash = seatsHash(load);
+
+  return withWriteTx(ctx, async (tx) => {
+    const existing = await tx.execute<{ seats_hash: string }>(
+      sql`SELECT seats_hash FROM events WHERE id = ${load.eventId} FOR UPDATE`,
+    );
+    const prior = existing.rows[0];
+    if (prior) {
+      if (prior.seats_hash !== hash) {
+        throw new DomainError('event_conflict', 'event is already loaded with a different seat map', { eventId: load.eventId });
+      }
+      await tx.execute(sql`
+        UPDATE events SET directory_epoch = greatest(directory_epoch, ${load.directoryEpoch}) WHERE id = ${load.eventId}`);
+      return { eventId: load.eventId, seats: load.seats.length, created: false };
+    }
+
+    await tx.execute(sql`
+      INSERT INTO events (id, tenant_id, name, starts_at, hold_ttl_seconds, max_seats_per_order, directory_epoch, seat_count, seats_hash)
+      VALUES (${load.eventId}, ${load.tenantId}, ${load.name}, ${load.startsAt}, ${load.holdTtlSeconds},
+              ${load.maxSeatsPerOrder}, ${load.directoryEpoch}, ${load.seats.length}, ${hash})`);
+    for (let i = 0; i < load.seats.length; i += CHUNK) {
+      const chunk = load.seats.slice(i, i + CHUNK);
+      const col = <K extends keyof (typeof chunk)[number]>(k: K) => sql.param(chunk.map((s) => s[k]));
+      await tx.execute(sql`
+        INSERT INTO seats (id, event_id, label, section, row, price, currency)
+        SELECT id, ${load.eventId}, label, section, row, price, currency
+          FROM unnest(${col('id')}::uuid[], ${col('label')}::text[], ${col('section')}::text[],
+                      ${col('row')}::text[], ${col('price')}::int[], ${col('currency')}::text[])
+               AS t(id, label, section, row, price, currency)`);
+    }
+    return { eventId: load.eventId, seats: load.seats.length, created: true };
+  });
+}

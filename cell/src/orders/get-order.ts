@@ -1,0 +1,72 @@
+import { sql } from 'drizzle-orm';
+import type { CellContext } from '../context';
+import { DomainError } from '../errors';
+
+export interface OrderView {
+  orderId: string;
+  eventId: string;
+  status: string;
+  amount: number;
+  currency: string;
+  holdExpiresAt: string | null;
+  failureReason: string | null;
+  seats: { seatId: string; label: string; section: string; row: string; price: number }[];
+  tickets: { ticketId: string; seatId: string; token: string }[];
+  payment: { paymentIntentId: string; status: string; clientSecret?: string } | null;
+}
+
+/** Payment is still the buyer's move only in these states; the client secret is shown then and only then. */
+const PAYABLE = new Set(['pending_payment']);
+
+/** The order as its owner sees it. Anyone else gets a 404: an order id reveals nothing. */
+export async function getOrder(ctx: CellContext, eventId: string, orderId: string, userId: string): Promise<OrderView> {
+  const db = ctx.database.db;
+  const found = await db.execute<{
+    status: string;
+    user_id: string;
+    amount: number;
+    currency: string;
+    failure_reason: string | null;
+    expires_at: Date | null;
+    payment_intent_id: string | null;
+    payment_status: string | null;
+    client_secret: string | null;
+  }>(sql`
+    SELECT o.status, o.user_id, o.amount, o.currency, o.failure_reason, h.expires_at,
+           p.payment_intent_id, p.status AS payment_status, p.client_secret
+      FROM orders o
+      LEFT JOIN holds h ON h.order_id = o.id
+      LEFT JOIN payments p ON p.order_id = o.id
+     WHERE o.id = ${orderId} AND o.event_id = ${eventId}`);
+  const order = found.rows[0];
+  if (!order || order.user_id !== userId) throw new DomainError('not_found', 'order not found');
+
+  const [seatRows, ticketRows] = await Promise.all([
+    db.execute<{ seat_id: string; label: string; section: string; row: string; price: number }>(sql`
+      SELECT s.id AS seat_id, s.label, s.section, s.row, s.price
+        FROM holds h JOIN hold_seats hs ON hs.hold_id = h.id JOIN seats s ON s.id = hs.seat_id
+       WHERE h.order_id = ${orderId} ORDER BY s.id`),
+    db.execute<{ id: string; seat_id: string; token: string }>(
+      sql`SELECT id, seat_id, token FROM tickets WHERE order_id = ${orderId} ORDER BY seat_id`,
+    ),
+  ]);
+
+  return {
+    orderId,
+    eventId,
+    status: order.status,
+    amount: order.amount,
+    currency: order.currency.trim(),
+    holdExpiresAt: order.expires_at ? new Date(order.expires_at).toISOString() : null,
+    failureReason: order.failure_reason,
+    seats: seatRows.rows.map((s) => ({ seatId: s.seat_id, label: s.label, section: s.section, row: s.row, price: s.price })),
+    tickets: ticketRows.rows.map((t) => ({ ticketId: t.id, seatId: t.seat_id, token: t.token })),
+    payment: order.payment_intent_id
+      ? {
+          paymentIntentId: order.payment_intent_id,
+          status: order.payment_status ?? 'unknown',
+          ...(PAYABLE.has(order.status) && order.client_secret ? { clientSecret: order.client_secret } : {}),
+        }
+      : null,
+  };
+}

@@ -1,0 +1,29 @@
+import { z } from 'zod';
+
+/** Audience of admission tokens: they admit a buyer to the purchase path, nothing else. */
+export const ADMISSION_AUDIENCE = 'onsale:purchase';
+export const ADMISSION_ISSUER = 'onsale:control-plane';
+export const ADMISSION_ALG = 'EdDSA';
+
+/**
+ * Claims of an admission token minted by the waiting room. It proves the buyer was admitted
+ * for one event in one purchase cell until `exp`; it does not prove any seat is free.
+ */
+export const AdmissionClaims = z.object({
+  jti: z.string().min(8),
+  sub: z.string().min(1),
+  eventId: z.string().uuid(),
+  purchaseCell: z.string().min(1),
+  directoryEpoch: z.number().int().nonnegative(),
+  iat: z.number().int(),
+  exp: z.number().int(),
+  aud: z.union([z.string(), z.array(z.string())]),
+  iss: z.string(),
+});
+export type AdmissionClaims = z.infer<typeof AdmissionClaims>;
+
+/** Redis keys through which the control plane revokes tokens and cells check them. */
+export const revocationKeys = {
+  jti: (jti: string) => `revoked:jti:${jti}`,
+  buyer: (userId: string) => `revoked:sub:${userId}`,
+};

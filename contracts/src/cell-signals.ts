@@ -1,0 +1,31 @@
+import { z } from 'zod';
+
+/**
+ * Health signals a cell exposes to the release controller (GET /internal/signals). Every
+ * figure is measured over the cell's recent window; null means "not measured yet".
+ */
+export const CellSignals = z.object({
+  cellId: z.string(),
+  measuredAt: z.string(),
+  holdLatencyP99Ms: z.number().nullable(),
+  commitLatencyP99Ms: z.number().nullable(),
+  lockWaits: z.number().int().nonnegative(),
+  connectionUse: z.number().min(0).max(1),
+  outboxAgeMs: z.number().nonnegative(),
+  consumerLag: z.number().int().nonnegative(),
+  activeHolds: z.number().int().nonnegative(),
+  expiryDelayMs: z.number().nonnegative(),
+  availableSeats: z.record(z.string(), z.number().int().nonnegative()),
+});
+export type CellSignals = z.infer<typeof CellSignals>;
+
+/** Cell status in the control plane's registry, as the router reads it from the feed. */
+export const CellStatus = z.enum(['active', 'draining', 'down', 'evacuated']);
+export type CellStatus = z.infer<typeof CellStatus>;
+
+export const DirectoryFeed = z.object({
+  version: z.number().int().nonnegative(),
+  cells: z.array(z.object({ id: z.string(), baseUrl: z.string().url(), region: z.string(), status: CellStatus })),
+  events: z.array(z.object({ eventId: z.string().uuid(), cellId: z.string(), epoch: z.number().int() })),
+});
+export type DirectoryFeed = z.infer<typeof DirectoryFeed>;

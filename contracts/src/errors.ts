@@ -1,0 +1,42 @@
+import { z } from 'zod';
+
+/**
+ * One error body for every service of the platform. `code` is machine-readable and stable;
+ * `details` names the offending field, row or seats.
+ */
+export const errorCodes = {
+  bad_request: 400,
+  validation_failed: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  admission_invalid: 403,
+  not_found: 404,
+  seats_not_found: 404,
+  seats_unavailable: 409,
+  idempotency_key_reused: 409,
+  conflict: 409,
+  order_not_releasable: 409,
+  event_conflict: 409,
+  payload_too_large: 413,
+  rate_limited: 429,
+  internal: 500,
+  cell_unavailable: 503,
+  epoch_fenced: 503,
+  upstream_timeout: 504,
+} as const;
+
+export type ErrorCode = keyof typeof errorCodes;
+
+export const ErrorBody = z.object({
+  error: z.object({
+    code: z.string(),
+    message: z.string(),
+    requestId: z.string().optional(),
+    details: z.unknown().optional(),
+  }),
+});
+export type ErrorBody = z.infer<typeof ErrorBody>;
+
+/** A field-level problem, as listed in `details.issues` of a validation error. */
+export const FieldIssue = z.object({ path: z.string(), message: z.string() });
+export type FieldIssue = z.infer<typeof FieldIssue>;

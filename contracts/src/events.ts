@@ -1,0 +1,99 @@
+import { z } from 'zod';
+
+const Uuid = z.string().uuid();
+const Money = z.number().int().nonnegative();
+const Currency = z.string().regex(/^[a-z]{3}$/);
+
+/**
+ * Payload schemas of the purchase saga, version 1. A breaking change adds a v2 entry beside
+ * v1; consumers keep parsing both. Objects are not strict: unknown fields are ignored.
+ */
+export const eventPayloads = {
+  HoldCreated: z.object({
+    orderId: Uuid,
+    holdId: Uuid,
+    eventId: Uuid,
+    userId: z.string(),
+    seatIds: z.array(Uuid).min(1),
+    amount: Money,
+    currency: Currency,
+    expiresAt: z.string(),
+  }),
+  HoldReleased: z.object({ orderId: Uuid, holdId: Uuid, seatIds: z.array(Uuid), reason: z.string() }),
+  HoldExpired: z.object({ orderId: Uuid, holdId: Uuid, seatIds: z.array(Uuid) }),
+  PaymentAuthorizationRequested: z.object({
+    orderId: Uuid,
+    amount: Money,
+    currency: Currency,
+    userId: z.string(),
+  }),
+  PaymentIntentCreated: z.object({ orderId: Uuid, paymentIntentId: z.string(), amount: Money }),
+  PaymentAuthorized: z.object({ orderId: Uuid, paymentIntentId: z.string(), amount: Money }),
+  PaymentFailed: z.object({ orderId: Uuid, paymentIntentId: z.string(), reason: z.string() }),
+  OrderConfirmed: z.object({ orderId: Uuid, holdId: Uuid }),
+  CaptureRequested: z.object({ orderId: Uuid, paymentIntentId: z.string(), amount: Money }),
+  PaymentCaptured: z.object({ orderId: Uuid, paymentIntentId: z.string(), amount: Money }),
+  CaptureFailed: z.object({ orderId: Uuid, paymentIntentId: z.string(), reason: z.string() }),
+  TicketIssueRequested: z.object({ orderId: Uuid, eventId: Uuid, seatIds: z.array(Uuid).min(1) }),
+  TicketIssued: z.object({ orderId: Uuid, ticketIds: z.array(z.string()).min(1) }),
+  AuthorizationCancelRequested: z.object({
+    orderId: Uuid,
+    paymentIntentId: z.string().nullable(),
+    reason: z.string(),
+  }),
+  AuthorizationCanceled: z.object({ orderId: Uuid, paymentIntentId: z.string() }),
+  RefundRequested: z.object({
+    orderId: Uuid,
+    paymentIntentId: z.string(),
+    amount: Money,
+    reason: z.string(),
+  }),
+  Refunded: z.object({ orderId: Uuid, paymentIntentId: z.string(), refundId: z.string() }),
+} as const;
+
+export type EventType = keyof typeof eventPayloads;
+export type EventPayload<T extends EventType> = z.infer<(typeof eventPayloads)[T]>;
+export const EVENT_TYPES = Object.keys(eventPayloads) as EventType[];
+
+/** The envelope every saga message travels in; aggregateId is the orderId and the Kafka key. */
+export const Envelope = z.object({
+  eventId: Uuid,
+  eventType: z.string(),
+  schemaVersion: z.number().int().positive(),
+  aggregateId: Uuid,
+  occurredAt: z.string(),
+  correlationId: z.string(),
+  causationId: z.string().nullable(),
+  cellId: z.string(),
+  payload: z.unknown(),
+});
+export type Envelope = z.infer<typeof Envelope>;
+
+export type TypedEnvelope<T extends EventType = EventType> = Omit<Envelope, 'eventType' | 'payload'> & {
+  eventType: T;
+  payload: EventPayload<T>;
+};
+
+export class EnvelopeError extends Error {
+  constructor(
+    message: string,
+    readonly issues: unknown,
+  ) {
+    super(message);
+    this.name = 'EnvelopeError';
+  }
+}
+
+/** Parses a raw message: the envelope first, then the payload by its type and version. */
+export function parseEnvelope(raw: unknown): TypedEnvelope {
+  const envelope = Envelope.safeParse(raw);
+  if (!envelope.success) throw new EnvelopeError('invalid envelope', envelope.error.issues);
+  const { eventType, schemaVersion } = envelope.data;
+  const schema = eventPayloads[eventType as EventType];
+  if (!schema || schemaVersion !== 1) {
+    throw new EnvelopeError(`unknown event ${eventType} v${schemaVersion}`, []);
+  }
+  const payload = schema.safeParse(envelope.data.payload);
+  if (!payload.success) throw new EnvelopeError(`invalid ${eventType} payload`, payload.error.issues);
+  return { ...envelope.data, eventType: eventType as EventType, payload: payload.data } as TypedEnvelope;
+}

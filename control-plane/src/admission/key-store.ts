@@ -1,0 +1,128 @@
+import { randomUUID } from 'node:crypto';
+import { ADMISSION_ALG } from '@onsale/contracts';
+import { and, desc, gt, isNull, ne, or } from 'drizzle-orm';
+import { exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
+import type { Db } from '../db/client';
+import { type SigningKey, signingKeys } from '../db/schema';
+import type { Clock } from '../lib/clock';
+import { open, seal } from './kek';
+
+type PrivateKey = Awaited<ReturnType<typeof importJWK>>;
+
+export interface KeyStoreOptions {
+  db: Db;
+  kek: Buffer;
+  clock: Clock;
+  tokenTtlSeconds: number;
+  announceSeconds: number;
+  rotationIntervalSeconds: number;
+  /** How long a process trusts its cached key list (ms). */
+  cacheMs?: number;
+}
+
+/**
+ * Admission signing keys in the control-plane database. A new key is published in the JWKS
+ * `announceSeconds` before it signs; the key it replaces stops signing at that moment and stays
+ * published until its last token has expired.
+ */
+export class AdmissionKeyStore {
+  private cached: { at: number; rows: SigningKey[] } | null = null;
+  private privates = new Map<string, PrivateKey>();
+  constructor(private readonly o: KeyStoreOptions) {}
+
+  private async create(activatesAt: Date): Promise<SigningKey> {
+    const now = this.o.clock.now();
+    const { publicKey, privateKey } = await generateKeyPair(ADMISSION_ALG, { crv: 'Ed25519', extractable: true });
+    const kid = `adm_${now.toISOString().slice(0, 10).replaceAll('-', '')}_${randomUUID().slice(0, 8)}`;
+    const publicJwk: JWK = { ...(await exportJWK(publicKey)), kid, alg: ADMISSION_ALG, use: 'sig' };
+    const privateJwk = await exportJWK(privateKey);
+    const [row] = await this.o.db
+      .insert(signingKeys)
+      .values({
+        kid,
+        alg: ADMISSION_ALG,
+        publicJwk,
+        privateKeyEnc: seal(this.o.kek, JSON.stringify(privateJwk), kid),
+        createdAt: now,
+        activatesAt,
+      })
+      .returning();
+    this.cached = null;
+    return row as SigningKey;
+  }
+
+  /** Keys still published (not past published_until), newest activation first. */
+  async list(force = false): Promise<SigningKey[]> {
+    const now = this.o.clock.now();
+    const cacheMs = this.o.cacheMs ?? 5000;
+    if (!force && this.cached && Math.abs(now.getTime() - this.cached.at) < cacheMs) return this.cached.rows;
+    const rows = await this.o.db
+      .select()
+      .from(signingKeys)
+      .where(or(isNull(signingKeys.publishedUntil), gt(signingKeys.publishedUntil, now)))
+      .orderBy(desc(signingKeys.activatesAt));
+    this.cached = { at: now.getTime(), rows };
+    return rows;
+  }
+
+  /** The first key is active at once (nobody can have cached a JWKS yet). */
+  async ensureKey(): Promise<void> {
+    const rows = await this.list(true);
+    if (rows.length === 0) await this.create(this.o.clock.now());
+  }
+
+  /** Announces a new key; it signs from now + announceSeconds, and the current one retires then. */
+  async rotate(opts: { announceSeconds?: number } = {}): Promise<SigningKey> {
+    const now = this.o.clock.now();
+    const activatesAt = new Date(now.getTime() + (opts.announceSeconds ?? this.o.announceSeconds) * 1000);
+    const next = await this.create(activatesAt);
+    const publishedUntil = new Date(activatesAt.getTime() + this.o.tokenTtlSeconds * 1000);
+    await this.o.db
+      .update(signingKeys)
+      .set({ retiredAt: activatesAt, publishedUntil })
+      .where(and(isNull(signingKeys.retiredAt), ne(signingKeys.kid, next.kid)));
+    this.cached = null;
+    return next;
+  }
+
+  /** Rotates when the newest key is older than the rotation interval (minus the announce lead). */
+  async rotateIfDue(): Promise<SigningKey | null> {
+    const rows = await this.list(true);
+    const newest = rows[0];
+    if (!newest) {
+      await this.ensureKey();
+      return null;
+    }
+    const due = newest.activatesAt.getTime() + (this.o.rotationIntervalSeconds - this.o.announceSeconds) * 1000;
+    return this.o.clock.now().getTime() >= due ? this.rotate() : null;
+  }
+
+  /** The key that signs now: the most recently activated one that has not retired. */
+  async signingKey(): Promise<{ kid: string; key: PrivateKey }> {
+    const now = this.o.clock.now().getTime();
+    let rows = await this.list();
+    let active = rows.find((k) => k.activatesAt.getTime() <= now && (!k.retiredAt || k.retiredAt.getTime() > now));
+    if (!active) {
+      rows = await this.list(true);
+      active = rows.find((k) => k.activatesAt.getTime() <= now && (!k.retiredAt || k.retiredAt.getTime() > now));
+    }
+    if (!active) throw new Error('no active admission signing key');
+    let key = this.privates.get(active.kid);
+    if (!key) {
+      key = await importJWK(JSON.parse(open(this.o.kek, active.privateKeyEnc, active.kid)) as JWK, ADMISSION_ALG);
+      this.privates.set(active.kid, key);
+    }
+    return { kid: active.kid, key };
+  }
+
+  /** The published key set: announced keys, the signing key and retired keys whose tokens may still be live. */
+  async jwks(): Promise<{ keys: JWK[] }> {
+    const now = this.o.clock.now().getTime();
+    const rows = await this.list();
+    return {
+      keys: rows
+        .filter((k) => k.createdAt.getTime() <= now && (!k.publishedUntil || k.publishedUntil.getTime() > now))
+        .map((k) => k.publicJwk as JWK),
+    };
+  }
+}

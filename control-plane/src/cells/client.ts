@@ -1,0 +1,71 @@
+import { CellSignals, type EventLoad } from '@onsale/contracts';
+import { z } from 'zod';
+
+export interface CellTarget {
+  id: string;
+  baseUrl: string;
+}
+
+export const LoadAnswer = z.object({ eventId: z.string(), seats: z.number().int(), created: z.boolean() });
+export type LoadAnswer = z.infer<typeof LoadAnswer>;
+
+export class CellCallError extends Error {
+  override name = 'CellCallError';
+  constructor(
+    message: string,
+    readonly status: number | null,
+    readonly body?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/** The control plane's view of a cell's internal API (load an event; read health signals). */
+export interface CellClient {
+  loadEvent(cell: CellTarget, body: EventLoad): Promise<LoadAnswer>;
+  signals(cell: CellTarget): Promise<CellSignals>;
+}
+
+export function createHttpCellClient(o: { token: string; timeoutMs: number; signalsTimeoutMs?: number }): CellClient {
+  const call = async (url: string, init: RequestInit, timeoutMs: number) => {
+    let res: Response;
+    try {
+      res = await fetch(url, {
+        ...init,
+        headers: { ...(init.headers ?? {}), authorization: `Bearer ${o.token}`, accept: 'application/json' },
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (err) {
+      throw new CellCallError(`cell unreachable: ${(err as Error).message}`, null);
+    }
+    const text = await res.text();
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {}
+    if (!res.ok) {
+      const msg = (body as { error?: { code?: string; message?: string } })?.error;
+      throw new CellCallError(`cell answered ${res.status}${msg ? ` ${msg.code}: ${msg.message}` : ''}`, res.status, body);
+    }
+    return body;
+  };
+  const base = (cell: CellTarget) => cell.baseUrl.replace(/\/+$/, '');
+  return {
+    async loadEvent(cell, body) {
+      const answer = await call(
+        `${base(cell)}/internal/events/${body.eventId}`,
+        { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) },
+        o.timeoutMs,
+      );
+      const parsed = LoadAnswer.safeParse(answer);
+      if (!parsed.success) throw new CellCallError('cell load answer does not match the contract', 200, answer);
+      return parsed.data;
+    },
+    async signals(cell) {
+      const answer = await call(`${base(cell)}/internal/signals`, { method: 'GET' }, o.signalsTimeoutMs ?? 2000);
+      const parsed = CellSignals.safeParse(answer);
+      if (!parsed.success) throw new CellCallError('cell signals do not match the contract', 200, answer);
+      return parsed.data;
+    },
+  };
+}

@@ -1,0 +1,75 @@
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0'])
+  .default('false')
+  .transform((v) => v === 'true' || v === '1');
+const int = (def: number) => z.coerce.number().int().positive().default(def);
+const num = (def: number) => z.coerce.number().positive().default(def);
+
+/** The control plane's environment, parsed once at start. A bad value stops the process naming the variable. */
+export const ConfigSchema = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  HOST: z.string().default('127.0.0.1'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(4000),
+  DATABASE_URL_CONTROL_PLANE: z.string().url(),
+  DATABASE_POOL_SIZE: int(10),
+  REDIS_URL: z.string().url(),
+  /** Prefix of the control plane's own Redis keys (revocation keys follow the shared contract, unprefixed). */
+  REDIS_KEY_PREFIX: z.string().default('cp:'),
+  /** Buyers' and promoters' identity provider. */
+  IDENTITY_JWKS_URL: z.string().url(),
+  IDENTITY_ISSUER: z.string().min(1),
+  IDENTITY_AUDIENCE: z.string().min(1),
+  /** Shared secret for the cells' internal endpoints (load, signals). */
+  CELL_INTERNAL_TOKEN: z.string().min(16),
+  /** Key-encryption key (base64, 32 bytes) protecting admission signing keys at rest. */
+  SIGNING_KEY_KEK: z
+    .string()
+    .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64-encoded'),
+  ADMISSION_TOKEN_TTL_SECONDS: int(300),
+  /** A released buyer must fetch the token within this window or the slot is given to the next waiter. */
+  ADMISSION_CLAIM_WINDOW_SECONDS: int(60),
+  KEY_ROTATION_INTERVAL_SECONDS: int(86_400),
+  /** A new key is published this long before it signs (longer than any verifier's JWKS cache). */
+  KEY_ANNOUNCE_SECONDS: int(600),
+  WAITING_ROOM_ABANDON_SECONDS: int(60),
+  RATE_LIMIT_IP_PER_SECOND: num(50),
+  RATE_LIMIT_IP_BURST: int(100),
+  RATE_LIMIT_BUYER_PER_SECOND: num(2),
+  RATE_LIMIT_BUYER_BURST: int(10),
+  TRUST_PROXY: bool,
+  MAX_BODY_BYTES: int(32 * 1024 * 1024),
+  SCHEDULER_TICK_MS: int(1000),
+  RELEASE_TICK_MS: int(250),
+  CONTROLLER_TICK_MS: int(5000),
+  LOAD_RETRY_BASE_MS: int(1000),
+  LOAD_RETRY_MAX_MS: int(60_000),
+  CELL_REQUEST_TIMEOUT_MS: int(30_000),
+  /** Additive increase per controller tick, as a fraction of the promoter's ceiling (at least 1/s). */
+  CONTROLLER_INCREASE_FRACTION: num(0.05),
+  CONTROLLER_DECREASE_FACTOR: z.coerce.number().gt(0).lt(1).default(0.5),
+  CONTROLLER_INITIAL_FRACTION: num(0.25),
+  THRESHOLD_HOLD_P99_MS: num(800),
+  THRESHOLD_COMMIT_P99_MS: num(250),
+  THRESHOLD_LOCK_WAITS: num(50),
+  THRESHOLD_CONNECTION_USE: num(0.85),
+  THRESHOLD_OUTBOX_AGE_MS: num(5000),
+  THRESHOLD_CONSUMER_LAG: num(10_000),
+  THRESHOLD_EXPIRY_DELAY_MS: num(10_000),
+});
+export type Config = z.infer<typeof ConfigSchema>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = ConfigSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.') || '(env)'}: ${i.message}`);
+    throw new ConfigError(`invalid control-plane configuration:\n  ${lines.join('\n  ')}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,63 @@
+import { Redis } from 'ioredis';
+import { createRemoteJWKSet } from 'jose';
+import type pg from 'pg';
+import { AdmissionKeyStore } from './admission/key-store';
+import { type CellClient, createHttpCellClient } from './cells/client';
+import type { Config } from './config';
+import { createDb, type Db } from './db/client';
+import { createIdentityVerifier, type IdentityVerifier } from './identity/verifier';
+import { type Clock, systemClock } from './lib/clock';
+import { createLogger, type Logger } from './lib/logger';
+import { type RoomRedis, withRoomScripts } from './waiting-room/scripts';
+
+/** Everything a verb needs, built once per process and handed down (never imported as globals). */
+export interface Services {
+  config: Config;
+  db: Db;
+  pool: pg.Pool;
+  redis: RoomRedis;
+  /** Prefix of the control plane's Redis keys. */
+  prefix: string;
+  clock: Clock;
+  log: Logger;
+  keys: AdmissionKeyStore;
+  identity: IdentityVerifier;
+  cells: CellClient;
+}
+
+export interface ServiceOverrides {
+  clock?: Clock;
+  log?: Logger;
+  identity?: IdentityVerifier;
+  cells?: CellClient;
+  redis?: Redis;
+}
+
+export function createServices(config: Config, o: ServiceOverrides = {}): Services {
+  const clock = o.clock ?? systemClock;
+  const log = o.log ?? createLogger(config.LOG_LEVEL, { service: 'control-plane' });
+  const { db, pool } = createDb(config.DATABASE_URL_CONTROL_PLANE, config.DATABASE_POOL_SIZE);
+  const redis = withRoomScripts(o.redis ?? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, enableAutoPipelining: true }));
+  const keys = new AdmissionKeyStore({
+    db,
+    kek: Buffer.from(config.SIGNING_KEY_KEK, 'base64'),
+    clock,
+    tokenTtlSeconds: config.ADMISSION_TOKEN_TTL_SECONDS,
+    announceSeconds: config.KEY_ANNOUNCE_SECONDS,
+    rotationIntervalSeconds: config.KEY_ROTATION_INTERVAL_SECONDS,
+  });
+  const identity =
+    o.identity ??
+    createIdentityVerifier({
+      jwks: createRemoteJWKSet(new URL(config.IDENTITY_JWKS_URL), { cacheMaxAge: 10 * 60_000, cooldownDuration: 30_000 }),
+      issuer: config.IDENTITY_ISSUER,
+      audience: config.IDENTITY_AUDIENCE,
+      clock,
+    });
+  const cells = o.cells ?? createHttpCellClient({ token: config.CELL_INTERNAL_TOKEN, timeoutMs: config.CELL_REQUEST_TIMEOUT_MS });
+  return { config, db, pool, redis, prefix: config.REDIS_KEY_PREFIX, clock, log, keys, identity, cells };
+}
+
+export async function closeServices(s: Services): Promise<void> {
+  await Promise.allSettled([s.pool.end(), s.redis.quit()]);
+}

@@ -1,0 +1,12 @@
+import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
+import pg from 'pg';
+import * as schema from './schema';
+
+export type Db = NodePgDatabase<typeof schema>;
+/** A transaction handle or the database itself: verbs accept either so they compose. */
+export type DbOrTx = Db | Parameters<Parameters<Db['transaction']>[0]>[0];
+
+export function createDb(url: string, max = 10): { db: Db; pool: pg.Pool } {
+  const pool = new pg.Pool({ connectionString: url, max, application_name: 'control-plane' });
+  return { db: drizzle(pool, { schema, casing: 'snake_case' }), pool };
+}

@@ -1,0 +1,71 @@
+import type { InferSelectModel } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
+import { boolean, check, index, integer, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { cells } from './cells';
+import { timestamps, tstz } from './columns';
+import { tenants } from './tenants';
+
+export const EVENT_STATUSES = ['draft', 'scheduled', 'on_sale', 'paused', 'sold_out', 'ended'] as const;
+export type EventStatus = (typeof EVENT_STATUSES)[number];
+
+export const events = pgTable(
+  'events',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    name: text('name').notNull(),
+    venue: text('venue').notNull(),
+    startsAt: tstz('starts_at').notNull(),
+    onsaleAt: tstz('onsale_at'),
+    status: text('status', { enum: EVENT_STATUSES }).notNull().default('draft'),
+    cellId: text('cell_id').references(() => cells.id),
+    /** Pinned by a promoter or operator: the least-loaded placement no longer applies. */
+    cellPinned: boolean('cell_pinned').notNull().default(false),
+    /** Increases on every change of purchase cell; admission tokens carry it. */
+    directoryEpoch: integer('directory_epoch').notNull().default(0),
+    seatCount: integer('seat_count').notNull().default(0),
+    seatMapVersion: integer('seat_map_version').notNull().default(0),
+    ...timestamps,
+  },
+  (t) => [
+    index('events_tenant_idx').on(t.tenantId, t.createdAt),
+    index('events_cell_idx').on(t.cellId),
+    check('events_status_check', sql`${t.status} in ('draft','scheduled','on_sale','paused','sold_out','ended')`),
+  ],
+);
+export type EventRow = InferSelectModel<typeof events>;
+
+export const priceTiers = pgTable(
+  'price_tiers',
+  {
+    eventId: uuid('event_id')
+      .notNull()
+      .references(() => events.id, { onDelete: 'cascade' }),
+    code: text('code').notNull(),
+    name: text('name').notNull(),
+    /** Minor units (cents). */
+    price: integer('price').notNull(),
+    currency: text('currency').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.eventId, t.code] }), check('price_tiers_price_check', sql`${t.price} > 0`)],
+);
+export type PriceTier = InferSelectModel<typeof priceTiers>;
+
+/** Seat ids are minted here and stay stable across re-uploads (matched by label): cells and buyers use them. */
+export const seats = pgTable(
+  'seats',
+  {
+    id: uuid('id').primaryKey(),
+    eventId: uuid('event_id')
+      .notNull()
+      .references(() => events.id, { onDelete: 'cascade' }),
+    label: text('label').notNull(),
+    section: text('section').notNull(),
+    row: text('row').notNull(),
+    tierCode: text('tier_code').notNull(),
+  },
+  (t) => [uniqueIndex('seats_event_label_uq').on(t.eventId, t.label)],
+);
+export type SeatRow = InferSelectModel<typeof seats>;

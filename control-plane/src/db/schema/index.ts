@@ -1,0 +1,7 @@
+export * from './admission';
+export * from './cells';
+export * from './directory';
+export * from './events';
+export * from './onsales';
+export * from './release';
+export * from './tenants';

@@ -1,0 +1,43 @@
+import type { InferSelectModel } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
+import { check, index, integer, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { timestamps, tstz } from './columns';
+import { events } from './events';
+
+export const LOAD_STATUSES = ['pending', 'loading', 'loaded', 'failed'] as const;
+export type LoadStatus = (typeof LOAD_STATUSES)[number];
+
+export const onsales = pgTable(
+  'onsales',
+  {
+    eventId: uuid('event_id')
+      .primaryKey()
+      .references(() => events.id, { onDelete: 'cascade' }),
+    tenantId: uuid('tenant_id').notNull(),
+    roomOpensAt: tstz('room_opens_at').notNull(),
+    onsaleAt: tstz('onsale_at').notNull(),
+    perBuyerLimit: integer('per_buyer_limit').notNull(),
+    maxReleaseRate: integer('max_release_rate').notNull(),
+    minReleaseRate: integer('min_release_rate').notNull(),
+    maxActiveShoppers: integer('max_active_shoppers'),
+    holdTtlSeconds: integer('hold_ttl_seconds').notNull(),
+    loadStatus: text('load_status', { enum: LOAD_STATUSES }).notNull().default('pending'),
+    loadAttempts: integer('load_attempts').notNull().default(0),
+    lastLoadError: text('last_load_error'),
+    lastLoadAt: tstz('last_load_at'),
+    nextLoadAt: tstz('next_load_at').notNull().defaultNow(),
+    loadLeaseUntil: tstz('load_lease_until'),
+    loadedAt: tstz('loaded_at'),
+    loadedCellId: text('loaded_cell_id'),
+    loadedEpoch: integer('loaded_epoch'),
+    loadedSeatMapVersion: integer('loaded_seat_map_version'),
+    roomOpenedAt: tstz('room_opened_at'),
+    startedAt: tstz('started_at'),
+    ...timestamps,
+  },
+  (t) => [
+    index('onsales_load_idx').on(t.loadStatus, t.nextLoadAt),
+    check('onsales_rates_check', sql`${t.minReleaseRate} >= 0 and ${t.maxReleaseRate} >= ${t.minReleaseRate}`),
+  ],
+);
+export type Onsale = InferSelectModel<typeof onsales>;

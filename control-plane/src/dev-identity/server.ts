@@ -1,0 +1,64 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { createDevIdentity, type DevAlg, type DevIdentity } from './index';
+
+const MintRequest = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('buyer'), sub: z.string().min(1) }),
+  z.object({ kind: z.literal('promoter'), sub: z.string().min(1), tenantId: z.string().uuid(), role: z.enum(['owner', 'manager', 'viewer']) }),
+  z.object({ kind: z.literal('operator'), sub: z.string().min(1) }),
+]);
+
+/**
+ * Serves GET /.well-known/jwks.json and POST /tokens ({kind, sub, tenantId?, role?} → {token}).
+ * It binds to loopback only: it mints any identity on request and must never be exposed.
+ */
+export async function startDevIdentityServer(o: { port?: number; alg?: DevAlg; issuer?: string; audience?: string } = {}): Promise<{
+  url: string;
+  jwksUrl: string;
+  identity: DevIdentity;
+  server: Server;
+  close(): Promise<void>;
+}> {
+  const identity = await createDevIdentity(o);
+  const server = createServer(async (req, res) => {
+    const send = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'max-age=60' });
+      res.end(JSON.stringify(body));
+    };
+    if (req.method === 'GET' && req.url === '/.well-known/jwks.json') return send(200, identity.jwks());
+    if (req.method === 'POST' && req.url === '/tokens') {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      let body: unknown;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        return send(400, { error: { code: 'bad_request', message: 'body must be JSON' } });
+      }
+      const p = MintRequest.safeParse(body);
+      if (!p.success) return send(400, { error: { code: 'validation_failed', message: 'invalid mint request', details: p.error.issues } });
+      const { kind: _k, ...claims } = p.data;
+      return send(200, { token: await identity.mint(p.data.kind === 'operator' ? { ...claims, role: 'operator' } : claims) });
+    }
+    send(404, { error: { code: 'not_found', message: 'not found' } });
+  });
+  await new Promise<void>((resolve) => server.listen(o.port ?? 0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    jwksUrl: `${url}/.well-known/jwks.json`,
+    identity,
+    server,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const port = Number(process.env.DEV_IDENTITY_PORT ?? 4100);
+  const alg = (process.env.DEV_IDENTITY_ALG ?? 'EdDSA') as DevAlg;
+  const s = await startDevIdentityServer({ port, alg });
+  console.log(JSON.stringify({ level: 'info', msg: 'dev identity issuer listening', url: s.url, jwksUrl: s.jwksUrl, issuer: s.identity.issuer, audience: s.identity.audience, alg }));
+}

@@ -1,0 +1,30 @@
+/**
+ * Redis keys of the waiting room. One set of keys per event (hash-tagged by event id, so a
+ * cluster keeps one event's queue on one shard); every event has its own queue and its own R.
+ */
+export function roomKeys(prefix: string, eventId: string) {
+  const b = `${prefix}wr:{${eventId}}`;
+  return {
+    /** hash: opensAt, onsaleAt, open, releasing, paused, closed, soldOut, avail, rate, carry, lastAt, maxActive, released, skipped */
+    meta: `${b}:meta`,
+    /** zset: waiting buyers by queue score (pre-opening arrivals: random < 2^40; later: 2^40 + arrival number) */
+    queue: `${b}:q`,
+    seq: `${b}:seq`,
+    /** hash: buyer → w (waiting) | r (released) | s (skipped for silence) */
+    state: `${b}:st`,
+    /** zset: waiting buyer → last time seen (ms) */
+    seen: `${b}:seen`,
+    /** zset: released buyer → end of their slot (claim deadline, then token expiry) */
+    admitted: `${b}:adm`,
+    /** hash: released buyer → releasedAt|claimBy|exp|jti */
+    release: `${b}:rel`,
+    token: (buyer: string) => `${b}:tok:${buyer}`,
+  };
+}
+export type RoomKeys = ReturnType<typeof roomKeys>;
+
+export const releasingSetKey = (prefix: string) => `${prefix}wr:releasing`;
+export const rateBucketKey = (prefix: string, kind: 'ip' | 'buyer', id: string) => `${prefix}rl:${kind}:${id}`;
+
+/** Scores of post-opening arrivals start here, after every possible pre-opening (random) score. */
+export const POST_OPEN_BASE = 2 ** 40;

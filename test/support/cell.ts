@@ -1,0 +1,61 @@
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { buildCellApi } from '../../cell/src/api/server';
+import { CellApiConfig } from '../../cell/src/config';
+import { migrateCell } from '../../cell/src/db/migrate';
+import { createTestDatabase, type TestDatabase } from './db';
+import { BUYER_AUDIENCE, BUYER_ISSUER, type TestIdentity } from './identity';
+import { serviceEnv } from './services';
+
+export interface TestCell {
+  cellId: string;
+  url: string;
+  db: TestDatabase;
+  internalToken: string;
+  api: ReturnType<typeof buildCellApi>;
+  close(): Promise<void>;
+}
+
+/** A real cell API on its own migrated database, served over HTTP on a free port. */
+export async function startTestCell(
+  identity: TestIdentity,
+  opts: { cellId?: string; env?: Record<string, string> } = {},
+): Promise<TestCell> {
+  const cellId = opts.cellId ?? 'cell-t';
+  const db = await createTestDatabase(`cell_test`);
+  await migrateCell(db.url, cellId, 1);
+  const internalToken = randomBytes(16).toString('hex');
+  const env = serviceEnv();
+  const config = CellApiConfig.parse({
+    CELL_ID: cellId,
+    DATABASE_URL: db.url,
+    DB_POOL_SIZE: '30',
+    PORT: '0',
+    IDENTITY_JWKS_URL: identity.buyerJwksUrl,
+    IDENTITY_ISSUER: BUYER_ISSUER,
+    IDENTITY_AUDIENCE: BUYER_AUDIENCE,
+    ADMISSION_JWKS_URL: identity.admissionJwksUrl,
+    CELL_INTERNAL_TOKEN: internalToken,
+    REDIS_URL: env.REDIS_URL,
+    LOG_LEVEL: 'warn',
+    AVAILABILITY_CACHE_MS: '0',
+    ...opts.env,
+  });
+  const api = buildCellApi(config);
+  const server = serve({ fetch: api.app.fetch, hostname: '127.0.0.1', port: 0 });
+  await new Promise<void>((r) => server.once('listening', () => r()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    cellId,
+    url,
+    db,
+    internalToken,
+    api,
+    async close() {
+      await new Promise<void>((r) => server.close(() => r()));
+      await api.close();
+      await db.drop();
+    },
+  };
+}
