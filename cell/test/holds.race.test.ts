@@ -34,7 +34,9 @@ describe('racing for seats', () => {
       expect(body.error.code).toBe('seats_unavailable');
       expect(body.error.details.seatIds).toEqual([seat]);
     }
-    const active = await cell.db.query('SELECT hold_id FROM hold_seats WHERE seat_id = $1 AND released_at IS NULL', [seat]);
+    const active = await cell.db.query('SELECT hold_id FROM hold_seats WHERE seat_id = $1 AND released_at IS NULL', [
+      seat,
+    ]);
     expect(active).toHaveLength(1);
     expect(await cell.db.query('SELECT id FROM orders')).toHaveLength(1);
   });

@@ -15,10 +15,6 @@ export class Timers {
     this.#handles.add(handle);
   }
 
-  sleep(delayMs: number): Promise<void> {
-    return new Promise((resolve) => this.schedule(delayMs, resolve));
-  }
-
   clear(): void {
     for (const handle of this.#handles) clearTimeout(handle);
     this.#handles.clear();

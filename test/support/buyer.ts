@@ -3,7 +3,12 @@ import type { TestCell } from './cell';
 import type { TestIdentity } from './identity';
 
 /** A buyer as the cell sees one: a buyer JWT, an admission token for one event, retries by key. */
-export async function admittedBuyer(identity: TestIdentity, cell: TestCell, eventId: string, userId = `buyer-${randomUUID()}`) {
+export async function admittedBuyer(
+  identity: TestIdentity,
+  cell: TestCell,
+  eventId: string,
+  userId = `buyer-${randomUUID()}`,
+) {
   const bearer = await identity.buyerToken(userId);
   const admission = await identity.admissionToken({ sub: userId, eventId, purchaseCell: cell.cellId });
   const headers = (key: string, extra: Record<string, string> = {}) => ({

@@ -31,7 +31,8 @@ export async function startIdentity() {
   const buyerKey = await newKey('buyer-1');
   const admissionKeys: Key[] = [await newKey('adm-1')];
   const server: Server = createServer((req, res) => {
-    const keys = req.url === '/buyer/jwks.json' ? [buyerKey] : req.url === '/admission/jwks.json' ? admissionKeys : null;
+    const keys =
+      req.url === '/buyer/jwks.json' ? [buyerKey] : req.url === '/admission/jwks.json' ? admissionKeys : null;
     if (!keys) {
       res.writeHead(404).end();
       return;

@@ -1,5 +1,5 @@
-import { parseEnv } from '@onsale/contracts';
 import { serve } from '@hono/node-server';
+import { parseEnv } from '@onsale/contracts';
 import { CellApiConfig } from '../config';
 import { buildCellApi } from './server';
 

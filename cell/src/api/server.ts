@@ -1,4 +1,5 @@
 import { createLogger } from '@onsale/contracts';
+import { sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import type { CellApiConfig } from '../config';
 import type { CellContext } from '../context';
@@ -9,7 +10,6 @@ import { createVerifiers } from '../identity/verify';
 import { cachedAvailability } from '../inventory/availability';
 import { LatencyWindow } from '../ops/latency';
 import { readSignals } from '../ops/signals';
-import { sql } from 'drizzle-orm';
 
 export interface CellApiDeps {
   /** Lag of the cell's consumer groups; the API process asks Kafka when it has brokers. */
@@ -20,12 +20,23 @@ export interface CellApiDeps {
 export function buildCellApi(config: CellApiConfig, deps: CellApiDeps = {}) {
   const log = createLogger({ role: 'cell-api', cellId: config.CELL_ID, region: config.CELL_REGION }, config.LOG_LEVEL);
   const database = openDatabase(config.DATABASE_URL, config.DB_POOL_SIZE, `cell-${config.CELL_ID}-api`);
-  const redis = new Redis(config.REDIS_URL, { enableOfflineQueue: false, commandTimeout: 500, maxRetriesPerRequest: 1 });
+  const redis = new Redis(config.REDIS_URL, {
+    enableOfflineQueue: false,
+    commandTimeout: 500,
+    maxRetriesPerRequest: 1,
+  });
   redis.on('error', (err) => log.warn('redis error', { err }));
   const holdLatency = new LatencyWindow();
   const writeLatency = new LatencyWindow();
 
-  const ctx: CellContext = { db: database.db, database, cellId: config.CELL_ID, epoch: config.CELL_EPOCH, log, writeLatency };
+  const ctx: CellContext = {
+    db: database.db,
+    database,
+    cellId: config.CELL_ID,
+    epoch: config.CELL_EPOCH,
+    log,
+    writeLatency,
+  };
   const services: CellServices = {
     ctx,
     verifiers: createVerifiers(

@@ -3,7 +3,11 @@ import type { Db, Tx } from './client';
 
 export class EpochFencedError extends Error {
   override name = 'EpochFencedError';
-  constructor(readonly cellId: string, readonly expected: number, readonly current: number | null) {
+  constructor(
+    readonly cellId: string,
+    readonly expected: number,
+    readonly current: number | null,
+  ) {
     super(`cell ${cellId} writer epoch ${expected} is fenced (current ${current ?? 'none'})`);
   }
 }

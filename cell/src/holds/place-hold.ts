@@ -7,8 +7,8 @@ import { uuids } from '../db/sql';
 import { withWriteTx } from '../db/tx';
 import { DomainError } from '../errors';
 import { appendEvent } from '../outbox/append';
-import { claimIdempotencyKey, storeIdempotentResponse } from './idempotency';
 import { expireOrders } from './expire';
+import { claimIdempotencyKey, storeIdempotentResponse } from './idempotency';
 
 export interface PlaceHoldInput {
   eventId: string;
@@ -32,7 +32,9 @@ export interface PlaceHoldResult {
  */
 export async function placeHold(ctx: CellContext, input: PlaceHoldInput): Promise<PlaceHoldResult> {
   const seatIds = [...input.seatIds].sort();
-  const requestHash = createHash('sha256').update(JSON.stringify([input.eventId, seatIds])).digest('hex');
+  const requestHash = createHash('sha256')
+    .update(JSON.stringify([input.eventId, seatIds]))
+    .digest('hex');
   const cause = { cellId: ctx.cellId, correlationId: input.correlationId, causationId: null };
 
   return withWriteTx(ctx, async (tx) => {
@@ -65,7 +67,11 @@ export async function placeHold(ctx: CellContext, input: PlaceHoldInput): Promis
       SELECT DISTINCT h.order_id FROM hold_seats hs JOIN holds h ON h.id = hs.hold_id
        WHERE hs.seat_id = ANY(${uuids(seatIds)}) AND hs.released_at IS NULL
          AND h.status = 'active' AND h.expires_at <= now()`);
-    await expireOrders(tx, cause, lapsed.rows.map((r) => r.order_id));
+    await expireOrders(
+      tx,
+      cause,
+      lapsed.rows.map((r) => r.order_id),
+    );
 
     const taken = await tx.execute<{ seat_id: string }>(sql`
       SELECT seat_id FROM hold_seats WHERE seat_id = ANY(${uuids(seatIds)}) AND released_at IS NULL

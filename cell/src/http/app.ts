@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { OpenAPIHono } from '@hono/zod-openapi';
-import { errorResponse, onError, validationIssues } from './errors';
 import type { CellEnv } from './env';
+import { errorResponse, onError, validationIssues } from './errors';
 import { registerRoutes } from './routes';
 import type { CellServices } from './services';
 

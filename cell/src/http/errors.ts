@@ -7,7 +7,9 @@ import { DomainError } from '../errors';
 import type { CellEnv } from './env';
 
 export function errorResponse(c: Context<CellEnv>, code: ErrorCode, message: string, details?: unknown) {
-  const body: ErrorBody = { error: { code, message, requestId: c.get('requestId'), ...(details === undefined ? {} : { details }) } };
+  const body: ErrorBody = {
+    error: { code, message, requestId: c.get('requestId'), ...(details === undefined ? {} : { details }) },
+  };
   return c.json(body, errorCodes[code]);
 }
 
@@ -17,7 +19,11 @@ export function validationIssues(error: ZodError, target: string) {
 
 /** The one place an exception becomes an HTTP answer. */
 export function onError(err: Error, c: Context<CellEnv>) {
-  if (err instanceof DomainError) return errorResponse(c, err.code, err.message, err.details);
+  if (err instanceof DomainError) {
+    // The rest of an oversized body is never read, so this connection cannot carry another request.
+    if (err.code === 'payload_too_large') c.header('Connection', 'close');
+    return errorResponse(c, err.code, err.message, err.details);
+  }
   if (err instanceof EpochFencedError) {
     c.header('Retry-After', '5');
     return errorResponse(c, 'epoch_fenced', 'this cell writer is fenced; retry through the router');

@@ -34,4 +34,3 @@ export const limitBody = (maxSize: number): MiddlewareHandler =>
       throw new DomainError('payload_too_large', `request body exceeds ${maxSize} bytes`);
     },
   });
-

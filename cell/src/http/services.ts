@@ -1,7 +1,7 @@
 import type { CellSignals } from '@onsale/contracts';
 import type { CellContext } from '../context';
-import type { Availability } from '../inventory/availability';
 import type { Verifiers } from '../identity/verify';
+import type { Availability } from '../inventory/availability';
 
 /** Everything a route may call, built once per process and handed over through the context. */
 export interface CellServices {

@@ -49,7 +49,8 @@ export function createVerifiers(config: IdentityConfig, redis: Redis) {
   }
 
   async function admission(token: string | undefined, expected: { userId: string; eventId: string }) {
-    if (!token) throw new DomainError('admission_invalid', 'an admission token is required', { header: 'X-Admission-Token' });
+    if (!token)
+      throw new DomainError('admission_invalid', 'an admission token is required', { header: 'X-Admission-Token' });
     let claims: AdmissionClaims;
     try {
       const { payload } = await jwtVerify(token, admissionKeys, {
@@ -69,7 +70,10 @@ export function createVerifiers(config: IdentityConfig, redis: Redis) {
           : claims.purchaseCell !== config.cellId
             ? 'cell'
             : null;
-    if (mismatch) throw new DomainError('admission_invalid', `the admission token is for another ${mismatch}`, { reason: mismatch });
+    if (mismatch)
+      throw new DomainError('admission_invalid', `the admission token is for another ${mismatch}`, {
+        reason: mismatch,
+      });
 
     let revoked: (string | null)[];
     try {

@@ -43,7 +43,8 @@ function findDuplicates(load: EventLoad) {
  */
 export async function loadEvent(ctx: CellContext, load: EventLoad): Promise<LoadResult> {
   const issues = findDuplicates(load);
-  if (issues.length > 0) throw new DomainError('validation_failed', 'seat map has duplicates', { issues: issues.slice(0, 100) });
+  if (issues.length > 0)
+    throw new DomainError('validation_failed', 'seat map has duplicates', { issues: issues.slice(0, 100) });
   const hash = seatsHash(load);
 
   return withWriteTx(ctx, async (tx) => {
@@ -53,7 +54,9 @@ export async function loadEvent(ctx: CellContext, load: EventLoad): Promise<Load
     const prior = existing.rows[0];
     if (prior) {
       if (prior.seats_hash !== hash) {
-        throw new DomainError('event_conflict', 'event is already loaded with a different seat map', { eventId: load.eventId });
+        throw new DomainError('event_conflict', 'event is already loaded with a different seat map', {
+          eventId: load.eventId,
+        });
       }
       await tx.execute(sql`
         UPDATE events SET directory_epoch = greatest(directory_epoch, ${load.directoryEpoch}) WHERE id = ${load.eventId}`);

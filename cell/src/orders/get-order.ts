@@ -59,7 +59,13 @@ export async function getOrder(ctx: CellContext, eventId: string, orderId: strin
     currency: order.currency.trim(),
     holdExpiresAt: order.expires_at ? new Date(order.expires_at).toISOString() : null,
     failureReason: order.failure_reason,
-    seats: seatRows.rows.map((s) => ({ seatId: s.seat_id, label: s.label, section: s.section, row: s.row, price: s.price })),
+    seats: seatRows.rows.map((s) => ({
+      seatId: s.seat_id,
+      label: s.label,
+      section: s.section,
+      row: s.row,
+      price: s.price,
+    })),
     tickets: ticketRows.rows.map((t) => ({ ticketId: t.id, seatId: t.seat_id, token: t.token })),
     payment: order.payment_intent_id
       ? {

@@ -85,3 +85,33 @@ export function apiError(): StripeApiError {
     message: 'An unknown error occurred',
   });
 }
+
+export function idempotencyParamsMismatch(key: string): StripeApiError {
+  return new StripeApiError(400, {
+    type: 'idempotency_error',
+    message:
+      'Keys for idempotent requests can only be used with the same parameters they were first used with. ' +
+      `Try using a key other than '${key}' if you meant to execute a different request.`,
+  });
+}
+
+export function idempotencyEndpointMismatch(key: string, firstEndpoint: string, endpoint: string): StripeApiError {
+  return new StripeApiError(400, {
+    type: 'idempotency_error',
+    message:
+      `Keys for idempotent requests can only be used for the same endpoint they were first used for ('${firstEndpoint}' vs '${endpoint}'). ` +
+      `Try using a key other than '${key}' if you meant to execute a different request.`,
+  });
+}
+
+/** Another request with this key is still executing; nothing is saved, so a retry is safe. */
+export function idempotencyKeyInUse(key: string): StripeApiError {
+  return new StripeApiError(409, {
+    type: 'idempotency_error',
+    code: 'idempotency_key_in_use',
+    doc_url: docUrl('idempotency_key_in_use'),
+    message:
+      'There is currently another in-progress request using this Idempotent Key (that probably means you ' +
+      `submitted twice, and the other request is still going through): ${key}. Please try again later.`,
+  });
+}

@@ -1,5 +1,7 @@
+import { resourceMissing } from './errors.js';
 import { newId, unixNow } from './ids.js';
-import type { EventType, RequestOrigin, StripeEvent, StripeObject } from './objects.js';
+import type { EventType, ListPage, RequestOrigin, StripeEvent, StripeObject } from './objects.js';
+import { type ListParams, listPage, matchesRange, type RangeFilter } from './pagination.js';
 import { snapshot, type Store } from './store.js';
 
 /** Receives every event; webhook delivery implements it. */
@@ -36,4 +38,33 @@ export class EventLog {
     this.store.events.set(event.id, event);
     this.subscriber.publish(event);
   }
+
+  retrieve(id: string): StripeEvent {
+    const event = this.store.events.get(id);
+    if (!event) throw resourceMissing('event', id, 'id');
+    return snapshot(event);
+  }
+
+  /** Stripe's events API, which reconciliation can use to find events a webhook missed. */
+  list(params: ListEventsParams): ListPage<StripeEvent> {
+    const matching = [...this.store.events.values()]
+      .reverse()
+      .filter(
+        (event) =>
+          (params.type === undefined || matchesType(event.type, params.type)) &&
+          matchesRange(event.created, params.created),
+      );
+    const page = listPage(matching, params, '/v1/events', 'event');
+    return { ...page, data: page.data.map(snapshot) };
+  }
+}
+
+export interface ListEventsParams extends ListParams {
+  /** An event type, or a prefix pattern such as `payment_intent.*`. */
+  type?: string | undefined;
+  created?: number | RangeFilter | undefined;
+}
+
+function matchesType(type: EventType, pattern: string): boolean {
+  return pattern.endsWith('.*') ? type.startsWith(pattern.slice(0, -1)) : type === pattern;
 }

@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { CellApp } from '../app';
-import { errors, EventParams } from './schemas';
+import { EventParams, errors } from './schemas';
 
 const Availability = z.object({
   eventId: z.string(),

@@ -3,7 +3,7 @@ import { HoldRequest, HoldResponse } from '@onsale/contracts';
 import { placeHold } from '../../holds/place-hold';
 import type { CellApp } from '../app';
 import { admissionCheck, buyerAuth, limitBody } from '../middleware';
-import { errors, EventParams } from './schemas';
+import { EventParams, errors } from './schemas';
 
 const IdempotencyKey = z
   .string()
@@ -13,7 +13,7 @@ export const createHoldRoute = createRoute({
   method: 'post',
   path: '/events/{eventId}/holds',
   summary: 'Hold seats for an admitted buyer',
-  middleware: [limitBody(16 * 1024), buyerAuth, admissionCheck] as const,
+  middleware: [limitBody(64 * 1024), buyerAuth, admissionCheck] as const,
   request: {
     params: EventParams,
     headers: z.object({ 'idempotency-key': IdempotencyKey }),

@@ -11,7 +11,10 @@ export const releaseHoldRoute = createRoute({
   middleware: [buyerAuth] as const,
   request: { params: OrderParams },
   responses: {
-    200: { description: 'Released, or already ended', content: { 'application/json': { schema: z.object({ orderId: z.string(), status: z.string() }) } } },
+    200: {
+      description: 'Released, or already ended',
+      content: { 'application/json': { schema: z.object({ orderId: z.string(), status: z.string() }) } },
+    },
     401: errors[401],
     404: errors[404],
     409: errors[409],

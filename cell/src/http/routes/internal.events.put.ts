@@ -4,7 +4,7 @@ import { DomainError } from '../../errors';
 import { loadEvent } from '../../inventory/load-event';
 import type { CellApp } from '../app';
 import { internalAuth, limitBody } from '../middleware';
-import { errors, EventParams } from './schemas';
+import { EventParams, errors } from './schemas';
 
 export const loadEventRoute = createRoute({
   method: 'put',
@@ -18,7 +18,9 @@ export const loadEventRoute = createRoute({
   responses: {
     200: {
       description: 'Loaded (created) or already loaded',
-      content: { 'application/json': { schema: z.object({ eventId: z.string(), seats: z.number(), created: z.boolean() }) } },
+      content: {
+        'application/json': { schema: z.object({ eventId: z.string(), seats: z.number(), created: z.boolean() }) },
+      },
     },
     400: errors[400],
     401: errors[401],

@@ -12,7 +12,9 @@ const OrderView = z.object({
   currency: z.string(),
   holdExpiresAt: z.string().nullable(),
   failureReason: z.string().nullable(),
-  seats: z.array(z.object({ seatId: z.string(), label: z.string(), section: z.string(), row: z.string(), price: z.number() })),
+  seats: z.array(
+    z.object({ seatId: z.string(), label: z.string(), section: z.string(), row: z.string(), price: z.number() }),
+  ),
   tickets: z.array(z.object({ ticketId: z.string(), seatId: z.string(), token: z.string() })),
   payment: z
     .object({ paymentIntentId: z.string(), status: z.string(), clientSecret: z.string().optional() })

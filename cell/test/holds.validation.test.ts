@@ -1,0 +1,91 @@
+import { randomUUID } from 'node:crypto';
+import type { EventLoad } from '@onsale/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { admittedBuyer, type Buyer } from '../../test/support/buyer';
+import { startTestCell, type TestCell } from '../../test/support/cell';
+import { startIdentity, type TestIdentity } from '../../test/support/identity';
+import { eventLoad, loadIntoCell } from '../../test/support/seed';
+
+let identity: TestIdentity;
+let cell: TestCell;
+let event: EventLoad;
+let buyer: Buyer;
+
+beforeAll(async () => {
+  identity = await startIdentity();
+  cell = await startTestCell(identity);
+  event = await loadIntoCell(cell, eventLoad(20));
+  buyer = await admittedBuyer(identity, cell, event.eventId);
+});
+afterAll(async () => {
+  await cell?.close();
+  await identity?.close();
+});
+
+const nothingWritten = async () =>
+  expect(
+    await cell.db.query(`SELECT (SELECT count(*) FROM orders)::int AS o, (SELECT count(*) FROM idempotency_keys)::int AS k,
+                                (SELECT count(*) FROM outbox)::int AS e`),
+  ).toEqual([{ o: 0, k: 0, e: 0 }]);
+
+describe('bad hold bodies', () => {
+  const ids = () => event.seats.map((s) => s.id);
+  const cases: [string, () => string, string][] = [
+    ['nine seats', () => JSON.stringify({ seatIds: ids().slice(0, 9) }), 'seatIds'],
+    ['duplicate ids', () => JSON.stringify({ seatIds: [ids()[0], ids()[0]] }), 'seatIds'],
+    ['a non-uuid', () => JSON.stringify({ seatIds: ['seat-1'] }), 'seatIds.0'],
+    ['an empty list', () => JSON.stringify({ seatIds: [] }), 'seatIds'],
+    ['an empty object', () => JSON.stringify({}), 'seatIds'],
+    ['a string for the list', () => JSON.stringify({ seatIds: ids()[0] }), 'seatIds'],
+    ['numbers for ids', () => JSON.stringify({ seatIds: [1, 2] }), 'seatIds.0'],
+    ['an unknown field', () => JSON.stringify({ seatIds: [ids()[0]], price: 1 }), 'json'],
+    ['a thousand ids', () => JSON.stringify({ seatIds: Array.from({ length: 1_000 }, () => randomUUID()) }), 'seatIds'],
+  ];
+  for (const [name, body, field] of cases) {
+    it(`${name}: 400 naming ${field}, nothing written`, async () => {
+      const res = await buyer.holdRaw(body());
+      expect(res.status).toBe(400);
+      const json = await res.json();
+      expect(json.error.code).toBe('validation_failed');
+      expect(json.error.details.issues.map((i: { path: string }) => i.path)).toContain(field);
+      await nothingWritten();
+    });
+  }
+
+  it('malformed JSON: 400 bad_request', async () => {
+    const res = await buyer.holdRaw('{"seatIds": [');
+    expect(res.status).toBe(400);
+    expect((await res.json()).error.code).toBe('bad_request');
+    await nothingWritten();
+  });
+
+  it('a body over 64 KiB: 413 before it is read further', async () => {
+    const res = await buyer.holdRaw(JSON.stringify({ seatIds: [ids()[0]], pad: 'x'.repeat(70_000) }));
+    expect(res.status).toBe(413);
+    expect((await res.json()).error.code).toBe('payload_too_large');
+    await nothingWritten();
+  });
+
+  it('a missing or malformed Idempotency-Key: 400 naming the header', async () => {
+    for (const key of ['', 'short', 'has spaces in it']) {
+      const res = await buyer.hold([ids()[0]!], key);
+      expect(res.status).toBe(400);
+      const json = await res.json();
+      expect(json.error.details.issues.map((i: { path: string }) => i.path)).toContain('idempotency-key');
+    }
+    await nothingWritten();
+  });
+
+  it('a non-uuid event id in the path: 400 naming eventId', async () => {
+    const res = await fetch(`${cell.url}/events/not-a-uuid/orders/${randomUUID()}`, {
+      headers: { authorization: `Bearer ${buyer.bearer}` },
+    });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error.details.issues[0].path).toBe('eventId');
+  });
+
+  it('every error carries the request id it was answered with', async () => {
+    const res = await buyer.holdRaw('{}');
+    expect((await res.json()).error.requestId).toBe(res.headers.get('x-request-id'));
+  });
+});

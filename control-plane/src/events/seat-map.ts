@@ -1,0 +1,133 @@
+import { randomUUID } from 'node:crypto';
+import { eq, sql } from 'drizzle-orm';
+import type { Services } from '../context';
+import { priceTiers } from '../db/schema';
+import { assertRole, type PromoterActor } from '../lib/actors';
+import { conflict, ServiceError } from '../lib/errors';
+import { eventForTenant } from './events';
+import { parseSeatMapCsv, parseSeatMapJson, type TierDecl } from './seat-map-parse';
+
+export type SeatMapFormat = 'json' | 'csv';
+
+/**
+ * Replaces an event's seat map, all or nothing. Seat ids are minted here and kept for labels
+ * that already existed, so re-uploading the same map changes no id. Refused once the seat map
+ * is loaded into the purchase cell (the cell would refuse different seats anyway).
+ */
+export async function uploadSeatMap({
+  ctx,
+  actor,
+  eventId,
+  input,
+}: {
+  ctx: Services;
+  actor: PromoterActor;
+  eventId: string;
+  input: { format: SeatMapFormat; body: string };
+}) {
+  assertRole(actor, 'manager');
+  const ev = await eventForTenant(ctx.db, actor.tenantId, eventId);
+  const known: TierDecl[] = (await ctx.db.select().from(priceTiers).where(eq(priceTiers.eventId, ev.id))).map((t) => ({
+    code: t.code,
+    name: t.name,
+    price: t.price,
+    currency: t.currency,
+  }));
+  let parsed: ReturnType<typeof parseSeatMapJson>;
+  if (input.format === 'json') {
+    let body: unknown;
+    try {
+      body = JSON.parse(input.body);
+    } catch {
+      throw new ServiceError('bad_request', 'body is not valid JSON');
+    }
+    parsed = parseSeatMapJson(body, known);
+  } else parsed = parseSeatMapCsv(input.body, known);
+  if (!parsed.ok) {
+    throw new ServiceError('validation_failed', `the seat map has ${parsed.total} problem(s); nothing was stored`, {
+      issues: parsed.issues,
+      total: parsed.total,
+    });
+  }
+  const { tiers, seats } = parsed.map;
+
+  const client = await ctx.pool.connect();
+  try {
+    await client.query('begin');
+    const locked = await client.query<{ status: string; seat_map_version: number }>(
+      'select status, seat_map_version from events where id = $1 and tenant_id = $2 for update',
+      [ev.id, actor.tenantId],
+    );
+    const cur = locked.rows[0];
+    if (!cur) throw new ServiceError('not_found', 'event not found');
+    if (cur.status !== 'draft' && cur.status !== 'scheduled') throw conflict(`event is ${cur.status}; its seat map is final`);
+    const loaded = await client.query('select 1 from onsales where event_id = $1 and load_status = $2', [ev.id, 'loaded']);
+    if (loaded.rowCount) throw conflict('the seat map is already loaded into the purchase cell; it can no longer change');
+
+    const existing = await client.query<{ id: string; label: string }>('select id, label from seats where event_id = $1', [ev.id]);
+    const idByLabel = new Map(existing.rows.map((r) => [r.label, r.id]));
+    const ids = seats.map((s) => idByLabel.get(s.label) ?? randomUUID());
+    const labels = seats.map((s) => s.label);
+    await client.query('delete from seats where event_id = $1 and not (label = any($2::text[]))', [ev.id, labels]);
+    await client.query(
+      `insert into seats (id, event_id, label, section, row, tier_code)
+       select u.id, $1, u.label, u.section, u.row, u.tier
+       from unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[]) as u(id, label, section, row, tier)
+       on conflict (event_id, label) do update set section = excluded.section, row = excluded.row, tier_code = excluded.tier_code`,
+      [ev.id, ids, labels, seats.map((s) => s.section), seats.map((s) => s.row), seats.map((s) => s.tier)],
+    );
+    await client.query('delete from price_tiers where event_id = $1', [ev.id]);
+    const used = new Set(seats.map((s) => s.tier));
+    const keep = tiers.filter((t) => used.has(t.code));
+    await client.query(
+      `insert into price_tiers (event_id, code, name, price, currency)
+       select $1, u.code, u.name, u.price, u.currency from unnest($2::text[], $3::text[], $4::int[], $5::text[]) as u(code, name, price, currency)`,
+      [ev.id, keep.map((t) => t.code), keep.map((t) => t.name), keep.map((t) => t.price), keep.map((t) => t.currency)],
+    );
+    const upd = await client.query<{ seat_map_version: number }>(
+      'update events set seat_count = $2, seat_map_version = seat_map_version + 1, updated_at = now() where id = $1 returning seat_map_version',
+      [ev.id, seats.length],
+    );
+    await client.query("update onsales set load_status = 'pending', next_load_at = now() where event_id = $1", [ev.id]);
+    await client.query('commit');
+    ctx.log.info('seat map stored', { eventId: ev.id, seats: seats.length, tiers: keep.length });
+    return { eventId: ev.id, seats: seats.length, tiers: keep, seatMapVersion: upd.rows[0]?.seat_map_version ?? 0, created: seats.filter((s) => !idByLabel.has(s.label)).length };
+  } catch (err) {
+    await client.query('rollback').catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/** Tiers, per-section counts and a page of seats (ids, labels) ordered by label. */
+export async function getSeatMap({
+  ctx,
+  actor,
+  eventId,
+  page,
+}: {
+  ctx: Services;
+  actor: PromoterActor;
+  eventId: string;
+  page: { after?: string; limit: number };
+}) {
+  const ev = await eventForTenant(ctx.db, actor.tenantId, eventId);
+  const tiers = await ctx.db.select().from(priceTiers).where(eq(priceTiers.eventId, ev.id));
+  const sections = await ctx.db.execute<{ section: string; tier_code: string; n: string }>(
+    sql`select section, tier_code, count(*) as n from seats where event_id = ${ev.id} group by section, tier_code order by section, tier_code`,
+  );
+  const rows = await ctx.db.execute<{ id: string; label: string; section: string; row: string; tier_code: string }>(
+    sql`select id, label, section, row, tier_code from seats where event_id = ${ev.id} and label > ${page.after ?? ''} order by label limit ${page.limit}`,
+  );
+  return {
+    eventId: ev.id,
+    seatCount: ev.seatCount,
+    seatMapVersion: ev.seatMapVersion,
+    tiers: tiers.map((t) => ({ code: t.code, name: t.name, price: t.price, currency: t.currency })),
+    sections: sections.rows.map((s) => ({ section: s.section, tier: s.tier_code, seats: Number(s.n) })),
+    seats: rows.rows.map((r) => ({ id: r.id, label: r.label, section: r.section, row: r.row, tier: r.tier_code })),
+    nextAfter: rows.rows.length === page.limit ? rows.rows[rows.rows.length - 1]?.label : null,
+  };
+}
+

@@ -1,0 +1,20 @@
+import { desc, eq } from 'drizzle-orm';
+import type { Services } from '../context';
+import { tenants } from '../db/schema';
+import { notFound } from '../lib/errors';
+
+export async function createTenant({ ctx, input }: { ctx: Services; input: { name: string } }) {
+  const [row] = await ctx.db.insert(tenants).values({ name: input.name }).returning();
+  ctx.log.info('tenant created', { tenantId: row?.id });
+  return row!;
+}
+
+export async function listTenants({ ctx }: { ctx: Services }) {
+  return ctx.db.select().from(tenants).orderBy(desc(tenants.createdAt));
+}
+
+export async function getTenant({ ctx, tenantId }: { ctx: Services; tenantId: string }) {
+  const [row] = await ctx.db.select().from(tenants).where(eq(tenants.id, tenantId));
+  if (!row) throw notFound('tenant');
+  return row;
+}

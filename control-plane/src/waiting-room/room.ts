@@ -1,0 +1,76 @@
+import type { Services } from '../context';
+import { releasingSetKey, roomKeys } from './keys';
+
+export interface RoomConfig {
+  eventId: string;
+  opensAt: Date;
+  onsaleAt: Date;
+  cellId: string;
+  epoch: number;
+  maxActive: number | null;
+  rate: number;
+}
+
+/** Writes (or rewrites, on reschedule) an event's waiting-room settings. It keeps whether the room is open. */
+export async function configureRoom(ctx: Services, c: RoomConfig) {
+  const k = roomKeys(ctx.prefix, c.eventId);
+  await ctx.redis.hset(k.meta, {
+    opensAt: c.opensAt.getTime(),
+    onsaleAt: c.onsaleAt.getTime(),
+    cell: c.cellId,
+    epoch: c.epoch,
+    maxActive: c.maxActive ?? 0,
+    rate: c.rate,
+    closed: 0,
+  });
+}
+
+export async function openRoom(ctx: Services, eventId: string) {
+  await ctx.redis.hset(roomKeys(ctx.prefix, eventId).meta, 'open', 1);
+}
+
+/** Starts releasing at the event's current R. */
+export async function startReleasing(ctx: Services, eventId: string, rate: number) {
+  const k = roomKeys(ctx.prefix, eventId);
+  await ctx.redis
+    .multi()
+    .hset(k.meta, { open: 1, releasing: 1, rate, carry: 0, lastAt: ctx.clock.now().getTime() })
+    .sadd(releasingSetKey(ctx.prefix), eventId)
+    .exec();
+}
+
+export async function closeRoom(ctx: Services, eventId: string) {
+  const k = roomKeys(ctx.prefix, eventId);
+  await ctx.redis.multi().hset(k.meta, { releasing: 0, closed: 1 }).srem(releasingSetKey(ctx.prefix), eventId).exec();
+}
+
+/** The controller's output: R, pause, and the sold-out flag from the cell's available seats. */
+export async function setRoomControl(ctx: Services, eventId: string, s: { rate: number; paused: boolean; soldOut?: boolean; available?: number | null }) {
+  const k = roomKeys(ctx.prefix, eventId);
+  const fields: Record<string, string | number> = { rate: s.rate, paused: s.paused ? 1 : 0 };
+  if (s.soldOut !== undefined) fields.soldOut = s.soldOut ? 1 : 0;
+  if (s.available !== undefined && s.available !== null) fields.avail = s.available;
+  await ctx.redis.hset(k.meta, fields);
+}
+
+export async function roomStats(ctx: Services, eventId: string) {
+  const k = roomKeys(ctx.prefix, eventId);
+  const now = ctx.clock.now().getTime();
+  const [meta, waiting, active] = await Promise.all([
+    ctx.redis.hgetall(k.meta),
+    ctx.redis.zcard(k.queue),
+    ctx.redis.zcount(k.admitted, now, '+inf'),
+  ]);
+  return {
+    open: meta.open === '1',
+    releasing: meta.releasing === '1',
+    paused: meta.paused === '1',
+    soldOutForNow: meta.soldOut === '1',
+    rate: Number(meta.rate ?? 0),
+    waiting,
+    activeShoppers: active,
+    released: Number(meta.released ?? 0),
+    skipped: Number(meta.skipped ?? 0),
+    availableSeats: meta.avail === undefined ? null : Number(meta.avail),
+  };
+}

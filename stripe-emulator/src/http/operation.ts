@@ -1,0 +1,24 @@
+import type { z } from 'zod';
+import type { RequestOrigin } from '../domain/objects.js';
+import type { OperationName } from '../operations.js';
+
+export interface OperationContext<P> {
+  params: P;
+  path: Record<string, string>;
+  origin: RequestOrigin;
+}
+
+/** One Stripe API endpoint: its route, its parameter schema and what it does. */
+export interface Operation<S extends z.ZodType = z.ZodType> {
+  name: OperationName;
+  method: 'GET' | 'POST';
+  path: string;
+  params: S;
+  /** Returns the response object, or throws a StripeApiError. */
+  run(context: OperationContext<z.output<S>>): unknown;
+}
+
+/** Declares an operation, inferring its parameters' type from the schema. */
+export function operation<S extends z.ZodType>(definition: Operation<S>): Operation<S> {
+  return definition;
+}
