@@ -1,0 +1,26 @@
+import type { DirectoryFeed } from '@onsale/contracts';
+import { asc, isNotNull, ne, and } from 'drizzle-orm';
+import type { Services } from '../context';
+import { cells, events } from '../db/schema';
+import { directoryVersion } from '../db/sql';
+
+/** The read-only directory (event → cell, with epochs) the edge router polls; version changes with any change. */
+export async function directoryFeed({ ctx }: { ctx: Services }): Promise<DirectoryFeed> {
+  return ctx.db.transaction(
+    async (tx) => {
+      const version = await directoryVersion(tx);
+      const cs = await tx.select().from(cells).orderBy(asc(cells.id));
+      const evs = await tx
+        .select({ eventId: events.id, cellId: events.cellId, epoch: events.directoryEpoch })
+        .from(events)
+        .where(and(isNotNull(events.cellId), ne(events.status, 'ended')))
+        .orderBy(asc(events.id));
+      return {
+        version,
+        cells: cs.map((c) => ({ id: c.id, baseUrl: c.baseUrl, region: c.region, status: c.status })),
+        events: evs.map((e) => ({ eventId: e.eventId, cellId: e.cellId as string, epoch: e.epoch })),
+      };
+    },
+    { isolationLevel: 'repeatable read', accessMode: 'read only' },
+  );
+}

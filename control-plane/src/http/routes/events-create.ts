@@ -1,0 +1,37 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { createEvent } from '../../events/events';
+import { promoter } from '../auth';
+import type { App } from '../env';
+import { errorResponses } from '../errors';
+import { EventSchema, toEventDto } from '../schemas';
+
+export const CreateEventBody = z
+  .object({
+    name: z.string().min(1).max(200),
+    venue: z.string().min(1).max(200),
+    startsAt: z.string().datetime({ offset: true }),
+    cellId: z.string().min(1).optional().openapi({ description: 'Pin to a cell; otherwise the least-loaded active cell' }),
+  })
+  .openapi('CreateEvent');
+
+const route = createRoute({
+  method: 'post',
+  path: '/events',
+  tags: ['events'],
+  summary: 'Create an event (manager or owner)',
+  security: [{ bearer: [] }],
+  request: { body: { required: true, content: { 'application/json': { schema: CreateEventBody } } } },
+  responses: {
+    201: { description: 'Created', content: { 'application/json': { schema: EventSchema } } },
+    ...errorResponses('validation_failed', 'unauthenticated', 'forbidden', 'conflict'),
+  },
+});
+
+export function registerCreateEvent(app: App) {
+  app.openapi(route, async (c) => {
+    const actor = await promoter(c);
+    const b = c.req.valid('json');
+    const ev = await createEvent({ ctx: c.get('services'), actor, input: { ...b, startsAt: new Date(b.startsAt) } });
+    return c.json(toEventDto(ev), 201);
+  });
+}

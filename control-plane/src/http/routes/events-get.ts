@@ -1,0 +1,26 @@
+import { createRoute } from '@hono/zod-openapi';
+import { getEvent } from '../../events/events';
+import { promoter } from '../auth';
+import type { App } from '../env';
+import { errorResponses } from '../errors';
+import { EventIdParam, EventSchema, toEventDto } from '../schemas';
+
+const route = createRoute({
+  method: 'get',
+  path: '/events/{eventId}',
+  tags: ['events'],
+  security: [{ bearer: [] }],
+  request: { params: EventIdParam },
+  responses: {
+    200: { description: 'The event', content: { 'application/json': { schema: EventSchema } } },
+    ...errorResponses('unauthenticated', 'forbidden', 'not_found'),
+  },
+});
+
+export function registerGetEvent(app: App) {
+  app.openapi(route, async (c) => {
+    const actor = await promoter(c);
+    const ev = await getEvent({ ctx: c.get('services'), actor, eventId: c.req.valid('param').eventId });
+    return c.json(toEventDto(ev), 200);
+  });
+}

@@ -1,0 +1,26 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { listEvents } from '../../events/events';
+import { promoter } from '../auth';
+import type { App } from '../env';
+import { errorResponses } from '../errors';
+import { EventSchema, toEventDto } from '../schemas';
+
+const route = createRoute({
+  method: 'get',
+  path: '/events',
+  tags: ['events'],
+  summary: "The tenant's events",
+  security: [{ bearer: [] }],
+  responses: {
+    200: { description: 'Events', content: { 'application/json': { schema: z.object({ events: z.array(EventSchema) }) } } },
+    ...errorResponses('unauthenticated', 'forbidden'),
+  },
+});
+
+export function registerListEvents(app: App) {
+  app.openapi(route, async (c) => {
+    const actor = await promoter(c);
+    const rows = await listEvents({ ctx: c.get('services'), actor });
+    return c.json({ events: rows.map(toEventDto) }, 200);
+  });
+}

@@ -1,0 +1,23 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { sql } from 'drizzle-orm';
+import type { App } from '../env';
+
+const route = createRoute({
+  method: 'get',
+  path: '/healthz',
+  tags: ['ops'],
+  responses: {
+    200: { description: 'Database and Redis answer', content: { 'application/json': { schema: z.object({ ok: z.boolean() }) } } },
+    503: { description: 'A dependency is down', content: { 'application/json': { schema: z.object({ ok: z.boolean(), failed: z.array(z.string()) }) } } },
+  },
+});
+
+export function registerHealth(app: App) {
+  app.openapi(route, async (c) => {
+    const s = c.get('services');
+    const checks = await Promise.allSettled([s.db.execute(sql`select 1`), s.redis.ping()]);
+    const failed = ['postgres', 'redis'].filter((_, i) => checks[i]?.status === 'rejected');
+    if (failed.length) return c.json({ ok: false, failed }, 503);
+    return c.json({ ok: true }, 200);
+  });
+}

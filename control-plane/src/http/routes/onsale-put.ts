@@ -1,0 +1,44 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { scheduleOnsale } from '../../onsale/schedule';
+import { getOnsale } from '../../onsale/status';
+import { promoter } from '../auth';
+import type { App } from '../env';
+import { errorResponses } from '../errors';
+import { EventIdParam, OnsaleSchema } from '../schemas';
+
+export const ScheduleBody = z
+  .object({
+    roomOpensAt: z.string().datetime({ offset: true }),
+    onsaleAt: z.string().datetime({ offset: true }),
+    perBuyerLimit: z.number().int().min(1).max(8),
+    maxReleaseRate: z.number().int().min(1).max(100_000),
+    minReleaseRate: z.number().int().min(0).max(100_000).optional(),
+    maxActiveShoppers: z.number().int().min(1).nullable().optional(),
+    holdTtlSeconds: z.number().int().min(30).max(3600).optional(),
+  })
+  .strict()
+  .openapi('ScheduleOnsale');
+
+const route = createRoute({
+  method: 'put',
+  path: '/events/{eventId}/onsale',
+  tags: ['onsale'],
+  summary: 'Schedule or reschedule the onsale (manager or owner); the event is then loaded into its cell',
+  security: [{ bearer: [] }],
+  request: { params: EventIdParam, body: { required: true, content: { 'application/json': { schema: ScheduleBody } } } },
+  responses: {
+    200: { description: 'Scheduled', content: { 'application/json': { schema: OnsaleSchema } } },
+    ...errorResponses('validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'conflict', 'cell_unavailable'),
+  },
+});
+
+export function registerScheduleOnsale(app: App) {
+  app.openapi(route, async (c) => {
+    const actor = await promoter(c);
+    const ctx = c.get('services');
+    const b = c.req.valid('json');
+    const { eventId } = c.req.valid('param');
+    await scheduleOnsale({ ctx, actor, eventId, input: { ...b, roomOpensAt: new Date(b.roomOpensAt), onsaleAt: new Date(b.onsaleAt) } });
+    return c.json(await getOnsale({ ctx, tenantId: actor.tenantId, eventId }), 200);
+  });
+}

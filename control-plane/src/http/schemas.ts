@@ -1,0 +1,141 @@
+import { z } from '@hono/zod-openapi';
+import type { EventRow } from '../db/schema';
+
+export const EventIdParam = z.object({
+  eventId: z.string().uuid().openapi({ param: { name: 'eventId', in: 'path' }, example: '0b9f6a52-8f5e-4f55-9d4c-1f3c8c1c2b11' }),
+});
+export const CellIdParam = z.object({ cellId: z.string().min(1).max(64).openapi({ param: { name: 'cellId', in: 'path' }, example: 'cell-1' }) });
+
+export const EventSchema = z
+  .object({
+    id: z.string().uuid(),
+    tenantId: z.string().uuid(),
+    name: z.string(),
+    venue: z.string(),
+    startsAt: z.string(),
+    onsaleAt: z.string().nullable(),
+    status: z.enum(['draft', 'scheduled', 'on_sale', 'paused', 'sold_out', 'ended']),
+    cellId: z.string().nullable(),
+    cellPinned: z.boolean(),
+    directoryEpoch: z.number().int(),
+    seatCount: z.number().int(),
+    seatMapVersion: z.number().int(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .openapi('Event');
+export type EventDto = z.infer<typeof EventSchema>;
+
+export const toEventDto = (e: EventRow): EventDto => ({
+  id: e.id,
+  tenantId: e.tenantId,
+  name: e.name,
+  venue: e.venue,
+  startsAt: e.startsAt.toISOString(),
+  onsaleAt: e.onsaleAt?.toISOString() ?? null,
+  status: e.status,
+  cellId: e.cellId,
+  cellPinned: e.cellPinned,
+  directoryEpoch: e.directoryEpoch,
+  seatCount: e.seatCount,
+  seatMapVersion: e.seatMapVersion,
+  createdAt: e.createdAt.toISOString(),
+  updatedAt: e.updatedAt.toISOString(),
+});
+
+export const CellSchema = z
+  .object({
+    id: z.string(),
+    baseUrl: z.string(),
+    region: z.string(),
+    status: z.enum(['active', 'draining', 'down', 'evacuated']),
+    capacity: z.number().int(),
+    dedicatedEventId: z.string().nullable(),
+    events: z.number().int().optional(),
+    load: z.number().optional(),
+  })
+  .openapi('Cell');
+
+export const toCellDto = (c: { id: string; baseUrl: string; region: string; status: 'active' | 'draining' | 'down' | 'evacuated'; capacity: number; dedicatedEventId: string | null; events?: number; load?: number }) => ({
+  id: c.id,
+  baseUrl: c.baseUrl,
+  region: c.region,
+  status: c.status,
+  capacity: c.capacity,
+  dedicatedEventId: c.dedicatedEventId,
+  ...(c.events === undefined ? {} : { events: c.events, load: c.load }),
+});
+
+export const QueueStatusSchema = z
+  .object({
+    eventId: z.string(),
+    status: z.enum(['waiting', 'released', 'expired', 'skipped', 'revoked', 'not_in_queue']),
+    roomOpen: z.boolean(),
+    position: z.number().int().nullable(),
+    peopleAhead: z.number().int().nullable(),
+    waiting: z.number().int().nullable(),
+    releaseRate: z.number(),
+    estimatedWaitSeconds: z.number().nullable(),
+    soldOutForNow: z.boolean(),
+    paused: z.boolean(),
+    onsaleAt: z.string().nullable(),
+    admission: z
+      .object({ token: z.string(), jti: z.string(), expiresAt: z.string(), purchaseCell: z.string(), directoryEpoch: z.number().int() })
+      .nullable(),
+    message: z.string(),
+    joined: z.boolean().optional(),
+  })
+  .openapi('QueueStatus');
+
+export const DecisionSchema = z
+  .object({
+    id: z.number(),
+    at: z.string(),
+    cellId: z.string().nullable(),
+    mode: z.string(),
+    oldRate: z.number(),
+    newRate: z.number(),
+    reason: z.string(),
+    actor: z.string(),
+    signals: z.unknown(),
+  })
+  .openapi('ReleaseDecision');
+
+export const OnsaleSchema = z
+  .object({
+    eventId: z.string(),
+    roomOpensAt: z.string(),
+    onsaleAt: z.string(),
+    perBuyerLimit: z.number().int(),
+    maxReleaseRate: z.number().int(),
+    minReleaseRate: z.number().int(),
+    maxActiveShoppers: z.number().int().nullable(),
+    holdTtlSeconds: z.number().int(),
+    ready: z.boolean(),
+    load: z.object({
+      status: z.enum(['pending', 'loading', 'loaded', 'failed']),
+      attempts: z.number().int(),
+      lastError: z.string().nullable(),
+      lastAttemptAt: z.string().nullable(),
+      nextAttemptAt: z.string().nullable(),
+      loadedAt: z.string().nullable(),
+      cellId: z.string().nullable(),
+      directoryEpoch: z.number().int().nullable(),
+    }),
+    roomOpenedAt: z.string().nullable(),
+    startedAt: z.string().nullable(),
+    release: z.object({ mode: z.string(), rate: z.number(), pinnedRate: z.number().nullable() }),
+    room: z.object({
+      open: z.boolean(),
+      releasing: z.boolean(),
+      paused: z.boolean(),
+      soldOutForNow: z.boolean(),
+      rate: z.number(),
+      waiting: z.number().int(),
+      activeShoppers: z.number().int(),
+      released: z.number().int(),
+      skipped: z.number().int(),
+      availableSeats: z.number().int().nullable(),
+    }),
+  })
+  .openapi('Onsale');

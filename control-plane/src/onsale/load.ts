@@ -1,0 +1,101 @@
+import type { EventLoad } from '@onsale/contracts';
+import { and, eq, inArray, lte, or, sql } from 'drizzle-orm';
+import { CellCallError, type LoadAnswer } from '../cells/client';
+import type { Services } from '../context';
+import { cells, events, onsales } from '../db/schema';
+import { notFound, ServiceError } from '../lib/errors';
+
+/** The body of the cell's load endpoint (contracts' EventLoad), from the directory and the seat map. */
+export async function buildEventLoad(ctx: Services, eventId: string): Promise<{ body: EventLoad; cell: { id: string; baseUrl: string }; seatMapVersion: number }> {
+  const [row] = await ctx.db
+    .select({ ev: events, on: onsales, cell: cells })
+    .from(events)
+    .innerJoin(onsales, eq(onsales.eventId, events.id))
+    .leftJoin(cells, eq(cells.id, events.cellId))
+    .where(eq(events.id, eventId));
+  if (!row) throw notFound('scheduled event');
+  if (!row.cell) throw new ServiceError('cell_unavailable', 'the event has no purchase cell');
+  const seats = await ctx.db.execute<{ id: string; label: string; section: string; row: string; price: number; currency: string }>(sql`
+    select s.id, s.label, s.section, s.row, t.price, t.currency
+    from seats s join price_tiers t on t.event_id = s.event_id and t.code = s.tier_code
+    where s.event_id = ${eventId} order by s.label`);
+  return {
+    cell: { id: row.cell.id, baseUrl: row.cell.baseUrl },
+    seatMapVersion: row.ev.seatMapVersion,
+    body: {
+      eventId,
+      tenantId: row.ev.tenantId,
+      name: row.ev.name,
+      startsAt: row.ev.startsAt.toISOString(),
+      holdTtlSeconds: row.on.holdTtlSeconds,
+      maxSeatsPerOrder: row.on.perBuyerLimit,
+      directoryEpoch: row.ev.directoryEpoch,
+      seats: seats.rows.map((s) => ({ id: s.id, label: s.label, section: s.section, row: s.row, price: Number(s.price), currency: s.currency })),
+    },
+  };
+}
+
+/** Loads the event and its seats into its purchase cell (PUT /internal/events/{id}); idempotent on the cell's side. */
+export async function loadEventIntoCell({ ctx, eventId }: { ctx: Services; eventId: string }): Promise<LoadAnswer & { cellId: string; directoryEpoch: number; seatMapVersion: number }> {
+  const { body, cell, seatMapVersion } = await buildEventLoad(ctx, eventId);
+  const answer = await ctx.cells.loadEvent(cell, body);
+  if (answer.seats !== body.seats.length) throw new CellCallError(`cell reports ${answer.seats} seats, sent ${body.seats.length}`, 200, answer);
+  return { ...answer, cellId: cell.id, directoryEpoch: body.directoryEpoch, seatMapVersion };
+}
+
+const LEASE_MS = 60_000;
+const backoff = (ctx: Services, attempts: number) =>
+  Math.min(ctx.config.LOAD_RETRY_MAX_MS, ctx.config.LOAD_RETRY_BASE_MS * 2 ** Math.max(0, attempts - 1));
+
+/**
+ * One load attempt, claimed with a lease so two schedulers never load the same event at once.
+ * The outcome is recorded on the onsale: loaded (ready), or failed with the error, the attempt
+ * count and the time of the next retry (exponential backoff). Never silent.
+ */
+export async function attemptLoad({ ctx, eventId, force = false }: { ctx: Services; eventId: string; force?: boolean }) {
+  const now = ctx.clock.now();
+  const [claimed] = await ctx.db
+    .update(onsales)
+    .set({ loadStatus: 'loading', loadLeaseUntil: new Date(now.getTime() + LEASE_MS), lastLoadAt: now })
+    .where(
+      and(
+        eq(onsales.eventId, eventId),
+        or(
+          and(inArray(onsales.loadStatus, ['pending', 'failed']), force ? undefined : lte(onsales.nextLoadAt, now)),
+          and(eq(onsales.loadStatus, 'loading'), lte(onsales.loadLeaseUntil, now)),
+        ),
+      ),
+    )
+    .returning();
+  if (!claimed) return null;
+  const attempts = claimed.loadAttempts + 1;
+  try {
+    const r = await loadEventIntoCell({ ctx, eventId });
+    const [row] = await ctx.db
+      .update(onsales)
+      .set({
+        loadStatus: 'loaded',
+        loadAttempts: attempts,
+        lastLoadError: null,
+        loadedAt: ctx.clock.now(),
+        loadLeaseUntil: null,
+        loadedCellId: r.cellId,
+        loadedEpoch: r.directoryEpoch,
+        loadedSeatMapVersion: r.seatMapVersion,
+      })
+      .where(and(eq(onsales.eventId, eventId), eq(onsales.loadStatus, 'loading')))
+      .returning();
+    ctx.log.info('event loaded into cell', { eventId, cellId: r.cellId, seats: r.seats, created: r.created, attempts });
+    return row ?? null;
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    const next = new Date(ctx.clock.now().getTime() + backoff(ctx, attempts));
+    const [row] = await ctx.db
+      .update(onsales)
+      .set({ loadStatus: 'failed', loadAttempts: attempts, lastLoadError: message.slice(0, 1000), nextLoadAt: next, loadLeaseUntil: null })
+      .where(and(eq(onsales.eventId, eventId), eq(onsales.loadStatus, 'loading')))
+      .returning();
+    ctx.log.warn('event load failed; will retry', { eventId, attempts, nextAttemptAt: next.toISOString(), error: message });
+    return row ?? null;
+  }
+}

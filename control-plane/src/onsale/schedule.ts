@@ -1,0 +1,96 @@
+import { eq } from 'drizzle-orm';
+import type { Services } from '../context';
+import { events, onsales, releaseRates } from '../db/schema';
+import { bumpDirectoryVersion } from '../db/sql';
+import { leastLoadedCell } from '../cells/cells';
+import { eventForTenant } from '../events/events';
+import { assertRole, type PromoterActor } from '../lib/actors';
+import { conflict, ServiceError } from '../lib/errors';
+import { configureRoom } from '../waiting-room/room';
+
+export interface ScheduleOnsaleInput {
+  roomOpensAt: Date;
+  onsaleAt: Date;
+  /** Seats a buyer may take in one order (the cell's maxSeatsPerOrder). */
+  perBuyerLimit: number;
+  /** Ceiling on R, buyers released per second. */
+  maxReleaseRate: number;
+  /** Floor on R while the controller cuts it (default 1/s). */
+  minReleaseRate?: number;
+  /** Cap on concurrently admitted buyers (released and not expired); none by default. */
+  maxActiveShoppers?: number | null;
+  holdTtlSeconds?: number;
+}
+
+export const initialRate = (ctx: Services, floor: number, ceiling: number) =>
+  Math.min(ceiling, Math.max(floor, Math.round(ceiling * ctx.config.CONTROLLER_INITIAL_FRACTION)));
+
+/**
+ * Schedules (or reschedules, until the onsale starts) an event's onsale. The event is placed if
+ * it is not yet, the scheduler is asked to load it into its cell (idempotently) before the room
+ * opens, and the waiting room is configured.
+ */
+export async function scheduleOnsale({ ctx, actor, eventId, input }: { ctx: Services; actor: PromoterActor; eventId: string; input: ScheduleOnsaleInput }) {
+  assertRole(actor, 'manager');
+  const floor = input.minReleaseRate ?? 1;
+  const issues: { path: string; message: string }[] = [];
+  if (input.roomOpensAt.getTime() > input.onsaleAt.getTime()) issues.push({ path: 'roomOpensAt', message: 'the waiting room must open at or before the onsale' });
+  if (floor > input.maxReleaseRate) issues.push({ path: 'minReleaseRate', message: 'the floor must not exceed maxReleaseRate' });
+  const result = await ctx.db.transaction(async (tx) => {
+    const ev = await eventForTenant(tx, actor.tenantId, eventId, { lock: true });
+    if (ev.status !== 'draft' && ev.status !== 'scheduled') throw conflict(`event is ${ev.status}; its onsale can no longer be rescheduled`);
+    if (input.onsaleAt.getTime() >= ev.startsAt.getTime()) issues.push({ path: 'onsaleAt', message: 'the onsale must start before the event' });
+    if (ev.seatCount === 0) issues.push({ path: 'seatMap', message: 'upload a seat map first' });
+    if (issues.length) throw new ServiceError('validation_failed', 'the onsale schedule is not valid', { issues });
+    let cellId = ev.cellId;
+    let epoch = ev.directoryEpoch;
+    if (!cellId) {
+      cellId = (await leastLoadedCell(tx)).id;
+      epoch += 1;
+      await tx.update(events).set({ cellId, directoryEpoch: epoch }).where(eq(events.id, ev.id));
+      await bumpDirectoryVersion(tx);
+    }
+    const values = {
+      tenantId: actor.tenantId,
+      roomOpensAt: input.roomOpensAt,
+      onsaleAt: input.onsaleAt,
+      perBuyerLimit: input.perBuyerLimit,
+      maxReleaseRate: input.maxReleaseRate,
+      minReleaseRate: floor,
+      maxActiveShoppers: input.maxActiveShoppers ?? null,
+      holdTtlSeconds: input.holdTtlSeconds ?? 600,
+      updatedAt: new Date(),
+    };
+    const [prev] = await tx.select().from(onsales).where(eq(onsales.eventId, ev.id));
+    // The cell's copy carries holdTtl and maxSeatsPerOrder: a change means loading again.
+    const reload =
+      !prev || prev.perBuyerLimit !== values.perBuyerLimit || prev.holdTtlSeconds !== values.holdTtlSeconds || prev.loadStatus !== 'loaded';
+    const [row] = await tx
+      .insert(onsales)
+      .values({ eventId: ev.id, ...values, loadStatus: 'pending', nextLoadAt: ctx.clock.now() })
+      .onConflictDoUpdate({
+        target: onsales.eventId,
+        set: reload ? { ...values, loadStatus: 'pending', nextLoadAt: ctx.clock.now(), loadLeaseUntil: null } : values,
+      })
+      .returning();
+    const rate = initialRate(ctx, floor, input.maxReleaseRate);
+    const [rr] = await tx
+      .insert(releaseRates)
+      .values({ eventId: ev.id, rate, mode: 'auto' })
+      .onConflictDoUpdate({ target: releaseRates.eventId, set: { rate, updatedAt: ctx.clock.now() } })
+      .returning();
+    await tx.update(events).set({ status: 'scheduled', onsaleAt: input.onsaleAt, updatedAt: new Date() }).where(eq(events.id, ev.id));
+    return { onsale: row!, cellId, epoch, rate: rr!.rate };
+  });
+  await configureRoom(ctx, {
+    eventId,
+    opensAt: input.roomOpensAt,
+    onsaleAt: input.onsaleAt,
+    cellId: result.cellId,
+    epoch: result.epoch,
+    maxActive: input.maxActiveShoppers ?? null,
+    rate: result.rate,
+  });
+  ctx.log.info('onsale scheduled', { eventId, cellId: result.cellId, onsaleAt: input.onsaleAt.toISOString() });
+  return result.onsale;
+}

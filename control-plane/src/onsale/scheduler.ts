@@ -1,0 +1,81 @@
+import { and, eq, inArray, isNull, lte, or } from 'drizzle-orm';
+import type { Services } from '../context';
+import { events, onsales, releaseRates } from '../db/schema';
+import { bumpDirectoryVersion } from '../db/sql';
+import { closeRoom, openRoom, startReleasing } from '../waiting-room/room';
+import { attemptLoad } from './load';
+
+/**
+ * One pass of the onsale scheduler: load events into their cells (retrying failures), open
+ * waiting rooms, start onsales whose time has come (only once loaded), end past events.
+ */
+export async function runSchedulerTick(ctx: Services) {
+  const now = ctx.clock.now();
+  const summary = { loaded: 0, loadFailed: 0, opened: 0, started: 0, blocked: 0, ended: 0 };
+
+  const due = await ctx.db
+    .select({ eventId: onsales.eventId })
+    .from(onsales)
+    .innerJoin(events, eq(events.id, onsales.eventId))
+    .where(
+      and(
+        inArray(events.status, ['draft', 'scheduled']),
+        or(
+          and(inArray(onsales.loadStatus, ['pending', 'failed']), lte(onsales.nextLoadAt, now)),
+          and(eq(onsales.loadStatus, 'loading'), lte(onsales.loadLeaseUntil, now)),
+        ),
+      ),
+    )
+    .limit(20);
+  for (const { eventId } of due) {
+    const r = await attemptLoad({ ctx, eventId });
+    if (r?.loadStatus === 'loaded') summary.loaded++;
+    else if (r?.loadStatus === 'failed') summary.loadFailed++;
+  }
+
+  const opening = await ctx.db
+    .update(onsales)
+    .set({ roomOpenedAt: now })
+    .where(and(isNull(onsales.roomOpenedAt), lte(onsales.roomOpensAt, now)))
+    .returning({ eventId: onsales.eventId });
+  for (const { eventId } of opening) {
+    await openRoom(ctx, eventId);
+    summary.opened++;
+  }
+
+  const starting = await ctx.db
+    .select({ eventId: onsales.eventId, loadStatus: onsales.loadStatus })
+    .from(onsales)
+    .innerJoin(events, eq(events.id, onsales.eventId))
+    .where(and(eq(events.status, 'scheduled'), lte(onsales.onsaleAt, now)));
+  for (const s of starting) {
+    if (s.loadStatus !== 'loaded') {
+      summary.blocked++;
+      ctx.log.warn('onsale time reached but the event is not loaded into its cell; not releasing', { eventId: s.eventId, loadStatus: s.loadStatus });
+      continue;
+    }
+    const [ev] = await ctx.db
+      .update(events)
+      .set({ status: 'on_sale', updatedAt: now })
+      .where(and(eq(events.id, s.eventId), eq(events.status, 'scheduled')))
+      .returning({ id: events.id });
+    if (!ev) continue;
+    await ctx.db.update(onsales).set({ startedAt: now }).where(eq(onsales.eventId, s.eventId));
+    const [rr] = await ctx.db.select().from(releaseRates).where(eq(releaseRates.eventId, s.eventId));
+    await startReleasing(ctx, s.eventId, rr?.mode === 'paused' ? 0 : (rr?.rate ?? 1));
+    ctx.log.info('onsale started', { eventId: s.eventId, rate: rr?.rate });
+    summary.started++;
+  }
+
+  const ending = await ctx.db
+    .update(events)
+    .set({ status: 'ended', updatedAt: now })
+    .where(and(inArray(events.status, ['scheduled', 'on_sale', 'paused', 'sold_out']), lte(events.startsAt, now)))
+    .returning({ id: events.id });
+  if (ending.length) await bumpDirectoryVersion(ctx.db);
+  for (const { id } of ending) {
+    await closeRoom(ctx, id);
+    summary.ended++;
+  }
+  return summary;
+}

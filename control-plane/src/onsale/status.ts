@@ -1,0 +1,40 @@
+import { eq } from 'drizzle-orm';
+import type { Services } from '../context';
+import { onsales, releaseRates } from '../db/schema';
+import { eventForTenant } from '../events/events';
+import { notFound } from '../lib/errors';
+import { roomStats } from '../waiting-room/room';
+
+/** What the promoter's console shows: the schedule, whether the event is ready in its cell, R and the room. */
+export async function getOnsale({ ctx, tenantId, eventId }: { ctx: Services; tenantId?: string; eventId: string }) {
+  if (tenantId) await eventForTenant(ctx.db, tenantId, eventId);
+  const [o] = await ctx.db.select().from(onsales).where(eq(onsales.eventId, eventId));
+  if (!o) throw notFound('onsale');
+  const [rr] = await ctx.db.select().from(releaseRates).where(eq(releaseRates.eventId, eventId));
+  const room = await roomStats(ctx, eventId);
+  return {
+    eventId,
+    roomOpensAt: o.roomOpensAt.toISOString(),
+    onsaleAt: o.onsaleAt.toISOString(),
+    perBuyerLimit: o.perBuyerLimit,
+    maxReleaseRate: o.maxReleaseRate,
+    minReleaseRate: o.minReleaseRate,
+    maxActiveShoppers: o.maxActiveShoppers,
+    holdTtlSeconds: o.holdTtlSeconds,
+    ready: o.loadStatus === 'loaded',
+    load: {
+      status: o.loadStatus,
+      attempts: o.loadAttempts,
+      lastError: o.lastLoadError,
+      lastAttemptAt: o.lastLoadAt?.toISOString() ?? null,
+      nextAttemptAt: o.loadStatus === 'failed' || o.loadStatus === 'pending' ? o.nextLoadAt.toISOString() : null,
+      loadedAt: o.loadedAt?.toISOString() ?? null,
+      cellId: o.loadedCellId,
+      directoryEpoch: o.loadedEpoch,
+    },
+    roomOpenedAt: o.roomOpenedAt?.toISOString() ?? null,
+    startedAt: o.startedAt?.toISOString() ?? null,
+    release: { mode: rr?.mode ?? 'auto', rate: rr?.rate ?? 0, pinnedRate: rr?.pinnedRate ?? null },
+    room,
+  };
+}

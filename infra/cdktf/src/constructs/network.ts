@@ -1,0 +1,141 @@
+import { CloudwatchLogGroup } from '@cdktf/provider-aws/lib/cloudwatch-log-group';
+import { DefaultSecurityGroup } from '@cdktf/provider-aws/lib/default-security-group';
+import { Eip } from '@cdktf/provider-aws/lib/eip';
+import { FlowLog } from '@cdktf/provider-aws/lib/flow-log';
+import { InternetGateway } from '@cdktf/provider-aws/lib/internet-gateway';
+import { NatGateway } from '@cdktf/provider-aws/lib/nat-gateway';
+import { Route } from '@cdktf/provider-aws/lib/route';
+import { RouteTable } from '@cdktf/provider-aws/lib/route-table';
+import { RouteTableAssociation } from '@cdktf/provider-aws/lib/route-table-association';
+import { Subnet } from '@cdktf/provider-aws/lib/subnet';
+import { Vpc } from '@cdktf/provider-aws/lib/vpc';
+import { VpcEndpoint } from '@cdktf/provider-aws/lib/vpc-endpoint';
+import { Construct } from 'constructs';
+import type { AwsContext } from '../aws-context';
+import { subnet } from '../cidr';
+import { ServiceRole, sameAccountTrust } from './iam';
+
+export interface NetworkProps {
+  readonly ctx: AwsContext;
+  readonly name: string;
+  readonly cidr: string;
+}
+
+const AZ_COUNT = 3;
+
+/**
+ * A VPC over three AZs. Workloads live in the private subnets (three quarters of the range); the public
+ * subnets hold only the per-AZ NAT gateways, so losing an AZ never takes another AZ's egress with it.
+ */
+export class Network extends Construct {
+  readonly vpc: Vpc;
+  readonly cidr: string;
+  readonly privateSubnetIds: string[];
+  readonly privateSubnetCidrs: string[];
+  readonly privateRouteTableIds: string[];
+
+  constructor(scope: Construct, id: string, props: NetworkProps) {
+    super(scope, id);
+    const { ctx, name } = props;
+    this.cidr = props.cidr;
+
+    this.vpc = new Vpc(this, 'vpc', {
+      cidrBlock: props.cidr,
+      enableDnsHostnames: true,
+      enableDnsSupport: true,
+      tags: { Name: name },
+    });
+
+    // Strip the default group's allow-all rules so nothing can be placed in it by accident.
+    new DefaultSecurityGroup(this, 'default-sg', { vpcId: this.vpc.id, tags: { Name: `${name}-default-unused` } });
+
+    const igw = new InternetGateway(this, 'igw', { vpcId: this.vpc.id, tags: { Name: name } });
+    const publicRoutes = new RouteTable(this, 'public-rt', { vpcId: this.vpc.id, tags: { Name: `${name}-public` } });
+    new Route(this, 'public-default', {
+      routeTableId: publicRoutes.id,
+      destinationCidrBlock: '0.0.0.0/0',
+      gatewayId: igw.id,
+    });
+
+    const publicBlock = subnet(props.cidr, 2, 3);
+    this.privateSubnetIds = [];
+    this.privateSubnetCidrs = [];
+    this.privateRouteTableIds = [];
+
+    for (let az = 0; az < AZ_COUNT; az++) {
+      const zone = ctx.azs[az];
+      const publicSubnet = new Subnet(this, `public-${az}`, {
+        vpcId: this.vpc.id,
+        availabilityZone: zone,
+        cidrBlock: subnet(publicBlock, 2, az),
+        mapPublicIpOnLaunch: false,
+        tags: { Name: `${name}-public-${az}`, 'onsale:tier': 'public' },
+      });
+      new RouteTableAssociation(this, `public-${az}-rt`, { subnetId: publicSubnet.id, routeTableId: publicRoutes.id });
+
+      const eip = new Eip(this, `nat-${az}-ip`, { domain: 'vpc', tags: { Name: `${name}-nat-${az}` } });
+      const nat = new NatGateway(this, `nat-${az}`, {
+        allocationId: eip.allocationId,
+        subnetId: publicSubnet.id,
+        tags: { Name: `${name}-${az}` },
+        dependsOn: [igw],
+      });
+
+      const privateCidr = subnet(props.cidr, 2, az);
+      const privateSubnet = new Subnet(this, `private-${az}`, {
+        vpcId: this.vpc.id,
+        availabilityZone: zone,
+        cidrBlock: privateCidr,
+        mapPublicIpOnLaunch: false,
+        tags: { Name: `${name}-private-${az}`, 'onsale:tier': 'private' },
+      });
+      const routes = new RouteTable(this, `private-${az}-rt`, { vpcId: this.vpc.id, tags: { Name: `${name}-private-${az}` } });
+      new Route(this, `private-${az}-default`, {
+        routeTableId: routes.id,
+        destinationCidrBlock: '0.0.0.0/0',
+        natGatewayId: nat.id,
+      });
+      new RouteTableAssociation(this, `private-${az}-assoc`, { subnetId: privateSubnet.id, routeTableId: routes.id });
+
+      this.privateSubnetIds.push(privateSubnet.id);
+      this.privateSubnetCidrs.push(privateCidr);
+      this.privateRouteTableIds.push(routes.id);
+    }
+
+    // Image layers and reporting objects travel through the free gateway endpoint instead of paid NAT.
+    new VpcEndpoint(this, 's3', {
+      vpcId: this.vpc.id,
+      serviceName: `com.amazonaws.${ctx.region}.s3`,
+      vpcEndpointType: 'Gateway',
+      routeTableIds: this.privateRouteTableIds,
+      tags: { Name: `${name}-s3` },
+    });
+
+    const flowLogs = new CloudwatchLogGroup(this, 'flow-logs', {
+      name: `/onsale/${name}/vpc-flow-logs`,
+      retentionInDays: 90,
+    });
+    const flowLogRole = new ServiceRole(this, 'flow-log-role', {
+      ctx,
+      name: `${name}-vpc-flow-logs`,
+      service: 'vpc-flow-logs.amazonaws.com',
+      trustConditions: sameAccountTrust(ctx),
+      statements: [
+        {
+          actions: ['logs:CreateLogStream', 'logs:PutLogEvents', 'logs:DescribeLogStreams'],
+          resources: [flowLogs.arn, `${flowLogs.arn}:log-stream:*`],
+        },
+      ],
+    });
+    new FlowLog(this, 'flow-log', {
+      vpcId: this.vpc.id,
+      // Rejected flows are the evidence of a security-group mistake; logging every accepted packet of an
+      // onsale would cost more than it tells.
+      trafficType: 'REJECT',
+      logDestinationType: 'cloud-watch-logs',
+      logDestination: flowLogs.arn,
+      iamRoleArn: flowLogRole.role.arn,
+      maxAggregationInterval: 60,
+    });
+  }
+}

@@ -1,0 +1,70 @@
+import { Hono } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { EmulatorControl } from '../control.js';
+import { apiError, StripeApiError } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import type { Logger } from '../log.js';
+import { authenticate } from './auth.js';
+import { controlRoutes } from './control-routes.js';
+import type { AppEnv } from './env.js';
+import type { Operation } from './operation.js';
+import { type HandlerDeps, operationHandler } from './operation-handler.js';
+
+export interface AppDeps extends HandlerDeps {
+  operations: Operation[];
+  control: EmulatorControl;
+  apiVersion: string;
+  log: Logger;
+}
+
+export function createApp(deps: AppDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+
+  app.use('*', async (c, next) => {
+    const started = performance.now();
+    const requestId = newId('req');
+    c.set('requestId', requestId);
+    await next();
+    // The path only: a query string can carry a client secret, and bodies are never logged.
+    deps.log('info', 'request', {
+      requestId,
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      replayed: c.res.headers.get('Idempotent-Replayed') === 'true',
+      durationMs: Math.round(performance.now() - started),
+    });
+  });
+
+  app.route('/__emulator', controlRoutes(deps.control));
+
+  app.use('/v1/*', async (c, next) => {
+    c.header('Request-Id', c.get('requestId'));
+    c.header('Stripe-Version', c.req.header('Stripe-Version') ?? deps.apiVersion);
+    await next();
+  });
+  app.use('/v1/*', authenticate);
+  for (const operation of deps.operations) {
+    app.on(operation.method, operation.path, operationHandler(operation, deps));
+  }
+
+  app.notFound((c) =>
+    c.json(
+      {
+        error: {
+          type: 'invalid_request_error',
+          message: `Unrecognized request URL (${c.req.method}: ${c.req.path}). Please see https://stripe.com/docs or we can help at https://support.stripe.com/.`,
+        },
+      },
+      404,
+    ),
+  );
+
+  app.onError((error, c) => {
+    if (error instanceof StripeApiError) return c.json(error.toJSON(), error.status as ContentfulStatusCode);
+    deps.log('error', 'unhandled error', { requestId: c.get('requestId'), error: error.message });
+    return c.json(apiError().toJSON(), 500);
+  });
+
+  return app;
+}

@@ -1,0 +1,24 @@
+import { optionsFromEnv } from './config.js';
+import { createEmulator } from './emulator.js';
+import { jsonLogger } from './log.js';
+
+// CLI: `tsx stripe-emulator/src/main.ts`. Configuration comes from the environment (see config.ts).
+
+const log = jsonLogger();
+const emulator = await createEmulator({ ...optionsFromEnv(process.env), log });
+log('info', 'stripe emulator listening', {
+  url: emulator.url,
+  webhookEndpoints: emulator.control.webhookEndpoints().length,
+});
+
+let stopping = false;
+async function shutdown(signal: NodeJS.Signals): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  log('info', 'stripe emulator stopping', { signal });
+  await emulator.close();
+  process.exit(0);
+}
+
+process.on('SIGTERM', (signal) => void shutdown(signal));
+process.on('SIGINT', (signal) => void shutdown(signal));
