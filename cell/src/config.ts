@@ -26,3 +26,10 @@ export const CellApiConfig = CellBaseConfig.extend({
   KAFKA_BROKERS: z.string().optional(),
 });
 export type CellApiConfig = z.infer<typeof CellApiConfig>;
+
+/** Every worker of a cell talks to its database and its broker. */
+export const CellWorkerConfig = CellBaseConfig.extend({
+  KAFKA_BROKERS: z.string().min(1),
+  DB_POOL_SIZE: z.coerce.number().int().min(1).max(50).default(5),
+});
+export type CellWorkerConfig = z.infer<typeof CellWorkerConfig>;

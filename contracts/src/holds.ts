@@ -15,7 +15,6 @@ export type HoldRequest = z.infer<typeof HoldRequest>;
 
 export const OrderStatus = z.enum([
   'pending_payment',
-  'authorized',
   'confirmed',
   'paid',
   'ticketed',

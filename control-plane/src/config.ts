@@ -25,9 +25,7 @@ export const ConfigSchema = z.object({
   /** Shared secret for the cells' internal endpoints (load, signals). */
   CELL_INTERNAL_TOKEN: z.string().min(16),
   /** Key-encryption key (base64, 32 bytes) protecting admission signing keys at rest. */
-  SIGNING_KEY_KEK: z
-    .string()
-    .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64-encoded'),
+  SIGNING_KEY_KEK: z.string().refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64-encoded'),
   ADMISSION_TOKEN_TTL_SECONDS: int(300),
   /** A released buyer must fetch the token within this window or the slot is given to the next waiter. */
   ADMISSION_CLAIM_WINDOW_SECONDS: int(60),

@@ -37,7 +37,9 @@ export function createServices(config: Config, o: ServiceOverrides = {}): Servic
   const clock = o.clock ?? systemClock;
   const log = o.log ?? createLogger(config.LOG_LEVEL, { service: 'control-plane' });
   const { db, pool } = createDb(config.DATABASE_URL_CONTROL_PLANE, config.DATABASE_POOL_SIZE);
-  const redis = withRoomScripts(o.redis ?? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, enableAutoPipelining: true }));
+  const redis = withRoomScripts(
+    o.redis ?? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, enableAutoPipelining: true }),
+  );
   const keys = new AdmissionKeyStore({
     db,
     kek: Buffer.from(config.SIGNING_KEY_KEK, 'base64'),
@@ -49,12 +51,16 @@ export function createServices(config: Config, o: ServiceOverrides = {}): Servic
   const identity =
     o.identity ??
     createIdentityVerifier({
-      jwks: createRemoteJWKSet(new URL(config.IDENTITY_JWKS_URL), { cacheMaxAge: 10 * 60_000, cooldownDuration: 30_000 }),
+      jwks: createRemoteJWKSet(new URL(config.IDENTITY_JWKS_URL), {
+        cacheMaxAge: 10 * 60_000,
+        cooldownDuration: 30_000,
+      }),
       issuer: config.IDENTITY_ISSUER,
       audience: config.IDENTITY_AUDIENCE,
       clock,
     });
-  const cells = o.cells ?? createHttpCellClient({ token: config.CELL_INTERNAL_TOKEN, timeoutMs: config.CELL_REQUEST_TIMEOUT_MS });
+  const cells =
+    o.cells ?? createHttpCellClient({ token: config.CELL_INTERNAL_TOKEN, timeoutMs: config.CELL_REQUEST_TIMEOUT_MS });
   return { config, db, pool, redis, prefix: config.REDIS_KEY_PREFIX, clock, log, keys, identity, cells };
 }
 

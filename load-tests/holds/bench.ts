@@ -13,9 +13,9 @@ import { Agent, setGlobalDispatcher } from 'undici';
 import { migrateCell } from '../../cell/src/db/migrate';
 import { createTestDatabase } from '../../test/support/db';
 import { BUYER_AUDIENCE, BUYER_ISSUER, startIdentity } from '../../test/support/identity';
+import { startCellProcess } from '../../test/support/process';
 import { eventLoad } from '../../test/support/seed';
 import { repoRoot, serviceEnv } from '../../test/support/services';
-import { startCellProcess } from '../lib/cell-process';
 import { percentile, round, runPool } from '../lib/stats';
 
 const HOLDS = Number(process.env.BENCH_HOLDS ?? 8_000);

@@ -1,6 +1,6 @@
 import type { ApiFaults, FailureMode, InjectedFailures } from './api-faults.js';
 import type { PaymentIntent } from './domain/objects.js';
-import { type Counters, snapshot, type Store } from './domain/store.js';
+import { type Counters, type Store, snapshot } from './domain/store.js';
 import type { IdempotencyStore } from './idempotency.js';
 import type { OperationName } from './operations.js';
 import type { Timers } from './timers.js';
@@ -59,10 +59,7 @@ export class EmulatorControl {
   async waitForWebhooks(timeoutMs = 10_000): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`webhooks still outstanding after ${timeoutMs} ms`)),
-        timeoutMs,
-      );
+      timer = setTimeout(() => reject(new Error(`webhooks still outstanding after ${timeoutMs} ms`)), timeoutMs);
     });
     try {
       await Promise.race([this.parts.dispatcher.idle(), timeout]);

@@ -1,11 +1,11 @@
 export type { FailureMode, InjectedFailures } from './api-faults.js';
 export { EmulatorControl } from './control.js';
-export type { Counters } from './domain/store.js';
 export type * from './domain/objects.js';
+export type { Counters } from './domain/store.js';
 export { createEmulator, DEFAULT_API_VERSION, type Emulator, type EmulatorOptions } from './emulator.js';
 export { jsonLogger, type Logger, type LogLevel, silentLogger } from './log.js';
 export { OPERATIONS, type OperationName } from './operations.js';
-export { type DeliveryAttempt, DEFAULT_WEBHOOK_RETRY, type WebhookRetryPolicy } from './webhooks/dispatcher.js';
+export { DEFAULT_WEBHOOK_RETRY, type DeliveryAttempt, type WebhookRetryPolicy } from './webhooks/dispatcher.js';
 export type { WebhookEndpoint, WebhookEndpointInput } from './webhooks/endpoints.js';
 export type { WebhookFaults } from './webhooks/faults.js';
 export { signatureHeader } from './webhooks/signature.js';

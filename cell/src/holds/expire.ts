@@ -7,6 +7,8 @@ export interface ExpiredHold {
   orderId: string;
   holdId: string;
   seatIds: string[];
+  /** Whether an AuthorizationCancelRequested left with the expiry (a PaymentIntent was known). */
+  cancelRequested: boolean;
 }
 
 /**
@@ -16,9 +18,17 @@ export interface ExpiredHold {
  * every writer of the cell follows), and re-checks every condition under those locks, so a
  * racing confirmation either wins before us or finds the hold gone.
  */
-export async function expireOrders(tx: Tx, cause: Causation, orderIds: string[]): Promise<ExpiredHold[]> {
+export async function expireOrders(
+  tx: Tx,
+  cause: Omit<Causation, 'correlationId'>,
+  orderIds: string[],
+): Promise<ExpiredHold[]> {
   if (orderIds.length === 0) return [];
-  await tx.execute(sql`SELECT id FROM orders WHERE id = ANY(${uuids([...orderIds].sort())}) ORDER BY id FOR UPDATE`);
+  const locked = await tx.execute<{ id: string; correlation_id: string }>(
+    sql`SELECT id, correlation_id FROM orders WHERE id = ANY(${uuids([...orderIds].sort())}) ORDER BY id FOR UPDATE`,
+  );
+  // Each order's events carry that order's correlation id: the business timeline stays whole.
+  const correlation = new Map(locked.rows.map((r) => [r.id, r.correlation_id]));
   const expired = await tx.execute<{ hold_id: string; order_id: string; seat_ids: string[] }>(sql`
     WITH h AS (
       UPDATE holds SET status = 'expired', ended_at = now()
@@ -38,23 +48,24 @@ export async function expireOrders(tx: Tx, cause: Causation, orderIds: string[])
            failure_reason = 'hold_expired'
       FROM (SELECT unnest(${uuids(expired.rows.map((r) => r.order_id))}) AS id) x
       LEFT JOIN payments p ON p.order_id = x.id
-     WHERE o.id = x.id AND o.status IN ('pending_payment', 'authorized')
+     WHERE o.id = x.id AND o.status = 'pending_payment'
     RETURNING o.id, p.payment_intent_id`);
   const intentByOrder = new Map(failed.rows.map((r) => [r.id, r.payment_intent_id]));
 
   const result: ExpiredHold[] = [];
   for (const row of expired.rows) {
     const hold = { orderId: row.order_id, holdId: row.hold_id, seatIds: row.seat_ids };
-    await appendEvent(tx, cause, 'HoldExpired', hold.orderId, hold);
+    const orderCause = { ...cause, correlationId: correlation.get(hold.orderId) ?? hold.orderId };
+    await appendEvent(tx, orderCause, 'HoldExpired', hold.orderId, hold);
     const intent = intentByOrder.get(hold.orderId);
     if (intent) {
-      await appendEvent(tx, cause, 'AuthorizationCancelRequested', hold.orderId, {
+      await appendEvent(tx, orderCause, 'AuthorizationCancelRequested', hold.orderId, {
         orderId: hold.orderId,
         paymentIntentId: intent,
         reason: 'hold_expired',
       });
     }
-    result.push(hold);
+    result.push({ ...hold, cancelRequested: Boolean(intent) });
   }
   return result;
 }

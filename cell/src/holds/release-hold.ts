@@ -3,6 +3,8 @@ import type { CellContext } from '../context';
 import { withWriteTx } from '../db/tx';
 import { DomainError } from '../errors';
 import { appendEvent } from '../outbox/append';
+import { lockOrder, setOrderStatus } from '../saga/orders';
+import { releaseHoldSeats } from './release-seats';
 
 export interface ReleaseHoldInput {
   eventId: string;
@@ -21,43 +23,33 @@ const ENDED = new Set(['released', 'expired', 'failed', 'canceled']);
 export async function releaseHold(ctx: CellContext, input: ReleaseHoldInput): Promise<{ status: string }> {
   const cause = { cellId: ctx.cellId, correlationId: input.correlationId, causationId: null };
   return withWriteTx(ctx, async (tx) => {
-    const order = await tx.execute<{ status: string; user_id: string }>(sql`
-      SELECT status, user_id FROM orders WHERE id = ${input.orderId} AND event_id = ${input.eventId} FOR UPDATE`);
-    const row = order.rows[0];
-    if (!row || row.user_id !== input.userId) throw new DomainError('not_found', 'order not found');
-
-    const released = await tx.execute<{ hold_id: string; seat_ids: string[]; payment_intent_id: string | null }>(sql`
-      WITH h AS (
-        UPDATE holds SET status = 'released', ended_at = now()
-         WHERE order_id = ${input.orderId} AND status = 'active' RETURNING id
-      ), s AS (
-        UPDATE hold_seats SET released_at = now()
-         WHERE hold_id IN (SELECT id FROM h) AND released_at IS NULL RETURNING seat_id
-      )
-      SELECT (SELECT id FROM h) AS hold_id, coalesce((SELECT array_agg(seat_id) FROM s), '{}') AS seat_ids,
-             (SELECT payment_intent_id FROM payments WHERE order_id = ${input.orderId}) AS payment_intent_id`);
-    const hold = released.rows[0];
-    if (!hold?.hold_id) {
-      if (ENDED.has(row.status)) return { status: row.status };
-      throw new DomainError('order_not_releasable', `an order in status ${row.status} cannot be released`, {
-        status: row.status,
+    const order = await lockOrder(tx, input.orderId);
+    if (!order || order.event_id !== input.eventId || order.user_id !== input.userId) {
+      throw new DomainError('not_found', 'order not found');
+    }
+    if (ENDED.has(order.status)) return { status: order.status };
+    const released = order.status === 'pending_payment' ? await releaseHoldSeats(tx, input.orderId, ['active']) : null;
+    if (!released) {
+      throw new DomainError('order_not_releasable', `an order in status ${order.status} cannot be released`, {
+        status: order.status,
       });
     }
 
-    await tx.execute(sql`
-      UPDATE orders SET status = 'released', version = version + 1, updated_at = now(),
-             failure_reason = 'released_by_buyer'
-       WHERE id = ${input.orderId}`);
+    await setOrderStatus(tx, input.orderId, 'released', 'released_by_buyer');
     await appendEvent(tx, cause, 'HoldReleased', input.orderId, {
       orderId: input.orderId,
-      holdId: hold.hold_id,
-      seatIds: hold.seat_ids,
+      holdId: released.holdId,
+      seatIds: released.seatIds,
       reason: 'released_by_buyer',
     });
-    if (hold.payment_intent_id) {
+    const payment = await tx.execute<{ payment_intent_id: string }>(
+      sql`SELECT payment_intent_id FROM payments WHERE order_id = ${input.orderId}`,
+    );
+    const intent = payment.rows[0]?.payment_intent_id;
+    if (intent) {
       await appendEvent(tx, cause, 'AuthorizationCancelRequested', input.orderId, {
         orderId: input.orderId,
-        paymentIntentId: hold.payment_intent_id,
+        paymentIntentId: intent,
         reason: 'released_by_buyer',
       });
     }

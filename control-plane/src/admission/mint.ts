@@ -16,7 +16,10 @@ export interface AdmissionGrant {
 export const newJti = () => `adm_${randomUUID().replaceAll('-', '')}`;
 
 /** Signs an admission token whose claims are exactly contracts' AdmissionClaims. */
-export async function mintAdmissionToken(keys: AdmissionKeyStore, g: AdmissionGrant): Promise<{ token: string; claims: AdmissionClaims; kid: string }> {
+export async function mintAdmissionToken(
+  keys: AdmissionKeyStore,
+  g: AdmissionGrant,
+): Promise<{ token: string; claims: AdmissionClaims; kid: string }> {
   const { kid, key } = await keys.signingKey();
   const claims: AdmissionClaims = {
     jti: g.jti ?? newJti(),
@@ -29,7 +32,11 @@ export async function mintAdmissionToken(keys: AdmissionKeyStore, g: AdmissionGr
     aud: ADMISSION_AUDIENCE,
     iss: ADMISSION_ISSUER,
   };
-  const token = await new SignJWT({ eventId: claims.eventId, purchaseCell: claims.purchaseCell, directoryEpoch: claims.directoryEpoch })
+  const token = await new SignJWT({
+    eventId: claims.eventId,
+    purchaseCell: claims.purchaseCell,
+    directoryEpoch: claims.directoryEpoch,
+  })
     .setProtectedHeader({ alg: ADMISSION_ALG, kid, typ: 'JWT' })
     .setJti(claims.jti)
     .setSubject(claims.sub)

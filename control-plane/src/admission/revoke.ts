@@ -1,6 +1,6 @@
 import { revocationKeys } from '@onsale/contracts';
-import { revocations } from '../db/schema';
 import type { Services } from '../context';
+import { revocations } from '../db/schema';
 import { ServiceError } from '../lib/errors';
 
 export interface RevokeInput {

@@ -17,7 +17,13 @@ export async function registerCell({ ctx, input }: { ctx: Services; input: CellI
   return ctx.db.transaction(async (tx) => {
     const [row] = await tx
       .insert(cells)
-      .values({ id: input.id, baseUrl: input.baseUrl, region: input.region, status: input.status ?? 'active', capacity: input.capacity ?? 10 })
+      .values({
+        id: input.id,
+        baseUrl: input.baseUrl,
+        region: input.region,
+        status: input.status ?? 'active',
+        capacity: input.capacity ?? 10,
+      })
       .onConflictDoNothing()
       .returning();
     if (!row) throw conflict(`cell ${input.id} already exists`);
@@ -27,7 +33,15 @@ export async function registerCell({ ctx, input }: { ctx: Services; input: CellI
   });
 }
 
-export async function updateCell({ ctx, cellId, input }: { ctx: Services; cellId: string; input: Partial<Omit<CellInput, 'id'>> }) {
+export async function updateCell({
+  ctx,
+  cellId,
+  input,
+}: {
+  ctx: Services;
+  cellId: string;
+  input: Partial<Omit<CellInput, 'id'>>;
+}) {
   return ctx.db.transaction(async (tx) => {
     const [row] = await tx
       .update(cells)
@@ -69,7 +83,10 @@ export async function leastLoadedCell(tx: DbOrTx): Promise<Cell> {
 
 export async function getActiveCell(tx: DbOrTx, cellId: string): Promise<Cell> {
   const [cell] = await tx.select().from(cells).where(eq(cells.id, cellId));
-  if (!cell) throw new ServiceError('validation_failed', `unknown cell ${cellId}`, { issues: [{ path: 'cellId', message: 'unknown cell' }] });
+  if (!cell)
+    throw new ServiceError('validation_failed', `unknown cell ${cellId}`, {
+      issues: [{ path: 'cellId', message: 'unknown cell' }],
+    });
   if (cell.status !== 'active') throw conflict(`cell ${cellId} is ${cell.status}`);
   return cell;
 }

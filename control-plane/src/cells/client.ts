@@ -45,7 +45,11 @@ export function createHttpCellClient(o: { token: string; timeoutMs: number; sign
     } catch {}
     if (!res.ok) {
       const msg = (body as { error?: { code?: string; message?: string } })?.error;
-      throw new CellCallError(`cell answered ${res.status}${msg ? ` ${msg.code}: ${msg.message}` : ''}`, res.status, body);
+      throw new CellCallError(
+        `cell answered ${res.status}${msg ? ` ${msg.code}: ${msg.message}` : ''}`,
+        res.status,
+        body,
+      );
     }
     return body;
   };

@@ -23,10 +23,16 @@ export async function createDevIdentity(opts: DevIdentityOptions = {}) {
   const issuer = opts.issuer ?? DEV_ISSUER;
   const audience = opts.audience ?? DEV_AUDIENCE;
   const kid = `dev_${randomUUID().slice(0, 8)}`;
-  const { publicKey, privateKey } = await generateKeyPair(alg, alg === 'EdDSA' ? { crv: 'Ed25519' } : { modulusLength: 2048 });
+  const { publicKey, privateKey } = await generateKeyPair(
+    alg,
+    alg === 'EdDSA' ? { crv: 'Ed25519' } : { modulusLength: 2048 },
+  );
   const publicJwk: JWK = { ...(await exportJWK(publicKey)), kid, alg, use: 'sig' };
 
-  async function mint(claims: Record<string, unknown> & { sub: string }, o: { ttlSeconds?: number; nowSeconds?: number } = {}) {
+  async function mint(
+    claims: Record<string, unknown> & { sub: string },
+    o: { ttlSeconds?: number; nowSeconds?: number } = {},
+  ) {
     const now = o.nowSeconds ?? Math.floor(Date.now() / 1000);
     const { sub, ...rest } = claims;
     return new SignJWT(rest)

@@ -6,7 +6,12 @@ import { createDevIdentity, type DevAlg, type DevIdentity } from './index';
 
 const MintRequest = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('buyer'), sub: z.string().min(1) }),
-  z.object({ kind: z.literal('promoter'), sub: z.string().min(1), tenantId: z.string().uuid(), role: z.enum(['owner', 'manager', 'viewer']) }),
+  z.object({
+    kind: z.literal('promoter'),
+    sub: z.string().min(1),
+    tenantId: z.string().uuid(),
+    role: z.enum(['owner', 'manager', 'viewer']),
+  }),
   z.object({ kind: z.literal('operator'), sub: z.string().min(1) }),
 ]);
 
@@ -14,7 +19,9 @@ const MintRequest = z.discriminatedUnion('kind', [
  * Serves GET /.well-known/jwks.json and POST /tokens ({kind, sub, tenantId?, role?} → {token}).
  * It binds to loopback only: it mints any identity on request and must never be exposed.
  */
-export async function startDevIdentityServer(o: { port?: number; alg?: DevAlg; issuer?: string; audience?: string } = {}): Promise<{
+export async function startDevIdentityServer(
+  o: { port?: number; alg?: DevAlg; issuer?: string; audience?: string } = {},
+): Promise<{
   url: string;
   jwksUrl: string;
   identity: DevIdentity;
@@ -38,9 +45,14 @@ export async function startDevIdentityServer(o: { port?: number; alg?: DevAlg; i
         return send(400, { error: { code: 'bad_request', message: 'body must be JSON' } });
       }
       const p = MintRequest.safeParse(body);
-      if (!p.success) return send(400, { error: { code: 'validation_failed', message: 'invalid mint request', details: p.error.issues } });
+      if (!p.success)
+        return send(400, {
+          error: { code: 'validation_failed', message: 'invalid mint request', details: p.error.issues },
+        });
       const { kind: _k, ...claims } = p.data;
-      return send(200, { token: await identity.mint(p.data.kind === 'operator' ? { ...claims, role: 'operator' } : claims) });
+      return send(200, {
+        token: await identity.mint(p.data.kind === 'operator' ? { ...claims, role: 'operator' } : claims),
+      });
     }
     send(404, { error: { code: 'not_found', message: 'not found' } });
   });
@@ -60,5 +72,15 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const port = Number(process.env.DEV_IDENTITY_PORT ?? 4100);
   const alg = (process.env.DEV_IDENTITY_ALG ?? 'EdDSA') as DevAlg;
   const s = await startDevIdentityServer({ port, alg });
-  console.log(JSON.stringify({ level: 'info', msg: 'dev identity issuer listening', url: s.url, jwksUrl: s.jwksUrl, issuer: s.identity.issuer, audience: s.identity.audience, alg }));
+  console.log(
+    JSON.stringify({
+      level: 'info',
+      msg: 'dev identity issuer listening',
+      url: s.url,
+      jwksUrl: s.jwksUrl,
+      issuer: s.identity.issuer,
+      audience: s.identity.audience,
+      alg,
+    }),
+  );
 }

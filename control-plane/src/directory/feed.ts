@@ -1,5 +1,5 @@
 import type { DirectoryFeed } from '@onsale/contracts';
-import { asc, isNotNull, ne, and } from 'drizzle-orm';
+import { and, asc, isNotNull, ne } from 'drizzle-orm';
 import type { Services } from '../context';
 import { cells, events } from '../db/schema';
 import { directoryVersion } from '../db/sql';

@@ -1,15 +1,23 @@
 import { and, desc, eq, sql } from 'drizzle-orm';
+import { getActiveCell, leastLoadedCell } from '../cells/cells';
 import type { Services } from '../context';
 import type { DbOrTx } from '../db/client';
 import { type EventRow, events, onsales, tenants } from '../db/schema';
 import { bumpDirectoryVersion } from '../db/sql';
 import { assertRole, type PromoterActor } from '../lib/actors';
 import { conflict, notFound, ServiceError } from '../lib/errors';
-import { getActiveCell, leastLoadedCell } from '../cells/cells';
 
 /** Every promoter read and write goes through this: another tenant's event does not exist (404). */
-export async function eventForTenant(tx: DbOrTx, tenantId: string, eventId: string, opts: { lock?: boolean } = {}): Promise<EventRow> {
-  const q = tx.select().from(events).where(and(eq(events.id, eventId), eq(events.tenantId, tenantId)));
+export async function eventForTenant(
+  tx: DbOrTx,
+  tenantId: string,
+  eventId: string,
+  opts: { lock?: boolean } = {},
+): Promise<EventRow> {
+  const q = tx
+    .select()
+    .from(events)
+    .where(and(eq(events.id, eventId), eq(events.tenantId, tenantId)));
   const [row] = opts.lock ? await q.for('update') : await q;
   if (!row) throw notFound('event');
   return row;
@@ -23,10 +31,20 @@ export interface CreateEventInput {
   cellId?: string;
 }
 
-export async function createEvent({ ctx, actor, input }: { ctx: Services; actor: PromoterActor; input: CreateEventInput }) {
+export async function createEvent({
+  ctx,
+  actor,
+  input,
+}: {
+  ctx: Services;
+  actor: PromoterActor;
+  input: CreateEventInput;
+}) {
   assertRole(actor, 'manager');
   if (input.startsAt.getTime() <= ctx.clock.now().getTime()) {
-    throw new ServiceError('validation_failed', 'startsAt must be in the future', { issues: [{ path: 'startsAt', message: 'must be in the future' }] });
+    throw new ServiceError('validation_failed', 'startsAt must be in the future', {
+      issues: [{ path: 'startsAt', message: 'must be in the future' }],
+    });
   }
   return ctx.db.transaction(async (tx) => {
     const [tenant] = await tx.select({ id: tenants.id }).from(tenants).where(eq(tenants.id, actor.tenantId));
@@ -35,7 +53,11 @@ export async function createEvent({ ctx, actor, input }: { ctx: Services; actor:
     // created unplaced and placed when its onsale is scheduled.
     let cellId: string | null = null;
     if (input.cellId) cellId = (await getActiveCell(tx, input.cellId)).id;
-    else cellId = await leastLoadedCell(tx).then((c) => c.id, (e) => (e instanceof ServiceError ? null : Promise.reject(e)));
+    else
+      cellId = await leastLoadedCell(tx).then(
+        (c) => c.id,
+        (e) => (e instanceof ServiceError ? null : Promise.reject(e)),
+      );
     const [row] = await tx
       .insert(events)
       .values({
@@ -55,7 +77,12 @@ export async function createEvent({ ctx, actor, input }: { ctx: Services; actor:
 }
 
 export async function listEvents({ ctx, actor }: { ctx: Services; actor: PromoterActor }) {
-  return ctx.db.select().from(events).where(eq(events.tenantId, actor.tenantId)).orderBy(desc(events.createdAt)).limit(500);
+  return ctx.db
+    .select()
+    .from(events)
+    .where(eq(events.tenantId, actor.tenantId))
+    .orderBy(desc(events.createdAt))
+    .limit(500);
 }
 
 export async function getEvent({ ctx, actor, eventId }: { ctx: Services; actor: PromoterActor; eventId: string }) {
@@ -68,18 +95,32 @@ export interface UpdateEventInput {
   startsAt?: Date;
 }
 
-export async function updateEvent({ ctx, actor, eventId, input }: { ctx: Services; actor: PromoterActor; eventId: string; input: UpdateEventInput }) {
+export async function updateEvent({
+  ctx,
+  actor,
+  eventId,
+  input,
+}: {
+  ctx: Services;
+  actor: PromoterActor;
+  eventId: string;
+  input: UpdateEventInput;
+}) {
   assertRole(actor, 'manager');
   return ctx.db.transaction(async (tx) => {
     const ev = await eventForTenant(tx, actor.tenantId, eventId, { lock: true });
-    if (ev.status !== 'draft' && ev.status !== 'scheduled') throw conflict(`event is ${ev.status}; it can no longer be edited`);
+    if (ev.status !== 'draft' && ev.status !== 'scheduled')
+      throw conflict(`event is ${ev.status}; it can no longer be edited`);
     const [row] = await tx
       .update(events)
       .set({ ...input, updatedAt: new Date() })
       .where(eq(events.id, ev.id))
       .returning();
     // The cell's copy carries name and start time: load again.
-    await tx.update(onsales).set({ loadStatus: 'pending', nextLoadAt: ctx.clock.now() }).where(eq(onsales.eventId, ev.id));
+    await tx
+      .update(onsales)
+      .set({ loadStatus: 'pending', nextLoadAt: ctx.clock.now() })
+      .where(eq(onsales.eventId, ev.id));
     return row!;
   });
 }
@@ -89,30 +130,57 @@ export async function updateEvent({ ctx, actor, eventId, input }: { ctx: Service
  * increases the directory epoch and makes the scheduler load the event into the new cell. Moving a
  * live onsale is the evacuation procedure, not this.
  */
-export async function placeEvent({ ctx, eventId, tenantId, input }: { ctx: Services; eventId: string; tenantId?: string; input: { cellId: string; dedicated?: boolean } }) {
+export async function placeEvent({
+  ctx,
+  eventId,
+  tenantId,
+  input,
+}: {
+  ctx: Services;
+  eventId: string;
+  tenantId?: string;
+  input: { cellId: string; dedicated?: boolean };
+}) {
   return ctx.db.transaction(async (tx) => {
     const ev = tenantId
       ? await eventForTenant(tx, tenantId, eventId, { lock: true })
       : (await tx.select().from(events).where(eq(events.id, eventId)).for('update'))[0];
     if (!ev) throw notFound('event');
-    if (ev.status !== 'draft' && ev.status !== 'scheduled') throw conflict(`event is ${ev.status}; moving it needs the evacuation procedure`);
+    if (ev.status !== 'draft' && ev.status !== 'scheduled')
+      throw conflict(`event is ${ev.status}; moving it needs the evacuation procedure`);
     const cell = await getActiveCell(tx, input.cellId);
-    if (cell.dedicatedEventId && cell.dedicatedEventId !== ev.id) throw conflict(`cell ${cell.id} is dedicated to another event`);
+    if (cell.dedicatedEventId && cell.dedicatedEventId !== ev.id)
+      throw conflict(`cell ${cell.id} is dedicated to another event`);
     if (input.dedicated) {
-      await tx.execute(sql`update cells set dedicated_event_id = null where dedicated_event_id = ${ev.id} and id <> ${cell.id}`);
+      await tx.execute(
+        sql`update cells set dedicated_event_id = null where dedicated_event_id = ${ev.id} and id <> ${cell.id}`,
+      );
       await tx.execute(sql`update cells set dedicated_event_id = ${ev.id}, updated_at = now() where id = ${cell.id}`);
     }
     const changed = ev.cellId !== cell.id;
     const [row] = await tx
       .update(events)
-      .set({ cellId: cell.id, cellPinned: true, directoryEpoch: changed ? ev.directoryEpoch + 1 : ev.directoryEpoch, updatedAt: new Date() })
+      .set({
+        cellId: cell.id,
+        cellPinned: true,
+        directoryEpoch: changed ? ev.directoryEpoch + 1 : ev.directoryEpoch,
+        updatedAt: new Date(),
+      })
       .where(eq(events.id, ev.id))
       .returning();
     if (changed) {
-      await tx.update(onsales).set({ loadStatus: 'pending', nextLoadAt: ctx.clock.now() }).where(eq(onsales.eventId, ev.id));
+      await tx
+        .update(onsales)
+        .set({ loadStatus: 'pending', nextLoadAt: ctx.clock.now() })
+        .where(eq(onsales.eventId, ev.id));
     }
     if (changed || input.dedicated) await bumpDirectoryVersion(tx);
-    ctx.log.info('event placed', { eventId: ev.id, cellId: cell.id, epoch: row?.directoryEpoch, dedicated: Boolean(input.dedicated) });
+    ctx.log.info('event placed', {
+      eventId: ev.id,
+      cellId: cell.id,
+      epoch: row?.directoryEpoch,
+      dedicated: Boolean(input.dedicated),
+    });
     return row!;
   });
 }

@@ -41,7 +41,13 @@ class Issues {
 
 const str = (v: unknown) => (typeof v === 'string' ? v.trim() : typeof v === 'number' ? String(v) : '');
 
-function checkText(issues: Issues, where: (field: string) => Omit<SeatMapIssue, 'message'>, field: string, value: string, max: number) {
+function checkText(
+  issues: Issues,
+  where: (field: string) => Omit<SeatMapIssue, 'message'>,
+  field: string,
+  value: string,
+  max: number,
+) {
   if (!value) issues.add({ ...where(field), message: `${field} is required` });
   else if (value.length > max) issues.add({ ...where(field), message: `${field} is longer than ${max} characters` });
 }
@@ -65,20 +71,37 @@ function parseCurrency(raw: unknown): string | null {
  * (duplicate labels, bad prices, unknown tiers, missing fields), up to 100 of them.
  * Tiers may be declared in the upload or already exist on the event (`knownTiers`).
  */
-function finish(issues: Issues, tiers: Map<string, TierDecl>, seats: (SeatDecl & { at: (f: string) => Omit<SeatMapIssue, 'message'> })[]) {
-  if (seats.length === 0) issues.add({ row: null, field: 'seats', path: 'seats', message: 'the seat map has no seats' });
+function finish(
+  issues: Issues,
+  tiers: Map<string, TierDecl>,
+  seats: (SeatDecl & { at: (f: string) => Omit<SeatMapIssue, 'message'> })[],
+) {
+  if (seats.length === 0)
+    issues.add({ row: null, field: 'seats', path: 'seats', message: 'the seat map has no seats' });
   if (seats.length > SEATS_PER_LOAD_MAX) {
-    issues.add({ row: null, field: 'seats', path: 'seats', message: `at most ${SEATS_PER_LOAD_MAX} seats (got ${seats.length})` });
+    issues.add({
+      row: null,
+      field: 'seats',
+      path: 'seats',
+      message: `at most ${SEATS_PER_LOAD_MAX} seats (got ${seats.length})`,
+    });
   }
   const currencies = new Set([...tiers.values()].map((t) => t.currency));
-  if (currencies.size > 1) issues.add({ row: null, field: 'currency', path: 'tiers', message: `one currency per event (got ${[...currencies].join(', ')})` });
+  if (currencies.size > 1)
+    issues.add({
+      row: null,
+      field: 'currency',
+      path: 'tiers',
+      message: `one currency per event (got ${[...currencies].join(', ')})`,
+    });
   const firstRow = new Map<string, number>();
   for (const s of seats) {
     if (s.tier && !tiers.has(s.tier)) issues.add({ ...s.at('tier'), message: `unknown tier '${s.tier}'` });
     if (!s.label) continue;
     const prev = firstRow.get(s.label);
     const here = s.at('label').row ?? 0;
-    if (prev !== undefined) issues.add({ ...s.at('label'), message: `duplicate label '${s.label}' (first on row ${prev})` });
+    if (prev !== undefined)
+      issues.add({ ...s.at('label'), message: `duplicate label '${s.label}' (first on row ${prev})` });
     else firstRow.set(s.label, here);
   }
   if (issues.total > 0) return { ok: false as const, issues: issues.list, total: issues.total };
@@ -92,10 +115,16 @@ export function parseSeatMapJson(body: unknown, knownTiers: TierDecl[]): SeatMap
   const tiers = new Map(knownTiers.map((t) => [t.code, t]));
   const b = (body ?? {}) as { tiers?: unknown; seats?: unknown };
   if (typeof body !== 'object' || body === null || !Array.isArray(b.seats)) {
-    issues.add({ row: null, field: 'seats', path: 'seats', message: 'body must be an object with a seats array (and optionally tiers)' });
+    issues.add({
+      row: null,
+      field: 'seats',
+      path: 'seats',
+      message: 'body must be an object with a seats array (and optionally tiers)',
+    });
     return { ok: false, issues: issues.list, total: issues.total };
   }
-  if (b.tiers !== undefined && !Array.isArray(b.tiers)) issues.add({ row: null, field: 'tiers', path: 'tiers', message: 'tiers must be an array' });
+  if (b.tiers !== undefined && !Array.isArray(b.tiers))
+    issues.add({ row: null, field: 'tiers', path: 'tiers', message: 'tiers must be an array' });
   if (Array.isArray(b.tiers)) {
     tiers.clear();
     b.tiers.forEach((t: Record<string, unknown>, i) => {
@@ -107,7 +136,8 @@ export function parseSeatMapJson(body: unknown, knownTiers: TierDecl[]): SeatMap
       const currency = parseCurrency(t?.currency);
       if (!currency) issues.add({ ...at('currency'), message: 'currency must be a three-letter ISO code' });
       if (code && tiers.has(code)) issues.add({ ...at('code'), message: `duplicate tier '${code}'` });
-      if (code && typeof price === 'number' && currency) tiers.set(code, { code, name: str(t?.name) || code, price, currency });
+      if (code && typeof price === 'number' && currency)
+        tiers.set(code, { code, name: str(t?.name) || code, price, currency });
     });
   }
   const seats = (b.seats as Record<string, unknown>[]).map((s, i) => {
@@ -195,10 +225,24 @@ export function parseSeatMapCsv(text: string, knownTiers: TierDecl[]): SeatMapPa
   const missing = ['section', 'row', 'tier'].filter((c) => col(c) < 0);
   if (col('seat') < 0 && col('label') < 0) missing.push('seat or label');
   if (missing.length) {
-    issues.add({ row: null, line: 1, field: 'header', path: 'line 1', message: `missing column(s): ${missing.join(', ')}` });
+    issues.add({
+      row: null,
+      line: 1,
+      field: 'header',
+      path: 'line 1',
+      message: `missing column(s): ${missing.join(', ')}`,
+    });
     return { ok: false, issues: issues.list, total: issues.total };
   }
-  const [cSection, cRow, cSeat, cLabel, cTier, cPrice, cCurrency] = ['section', 'row', 'seat', 'label', 'tier', 'price', 'currency'].map(col) as number[];
+  const [cSection, cRow, cSeat, cLabel, cTier, cPrice, cCurrency] = [
+    'section',
+    'row',
+    'seat',
+    'label',
+    'tier',
+    'price',
+    'currency',
+  ].map(col) as number[];
   const seats: (SeatDecl & { at: (f: string) => Omit<SeatMapIssue, 'message'> })[] = [];
   let dataRow = 0;
   for (const { line, fields } of records) {
@@ -227,7 +271,10 @@ export function parseSeatMapCsv(text: string, knownTiers: TierDecl[]): SeatMapPa
         const prev = tiers.get(tier);
         const first = tierRow.get(tier);
         if (prev && first !== undefined && (prev.price !== price || prev.currency !== currency)) {
-          issues.add({ ...at('price'), message: `tier '${tier}' is ${prev.price} ${prev.currency} on row ${first}, ${price} ${currency} here` });
+          issues.add({
+            ...at('price'),
+            message: `tier '${tier}' is ${prev.price} ${prev.currency} on row ${first}, ${price} ${currency} here`,
+          });
         } else if (first === undefined) {
           tiers.set(tier, { code: tier, name: prev?.name ?? tier, price, currency });
           tierRow.set(tier, r);

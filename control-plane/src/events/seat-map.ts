@@ -60,11 +60,19 @@ export async function uploadSeatMap({
     );
     const cur = locked.rows[0];
     if (!cur) throw new ServiceError('not_found', 'event not found');
-    if (cur.status !== 'draft' && cur.status !== 'scheduled') throw conflict(`event is ${cur.status}; its seat map is final`);
-    const loaded = await client.query('select 1 from onsales where event_id = $1 and load_status = $2', [ev.id, 'loaded']);
-    if (loaded.rowCount) throw conflict('the seat map is already loaded into the purchase cell; it can no longer change');
+    if (cur.status !== 'draft' && cur.status !== 'scheduled')
+      throw conflict(`event is ${cur.status}; its seat map is final`);
+    const loaded = await client.query('select 1 from onsales where event_id = $1 and load_status = $2', [
+      ev.id,
+      'loaded',
+    ]);
+    if (loaded.rowCount)
+      throw conflict('the seat map is already loaded into the purchase cell; it can no longer change');
 
-    const existing = await client.query<{ id: string; label: string }>('select id, label from seats where event_id = $1', [ev.id]);
+    const existing = await client.query<{ id: string; label: string }>(
+      'select id, label from seats where event_id = $1',
+      [ev.id],
+    );
     const idByLabel = new Map(existing.rows.map((r) => [r.label, r.id]));
     const ids = seats.map((s) => idByLabel.get(s.label) ?? randomUUID());
     const labels = seats.map((s) => s.label);
@@ -91,7 +99,13 @@ export async function uploadSeatMap({
     await client.query("update onsales set load_status = 'pending', next_load_at = now() where event_id = $1", [ev.id]);
     await client.query('commit');
     ctx.log.info('seat map stored', { eventId: ev.id, seats: seats.length, tiers: keep.length });
-    return { eventId: ev.id, seats: seats.length, tiers: keep, seatMapVersion: upd.rows[0]?.seat_map_version ?? 0, created: seats.filter((s) => !idByLabel.has(s.label)).length };
+    return {
+      eventId: ev.id,
+      seats: seats.length,
+      tiers: keep,
+      seatMapVersion: upd.rows[0]?.seat_map_version ?? 0,
+      created: seats.filter((s) => !idByLabel.has(s.label)).length,
+    };
   } catch (err) {
     await client.query('rollback').catch(() => {});
     throw err;
@@ -130,4 +144,3 @@ export async function getSeatMap({
     nextAfter: rows.rows.length === page.limit ? rows.rows[rows.rows.length - 1]?.label : null,
   };
 }
-

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
+import type { Principal } from '../identity/verifier';
 import type { BuyerActor, OperatorActor, PromoterActor } from '../lib/actors';
 import { ServiceError } from '../lib/errors';
-import type { Principal } from '../identity/verifier';
 import type { AppEnv } from './env';
 
 async function principal(c: Context<AppEnv>): Promise<Principal> {
@@ -18,7 +18,8 @@ async function principal(c: Context<AppEnv>): Promise<Principal> {
 /** A promoter of some tenant (any role); routes check the role they need through the domain verb. */
 export async function promoter(c: Context<AppEnv>): Promise<PromoterActor> {
   const p = await principal(c);
-  if (!p.tenantId || !p.role || p.role === 'operator') throw new ServiceError('forbidden', 'a promoter token is required');
+  if (!p.tenantId || !p.role || p.role === 'operator')
+    throw new ServiceError('forbidden', 'a promoter token is required');
   return { kind: 'promoter', sub: p.sub, tenantId: p.tenantId, role: p.role };
 }
 

@@ -1,5 +1,5 @@
-import { type ErrorCode, errorCodes } from '@onsale/contracts';
 import { z } from '@hono/zod-openapi';
+import { type ErrorCode, errorCodes } from '@onsale/contracts';
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
@@ -30,15 +30,21 @@ const descriptions: Partial<Record<ErrorCode, string>> = {
 
 /** OpenAPI responses for the given error codes, one per status, all with the one error body. */
 export function errorResponses(...codes: ErrorCode[]) {
-  const out: Record<number, { description: string; content: { 'application/json': { schema: typeof ErrorSchema } } }> = {};
+  const out: Record<number, { description: string; content: { 'application/json': { schema: typeof ErrorSchema } } }> =
+    {};
   for (const code of codes) {
-    out[errorCodes[code]] = { description: descriptions[code] ?? code, content: { 'application/json': { schema: ErrorSchema } } };
+    out[errorCodes[code]] = {
+      description: descriptions[code] ?? code,
+      content: { 'application/json': { schema: ErrorSchema } },
+    };
   }
   return out;
 }
 
 export function errorBody(c: Context<AppEnv>, code: ErrorCode, message: string, details?: unknown) {
-  return { error: { code, message, requestId: c.get('requestId') ?? '', ...(details === undefined ? {} : { details }) } };
+  return {
+    error: { code, message, requestId: c.get('requestId') ?? '', ...(details === undefined ? {} : { details }) },
+  };
 }
 
 /** The one error mapping: ServiceError codes through contracts' errorCodes, anything else is a logged 500. */
@@ -48,7 +54,14 @@ export function toErrorResponse(err: unknown, c: Context<AppEnv>) {
     return c.json(errorBody(c, err.code, err.message, err.details), err.status as ContentfulStatusCode);
   }
   if (err instanceof HTTPException) {
-    const code: ErrorCode = err.status === 413 ? 'payload_too_large' : err.status === 401 ? 'unauthenticated' : err.status < 500 ? 'bad_request' : 'internal';
+    const code: ErrorCode =
+      err.status === 413
+        ? 'payload_too_large'
+        : err.status === 401
+          ? 'unauthenticated'
+          : err.status < 500
+            ? 'bad_request'
+            : 'internal';
     return c.json(errorBody(c, code, err.message || code), errorCodes[code] as ContentfulStatusCode);
   }
   c.get('services')?.log.error('unhandled error', { requestId: c.get('requestId'), err, path: c.req.path });

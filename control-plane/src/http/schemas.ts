@@ -2,9 +2,18 @@ import { z } from '@hono/zod-openapi';
 import type { EventRow } from '../db/schema';
 
 export const EventIdParam = z.object({
-  eventId: z.string().uuid().openapi({ param: { name: 'eventId', in: 'path' }, example: '0b9f6a52-8f5e-4f55-9d4c-1f3c8c1c2b11' }),
+  eventId: z
+    .string()
+    .uuid()
+    .openapi({ param: { name: 'eventId', in: 'path' }, example: '0b9f6a52-8f5e-4f55-9d4c-1f3c8c1c2b11' }),
 });
-export const CellIdParam = z.object({ cellId: z.string().min(1).max(64).openapi({ param: { name: 'cellId', in: 'path' }, example: 'cell-1' }) });
+export const CellIdParam = z.object({
+  cellId: z
+    .string()
+    .min(1)
+    .max(64)
+    .openapi({ param: { name: 'cellId', in: 'path' }, example: 'cell-1' }),
+});
 
 export const EventSchema = z
   .object({
@@ -56,7 +65,16 @@ export const CellSchema = z
   })
   .openapi('Cell');
 
-export const toCellDto = (c: { id: string; baseUrl: string; region: string; status: 'active' | 'draining' | 'down' | 'evacuated'; capacity: number; dedicatedEventId: string | null; events?: number; load?: number }) => ({
+export const toCellDto = (c: {
+  id: string;
+  baseUrl: string;
+  region: string;
+  status: 'active' | 'draining' | 'down' | 'evacuated';
+  capacity: number;
+  dedicatedEventId: string | null;
+  events?: number;
+  load?: number;
+}) => ({
   id: c.id,
   baseUrl: c.baseUrl,
   region: c.region,
@@ -80,7 +98,13 @@ export const QueueStatusSchema = z
     paused: z.boolean(),
     onsaleAt: z.string().nullable(),
     admission: z
-      .object({ token: z.string(), jti: z.string(), expiresAt: z.string(), purchaseCell: z.string(), directoryEpoch: z.number().int() })
+      .object({
+        token: z.string(),
+        jti: z.string(),
+        expiresAt: z.string(),
+        purchaseCell: z.string(),
+        directoryEpoch: z.number().int(),
+      })
       .nullable(),
     message: z.string(),
     joined: z.boolean().optional(),

@@ -18,7 +18,12 @@ export interface IdentityVerifier {
   verify(token: string): Promise<Principal>;
 }
 
-export function createIdentityVerifier(o: { jwks: JWTVerifyGetKey; issuer: string; audience: string; clock: Clock }): IdentityVerifier {
+export function createIdentityVerifier(o: {
+  jwks: JWTVerifyGetKey;
+  issuer: string;
+  audience: string;
+  clock: Clock;
+}): IdentityVerifier {
   return {
     async verify(token) {
       try {

@@ -19,7 +19,8 @@ export interface BuyerActor {
 const rank: Record<PromoterRole, number> = { viewer: 0, manager: 1, owner: 2 };
 
 export function assertRole(actor: PromoterActor, min: PromoterRole): void {
-  if (rank[actor.role] < rank[min]) throw new ServiceError('forbidden', `role ${actor.role} cannot do this (needs ${min})`);
+  if (rank[actor.role] < rank[min])
+    throw new ServiceError('forbidden', `role ${actor.role} cannot do this (needs ${min})`);
 }
 
 export const actorName = (a: PromoterActor | OperatorActor) => `${a.kind}:${a.sub}`;

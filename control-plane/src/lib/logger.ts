@@ -15,7 +15,9 @@ export function createLogger(level: Level, base: Record<string, unknown> = {}): 
     if (order[l] < order[level]) return;
     const { token: _t, authorization: _a, ...safe } = fields ?? {};
     const err = safe.err instanceof Error ? { err: { name: safe.err.name, message: safe.err.message } } : {};
-    process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), level: l, msg, ...base, ...safe, ...err })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ time: new Date().toISOString(), level: l, msg, ...base, ...safe, ...err })}\n`,
+    );
   };
   return {
     debug: (m, f) => emit('debug', m, f),

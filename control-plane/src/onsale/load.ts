@@ -6,7 +6,10 @@ import { cells, events, onsales } from '../db/schema';
 import { notFound, ServiceError } from '../lib/errors';
 
 /** The body of the cell's load endpoint (contracts' EventLoad), from the directory and the seat map. */
-export async function buildEventLoad(ctx: Services, eventId: string): Promise<{ body: EventLoad; cell: { id: string; baseUrl: string }; seatMapVersion: number }> {
+export async function buildEventLoad(
+  ctx: Services,
+  eventId: string,
+): Promise<{ body: EventLoad; cell: { id: string; baseUrl: string }; seatMapVersion: number }> {
   const [row] = await ctx.db
     .select({ ev: events, on: onsales, cell: cells })
     .from(events)
@@ -15,7 +18,14 @@ export async function buildEventLoad(ctx: Services, eventId: string): Promise<{ 
     .where(eq(events.id, eventId));
   if (!row) throw notFound('scheduled event');
   if (!row.cell) throw new ServiceError('cell_unavailable', 'the event has no purchase cell');
-  const seats = await ctx.db.execute<{ id: string; label: string; section: string; row: string; price: number; currency: string }>(sql`
+  const seats = await ctx.db.execute<{
+    id: string;
+    label: string;
+    section: string;
+    row: string;
+    price: number;
+    currency: string;
+  }>(sql`
     select s.id, s.label, s.section, s.row, t.price, t.currency
     from seats s join price_tiers t on t.event_id = s.event_id and t.code = s.tier_code
     where s.event_id = ${eventId} order by s.label`);
@@ -30,16 +40,30 @@ export async function buildEventLoad(ctx: Services, eventId: string): Promise<{ 
       holdTtlSeconds: row.on.holdTtlSeconds,
       maxSeatsPerOrder: row.on.perBuyerLimit,
       directoryEpoch: row.ev.directoryEpoch,
-      seats: seats.rows.map((s) => ({ id: s.id, label: s.label, section: s.section, row: s.row, price: Number(s.price), currency: s.currency })),
+      seats: seats.rows.map((s) => ({
+        id: s.id,
+        label: s.label,
+        section: s.section,
+        row: s.row,
+        price: Number(s.price),
+        currency: s.currency,
+      })),
     },
   };
 }
 
 /** Loads the event and its seats into its purchase cell (PUT /internal/events/{id}); idempotent on the cell's side. */
-export async function loadEventIntoCell({ ctx, eventId }: { ctx: Services; eventId: string }): Promise<LoadAnswer & { cellId: string; directoryEpoch: number; seatMapVersion: number }> {
+export async function loadEventIntoCell({
+  ctx,
+  eventId,
+}: {
+  ctx: Services;
+  eventId: string;
+}): Promise<LoadAnswer & { cellId: string; directoryEpoch: number; seatMapVersion: number }> {
   const { body, cell, seatMapVersion } = await buildEventLoad(ctx, eventId);
   const answer = await ctx.cells.loadEvent(cell, body);
-  if (answer.seats !== body.seats.length) throw new CellCallError(`cell reports ${answer.seats} seats, sent ${body.seats.length}`, 200, answer);
+  if (answer.seats !== body.seats.length)
+    throw new CellCallError(`cell reports ${answer.seats} seats, sent ${body.seats.length}`, 200, answer);
   return { ...answer, cellId: cell.id, directoryEpoch: body.directoryEpoch, seatMapVersion };
 }
 
@@ -52,7 +76,15 @@ const backoff = (ctx: Services, attempts: number) =>
  * The outcome is recorded on the onsale: loaded (ready), or failed with the error, the attempt
  * count and the time of the next retry (exponential backoff). Never silent.
  */
-export async function attemptLoad({ ctx, eventId, force = false }: { ctx: Services; eventId: string; force?: boolean }) {
+export async function attemptLoad({
+  ctx,
+  eventId,
+  force = false,
+}: {
+  ctx: Services;
+  eventId: string;
+  force?: boolean;
+}) {
   const now = ctx.clock.now();
   const [claimed] = await ctx.db
     .update(onsales)
@@ -92,10 +124,21 @@ export async function attemptLoad({ ctx, eventId, force = false }: { ctx: Servic
     const next = new Date(ctx.clock.now().getTime() + backoff(ctx, attempts));
     const [row] = await ctx.db
       .update(onsales)
-      .set({ loadStatus: 'failed', loadAttempts: attempts, lastLoadError: message.slice(0, 1000), nextLoadAt: next, loadLeaseUntil: null })
+      .set({
+        loadStatus: 'failed',
+        loadAttempts: attempts,
+        lastLoadError: message.slice(0, 1000),
+        nextLoadAt: next,
+        loadLeaseUntil: null,
+      })
       .where(and(eq(onsales.eventId, eventId), eq(onsales.loadStatus, 'loading')))
       .returning();
-    ctx.log.warn('event load failed; will retry', { eventId, attempts, nextAttemptAt: next.toISOString(), error: message });
+    ctx.log.warn('event load failed; will retry', {
+      eventId,
+      attempts,
+      nextAttemptAt: next.toISOString(),
+      error: message,
+    });
     return row ?? null;
   }
 }

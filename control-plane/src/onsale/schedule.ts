@@ -1,8 +1,8 @@
 import { eq } from 'drizzle-orm';
+import { leastLoadedCell } from '../cells/cells';
 import type { Services } from '../context';
 import { events, onsales, releaseRates } from '../db/schema';
 import { bumpDirectoryVersion } from '../db/sql';
-import { leastLoadedCell } from '../cells/cells';
 import { eventForTenant } from '../events/events';
 import { assertRole, type PromoterActor } from '../lib/actors';
 import { conflict, ServiceError } from '../lib/errors';
@@ -30,16 +30,30 @@ export const initialRate = (ctx: Services, floor: number, ceiling: number) =>
  * it is not yet, the scheduler is asked to load it into its cell (idempotently) before the room
  * opens, and the waiting room is configured.
  */
-export async function scheduleOnsale({ ctx, actor, eventId, input }: { ctx: Services; actor: PromoterActor; eventId: string; input: ScheduleOnsaleInput }) {
+export async function scheduleOnsale({
+  ctx,
+  actor,
+  eventId,
+  input,
+}: {
+  ctx: Services;
+  actor: PromoterActor;
+  eventId: string;
+  input: ScheduleOnsaleInput;
+}) {
   assertRole(actor, 'manager');
   const floor = input.minReleaseRate ?? 1;
   const issues: { path: string; message: string }[] = [];
-  if (input.roomOpensAt.getTime() > input.onsaleAt.getTime()) issues.push({ path: 'roomOpensAt', message: 'the waiting room must open at or before the onsale' });
-  if (floor > input.maxReleaseRate) issues.push({ path: 'minReleaseRate', message: 'the floor must not exceed maxReleaseRate' });
+  if (input.roomOpensAt.getTime() > input.onsaleAt.getTime())
+    issues.push({ path: 'roomOpensAt', message: 'the waiting room must open at or before the onsale' });
+  if (floor > input.maxReleaseRate)
+    issues.push({ path: 'minReleaseRate', message: 'the floor must not exceed maxReleaseRate' });
   const result = await ctx.db.transaction(async (tx) => {
     const ev = await eventForTenant(tx, actor.tenantId, eventId, { lock: true });
-    if (ev.status !== 'draft' && ev.status !== 'scheduled') throw conflict(`event is ${ev.status}; its onsale can no longer be rescheduled`);
-    if (input.onsaleAt.getTime() >= ev.startsAt.getTime()) issues.push({ path: 'onsaleAt', message: 'the onsale must start before the event' });
+    if (ev.status !== 'draft' && ev.status !== 'scheduled')
+      throw conflict(`event is ${ev.status}; its onsale can no longer be rescheduled`);
+    if (input.onsaleAt.getTime() >= ev.startsAt.getTime())
+      issues.push({ path: 'onsaleAt', message: 'the onsale must start before the event' });
     if (ev.seatCount === 0) issues.push({ path: 'seatMap', message: 'upload a seat map first' });
     if (issues.length) throw new ServiceError('validation_failed', 'the onsale schedule is not valid', { issues });
     let cellId = ev.cellId;
@@ -64,7 +78,10 @@ export async function scheduleOnsale({ ctx, actor, eventId, input }: { ctx: Serv
     const [prev] = await tx.select().from(onsales).where(eq(onsales.eventId, ev.id));
     // The cell's copy carries holdTtl and maxSeatsPerOrder: a change means loading again.
     const reload =
-      !prev || prev.perBuyerLimit !== values.perBuyerLimit || prev.holdTtlSeconds !== values.holdTtlSeconds || prev.loadStatus !== 'loaded';
+      !prev ||
+      prev.perBuyerLimit !== values.perBuyerLimit ||
+      prev.holdTtlSeconds !== values.holdTtlSeconds ||
+      prev.loadStatus !== 'loaded';
     const [row] = await tx
       .insert(onsales)
       .values({ eventId: ev.id, ...values, loadStatus: 'pending', nextLoadAt: ctx.clock.now() })
@@ -79,7 +96,10 @@ export async function scheduleOnsale({ ctx, actor, eventId, input }: { ctx: Serv
       .values({ eventId: ev.id, rate, mode: 'auto' })
       .onConflictDoUpdate({ target: releaseRates.eventId, set: { rate, updatedAt: ctx.clock.now() } })
       .returning();
-    await tx.update(events).set({ status: 'scheduled', onsaleAt: input.onsaleAt, updatedAt: new Date() }).where(eq(events.id, ev.id));
+    await tx
+      .update(events)
+      .set({ status: 'scheduled', onsaleAt: input.onsaleAt, updatedAt: new Date() })
+      .where(eq(events.id, ev.id));
     return { onsale: row!, cellId, epoch, rate: rr!.rate };
   });
   await configureRoom(ctx, {

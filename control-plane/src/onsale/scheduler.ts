@@ -51,7 +51,10 @@ export async function runSchedulerTick(ctx: Services) {
   for (const s of starting) {
     if (s.loadStatus !== 'loaded') {
       summary.blocked++;
-      ctx.log.warn('onsale time reached but the event is not loaded into its cell; not releasing', { eventId: s.eventId, loadStatus: s.loadStatus });
+      ctx.log.warn('onsale time reached but the event is not loaded into its cell; not releasing', {
+        eventId: s.eventId,
+        loadStatus: s.loadStatus,
+      });
       continue;
     }
     const [ev] = await ctx.db

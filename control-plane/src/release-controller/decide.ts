@@ -60,10 +60,21 @@ export function decide(i: DecideInput): { rate: number; reason: string } {
     return { rate: r, reason: `pinned by operator at ${r}` };
   }
   const current = clamp(i.current, i.floor, i.ceiling);
-  if (!i.signals) return { rate: round(clamp(current * i.decreaseFactor, i.floor, i.ceiling)), reason: 'decrease: cell signals unavailable' };
+  if (!i.signals)
+    return {
+      rate: round(clamp(current * i.decreaseFactor, i.floor, i.ceiling)),
+      reason: 'decrease: cell signals unavailable',
+    };
   const over = breaches(i.signals, i.thresholds);
-  if (over.length) return { rate: round(clamp(current * i.decreaseFactor, i.floor, i.ceiling)), reason: `decrease: ${over.join('; ')}` };
+  if (over.length)
+    return {
+      rate: round(clamp(current * i.decreaseFactor, i.floor, i.ceiling)),
+      reason: `decrease: ${over.join('; ')}`,
+    };
   if (current >= i.ceiling) return { rate: i.ceiling, reason: 'hold: at the promoter ceiling' };
   const step = Math.max(1, i.ceiling * i.increaseFraction);
-  return { rate: round(clamp(current + step, i.floor, i.ceiling)), reason: `increase: all signals under thresholds (+${round(step)})` };
+  return {
+    rate: round(clamp(current + step, i.floor, i.ceiling)),
+    reason: `increase: all signals under thresholds (+${round(step)})`,
+  };
 }

@@ -5,9 +5,21 @@ import { conflict, notFound, ServiceError } from '../lib/errors';
 import { setRoomControl } from '../waiting-room/room';
 
 /** An operator pauses, resumes (back to the controller) or pins R for an event; recorded like any decision. */
-export async function setReleaseMode({ ctx, eventId, input, actor }: { ctx: Services; eventId: string; input: { mode: ReleaseMode; rate?: number; reason?: string }; actor: string }) {
+export async function setReleaseMode({
+  ctx,
+  eventId,
+  input,
+  actor,
+}: {
+  ctx: Services;
+  eventId: string;
+  input: { mode: ReleaseMode; rate?: number; reason?: string };
+  actor: string;
+}) {
   if (input.mode === 'pinned' && (input.rate === undefined || input.rate < 0)) {
-    throw new ServiceError('validation_failed', 'a pinned mode needs a rate', { issues: [{ path: 'rate', message: 'required when mode is pinned' }] });
+    throw new ServiceError('validation_failed', 'a pinned mode needs a rate', {
+      issues: [{ path: 'rate', message: 'required when mode is pinned' }],
+    });
   }
   const now = ctx.clock.now();
   const res = await ctx.db.transaction(async (tx) => {
@@ -20,9 +32,15 @@ export async function setReleaseMode({ ctx, eventId, input, actor }: { ctx: Serv
       .for('update');
     if (!row) throw notFound('onsale');
     if (row.ev.status === 'ended') throw conflict('the onsale has ended');
-    const pinned = input.mode === 'pinned' ? Math.min(row.on.maxReleaseRate, Math.max(row.on.minReleaseRate, input.rate ?? 0)) : null;
+    const pinned =
+      input.mode === 'pinned'
+        ? Math.min(row.on.maxReleaseRate, Math.max(row.on.minReleaseRate, input.rate ?? 0))
+        : null;
     const rate = input.mode === 'paused' ? row.rr.rate : (pinned ?? row.rr.rate);
-    await tx.update(releaseRates).set({ mode: input.mode, pinnedRate: pinned, rate, updatedAt: now }).where(eq(releaseRates.eventId, eventId));
+    await tx
+      .update(releaseRates)
+      .set({ mode: input.mode, pinnedRate: pinned, rate, updatedAt: now })
+      .where(eq(releaseRates.eventId, eventId));
     await tx.insert(controllerDecisions).values({
       eventId,
       cellId: row.ev.cellId,
@@ -35,9 +53,15 @@ export async function setReleaseMode({ ctx, eventId, input, actor }: { ctx: Serv
       actor,
     });
     if (input.mode === 'paused') {
-      await tx.update(events).set({ status: 'paused', updatedAt: now }).where(and(eq(events.id, eventId), inArray(events.status, ['on_sale', 'sold_out'])));
+      await tx
+        .update(events)
+        .set({ status: 'paused', updatedAt: now })
+        .where(and(eq(events.id, eventId), inArray(events.status, ['on_sale', 'sold_out'])));
     } else if (row.ev.status === 'paused') {
-      await tx.update(events).set({ status: 'on_sale', updatedAt: now }).where(and(eq(events.id, eventId), eq(events.status, 'paused')));
+      await tx
+        .update(events)
+        .set({ status: 'on_sale', updatedAt: now })
+        .where(and(eq(events.id, eventId), eq(events.status, 'paused')));
     }
     return { mode: input.mode, rate: input.mode === 'paused' ? 0 : rate, pinnedRate: pinned };
   });

@@ -63,9 +63,15 @@ export async function runControllerTick(ctx: Services, opts: { source?: SignalSo
             reason: soldOut ? `${d.reason}; sold out for now (0 seats available)` : d.reason,
           });
           if (soldOut === true && ev.status === 'on_sale') {
-            await tx.update(events).set({ status: 'sold_out', updatedAt: now }).where(and(eq(events.id, ev.id), eq(events.status, 'on_sale')));
+            await tx
+              .update(events)
+              .set({ status: 'sold_out', updatedAt: now })
+              .where(and(eq(events.id, ev.id), eq(events.status, 'on_sale')));
           } else if (soldOut === false && ev.status === 'sold_out') {
-            await tx.update(events).set({ status: 'on_sale', updatedAt: now }).where(and(eq(events.id, ev.id), eq(events.status, 'sold_out')));
+            await tx
+              .update(events)
+              .set({ status: 'on_sale', updatedAt: now })
+              .where(and(eq(events.id, ev.id), eq(events.status, 'sold_out')));
           }
         });
         await setRoomControl(ctx, ev.id, { rate: d.rate, paused: rr.mode === 'paused', soldOut, available });

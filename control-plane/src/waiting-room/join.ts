@@ -15,10 +15,19 @@ export async function joinQueue({ ctx, actor, eventId }: { ctx: Services; actor:
   const k = roomKeys(ctx.prefix, eventId);
   const now = ctx.clock.now().getTime();
   const [outcome, joined] = await ctx.redis.wrJoin(
-    k.meta, k.queue, k.seq, k.state, k.seen, k.admitted, k.release,
-    actor.sub, now, randomInt(0, POST_OPEN_BASE),
+    k.meta,
+    k.queue,
+    k.seq,
+    k.state,
+    k.seen,
+    k.admitted,
+    k.release,
+    actor.sub,
+    now,
+    randomInt(0, POST_OPEN_BASE),
   );
-  if (outcome === 'no_room') throw new ServiceError('not_found', 'this event has no waiting room (no onsale scheduled)');
+  if (outcome === 'no_room')
+    throw new ServiceError('not_found', 'this event has no waiting room (no onsale scheduled)');
   if (outcome === 'closed') throw new ServiceError('conflict', 'the onsale for this event has ended');
   const status = await queueStatus({ ctx, actor, eventId });
   return { ...status, joined: joined === '1' };

@@ -14,18 +14,33 @@ export interface ReleaseResult {
  * skipping silent waiters. Atomic in Redis, so several workers can run it without exceeding R.
  * Tokens are minted when the buyer collects them (GET queue/me), not here.
  */
-export async function releaseStep(ctx: Services, eventId: string, opts: { maxBatch?: number } = {}): Promise<ReleaseResult> {
+export async function releaseStep(
+  ctx: Services,
+  eventId: string,
+  opts: { maxBatch?: number } = {},
+): Promise<ReleaseResult> {
   const k = roomKeys(ctx.prefix, eventId);
   const now = ctx.clock.now().getTime();
   const [outcome, active, skipped, ...released] = await ctx.redis.wrRelease(
-    k.meta, k.queue, k.state, k.seen, k.admitted, k.release,
+    k.meta,
+    k.queue,
+    k.state,
+    k.seen,
+    k.admitted,
+    k.release,
     now,
     ctx.config.WAITING_ROOM_ABANDON_SECONDS * 1000,
     ctx.config.ADMISSION_CLAIM_WINDOW_SECONDS * 1000,
     opts.maxBatch ?? 5000,
     (opts.maxBatch ?? 5000) + 5000,
   );
-  return { eventId, outcome: outcome as ReleaseResult['outcome'], released, skipped: Number(skipped), activeShoppers: Number(active) };
+  return {
+    eventId,
+    outcome: outcome as ReleaseResult['outcome'],
+    released,
+    skipped: Number(skipped),
+    activeShoppers: Number(active),
+  };
 }
 
 /** Runs a release step for every event that is releasing (every event has its own queue and R). */
@@ -33,7 +48,8 @@ export async function releaseAll(ctx: Services): Promise<ReleaseResult[]> {
   const ids = await ctx.redis.smembers(releasingSetKey(ctx.prefix));
   const out = await Promise.all(ids.map((id) => releaseStep(ctx, id)));
   for (const r of out) {
-    if (r.released.length || r.skipped) ctx.log.debug('released', { eventId: r.eventId, released: r.released.length, skipped: r.skipped });
+    if (r.released.length || r.skipped)
+      ctx.log.debug('released', { eventId: r.eventId, released: r.released.length, skipped: r.skipped });
   }
   return out;
 }

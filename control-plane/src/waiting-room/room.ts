@@ -45,7 +45,11 @@ export async function closeRoom(ctx: Services, eventId: string) {
 }
 
 /** The controller's output: R, pause, and the sold-out flag from the cell's available seats. */
-export async function setRoomControl(ctx: Services, eventId: string, s: { rate: number; paused: boolean; soldOut?: boolean; available?: number | null }) {
+export async function setRoomControl(
+  ctx: Services,
+  eventId: string,
+  s: { rate: number; paused: boolean; soldOut?: boolean; available?: number | null },
+) {
   const k = roomKeys(ctx.prefix, eventId);
   const fields: Record<string, string | number> = { rate: s.rate, paused: s.paused ? 1 : 0 };
   if (s.soldOut !== undefined) fields.soldOut = s.soldOut ? 1 : 0;

@@ -150,7 +150,9 @@ export const LUA = { JOIN, STATUS, RELEASE, CLAIM, BUCKET };
 
 export interface RoomRedis extends Redis {
   wrJoin(...args: (string | number)[]): Promise<[string, string]>;
-  wrStatus(...args: (string | number)[]): Promise<[string, number, string, string, string, string, string, string, string, string]>;
+  wrStatus(
+    ...args: (string | number)[]
+  ): Promise<[string, number, string, string, string, string, string, string, string, string]>;
   wrRelease(...args: (string | number)[]): Promise<[string, number, number, ...string[]]>;
   wrClaim(...args: (string | number)[]): Promise<[string, string]>;
   wrBucket(...args: (string | number)[]): Promise<[number, number]>;

@@ -1,5 +1,5 @@
-import { isRevoked } from '../admission/revoke';
 import { mintAdmissionToken, newJti } from '../admission/mint';
+import { isRevoked } from '../admission/revoke';
 import type { Services } from '../context';
 import type { BuyerActor } from '../lib/actors';
 import { ServiceError } from '../lib/errors';
@@ -34,12 +34,25 @@ const parseRel = (rel: string) => {
  * the admission token (minted on the first fetch, the same token on every later fetch until it
  * expires). Polling is also how the room knows the buyer is still there.
  */
-export async function queueStatus({ ctx, actor, eventId }: { ctx: Services; actor: BuyerActor; eventId: string }): Promise<QueueStatus> {
+export async function queueStatus({
+  ctx,
+  actor,
+  eventId,
+}: {
+  ctx: Services;
+  actor: BuyerActor;
+  eventId: string;
+}): Promise<QueueStatus> {
   const k = roomKeys(ctx.prefix, eventId);
   const nowMs = ctx.clock.now().getTime();
   const [st, rank, rel, open, soldOut, rate, releasing, closed, paused, onsaleAt] = await ctx.redis.wrStatus(
-    k.meta, k.queue, k.state, k.seen, k.release,
-    actor.sub, nowMs,
+    k.meta,
+    k.queue,
+    k.state,
+    k.seen,
+    k.release,
+    actor.sub,
+    nowMs,
   );
   if (!onsaleAt) throw new ServiceError('not_found', 'this event has no waiting room (no onsale scheduled)');
   const R = Number(rate);
@@ -107,7 +120,17 @@ export async function queueStatus({ ctx, actor, eventId }: { ctx: Services; acto
       jti,
     });
     const newRel = `${r.releasedAt}|${r.claimBy}|${exp * 1000}|${jti}`;
-    const [outcome] = await ctx.redis.wrClaim(k.release, k.admitted, k.token(actor.sub), actor.sub, rel, newRel, exp * 1000, token, exp * 1000 - nowMs);
+    const [outcome] = await ctx.redis.wrClaim(
+      k.release,
+      k.admitted,
+      k.token(actor.sub),
+      actor.sub,
+      rel,
+      newRel,
+      exp * 1000,
+      token,
+      exp * 1000 - nowMs,
+    );
     if (outcome === 'gone') {
       base.status = 'expired';
       base.message = 'your turn came but the admission was not collected in time; join again';

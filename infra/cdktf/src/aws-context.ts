@@ -17,25 +17,41 @@ export interface AwsContext {
   readonly provider?: AwsProvider;
 }
 
-export class AwsLookups extends Construct {
-  readonly context: AwsContext;
+/** An AwsContext whose lookups become data sources only when something reads them. */
+export class AwsLookups extends Construct implements AwsContext {
+  private identity?: DataAwsCallerIdentity;
+  private partitionLookup?: DataAwsPartition;
+  private zones?: readonly [string, string, string];
 
-  constructor(scope: Construct, id: string, region: AwsRegion, provider?: AwsProvider) {
+  constructor(
+    scope: Construct,
+    id: string,
+    readonly region: AwsRegion,
+    readonly provider?: AwsProvider,
+  ) {
     super(scope, id);
-    const identity = new DataAwsCallerIdentity(this, 'identity', { provider });
-    const partition = new DataAwsPartition(this, 'partition', { provider });
-    const zones = new DataAwsAvailabilityZones(this, 'zones', {
-      provider,
-      state: 'available',
-      filter: [{ name: 'opt-in-status', values: ['opt-in-not-required'] }],
-    });
-    this.context = {
-      region,
-      account: identity.accountId,
-      partition: partition.partition,
-      azs: [0, 1, 2].map((i) => Fn.element(zones.names, i)) as unknown as [string, string, string],
-      provider,
-    };
+  }
+
+  get account(): string {
+    this.identity ??= new DataAwsCallerIdentity(this, 'identity', { provider: this.provider });
+    return this.identity.accountId;
+  }
+
+  get partition(): string {
+    this.partitionLookup ??= new DataAwsPartition(this, 'partition', { provider: this.provider });
+    return this.partitionLookup.partition;
+  }
+
+  get azs(): readonly [string, string, string] {
+    if (!this.zones) {
+      const zones = new DataAwsAvailabilityZones(this, 'zones', {
+        provider: this.provider,
+        state: 'available',
+        filter: [{ name: 'opt-in-status', values: ['opt-in-not-required'] }],
+      });
+      this.zones = [Fn.element(zones.names, 0), Fn.element(zones.names, 1), Fn.element(zones.names, 2)];
+    }
+    return this.zones;
   }
 }
 

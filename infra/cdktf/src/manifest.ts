@@ -120,7 +120,9 @@ function servicesSizing<R extends Record<string, ProcessRole>>(roles: R) {
   const shape = Object.fromEntries(
     Object.entries(roles).map(([name, role]) => [name, serviceSizing(role.defaults)]),
   ) as { [K in keyof R]: ReturnType<typeof serviceSizing> };
-  return z.object(shape).strict().prefault({});
+  const schema = z.object(shape).strict();
+  // Every role has defaults, so an empty object is a complete input; TypeScript cannot see that through R.
+  return schema.prefault({} as z.input<typeof schema>);
 }
 
 const DatabaseSizing = z
@@ -317,4 +319,11 @@ export function parseManifest(input: unknown): Manifest {
 
 export function loadManifest(path: string): Manifest {
   return parseManifest(JSON.parse(readFileSync(path, 'utf8')));
+}
+
+/** The validated manifest has a certificate for every region that runs a load balancer. */
+export function certificateFor(manifest: Manifest, region: AwsRegion): string {
+  const arn = manifest.certificates[region];
+  if (!arn) throw new ManifestError([`certificates.${region}: missing`]);
+  return arn;
 }

@@ -1,7 +1,7 @@
 import { resourceMissing } from './errors.js';
 import type { Charge, ListPage } from './objects.js';
 import { type ListParams, listPage } from './pagination.js';
-import { snapshot, type Store } from './store.js';
+import { type Store, snapshot } from './store.js';
 
 export interface ListChargesParams extends ListParams {
   payment_intent?: string | undefined;

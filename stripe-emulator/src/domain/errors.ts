@@ -1,10 +1,6 @@
 import type { PaymentError, PaymentIntent } from './objects.js';
 
-export type StripeErrorType =
-  | 'api_error'
-  | 'card_error'
-  | 'idempotency_error'
-  | 'invalid_request_error';
+export type StripeErrorType = 'api_error' | 'card_error' | 'idempotency_error' | 'invalid_request_error';
 
 /** The `error` member of Stripe's error responses. */
 export interface StripeErrorBody {

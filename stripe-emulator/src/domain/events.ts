@@ -2,7 +2,7 @@ import { resourceMissing } from './errors.js';
 import { newId, unixNow } from './ids.js';
 import type { EventType, ListPage, RequestOrigin, StripeEvent, StripeObject } from './objects.js';
 import { type ListParams, listPage, matchesRange, type RangeFilter } from './pagination.js';
-import { snapshot, type Store } from './store.js';
+import { type Store, snapshot } from './store.js';
 
 /** Receives every event; webhook delivery implements it. */
 export interface EventSubscriber {

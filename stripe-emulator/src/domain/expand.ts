@@ -1,5 +1,5 @@
 import { invalidRequest } from './errors.js';
-import { snapshot, type Store } from './store.js';
+import { type Store, snapshot } from './store.js';
 
 type ApiObject = { object: string } & Record<string, unknown>;
 type Resolver = (store: Store, id: string) => unknown;
@@ -44,11 +44,7 @@ export function expandObject<T>(object: T, paths: readonly string[], store: Stor
 }
 
 /** For list and search responses, where Stripe's expand paths start with `data.`. */
-export function expandList<T extends { data: unknown[] }>(
-  page: T,
-  paths: readonly string[],
-  store: Store,
-): T {
+export function expandList<T extends { data: unknown[] }>(page: T, paths: readonly string[], store: Store): T {
   const itemPaths = paths.map((path) => {
     if (!path.startsWith('data.')) {
       throw invalidRequest(`This property cannot be expanded (${path}).`, { param: 'expand' });

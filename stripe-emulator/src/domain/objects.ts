@@ -15,12 +15,7 @@ export type PaymentIntentStatus =
 
 export type CaptureMethod = 'automatic' | 'automatic_async' | 'manual';
 
-export type CancellationReason =
-  | 'abandoned'
-  | 'automatic'
-  | 'duplicate'
-  | 'fraudulent'
-  | 'requested_by_customer';
+export type CancellationReason = 'abandoned' | 'automatic' | 'duplicate' | 'fraudulent' | 'requested_by_customer';
 
 export interface CardDetails {
   brand: string;

@@ -31,8 +31,7 @@ export function listPage<T extends { id: string }>(
     const start = Math.max(0, end - limit);
     return { object: 'list', data: newestFirst.slice(start, end), has_more: start > 0, url };
   }
-  const start =
-    params.starting_after === undefined ? 0 : indexOf(params.starting_after, 'starting_after') + 1;
+  const start = params.starting_after === undefined ? 0 : indexOf(params.starting_after, 'starting_after') + 1;
   const data = newestFirst.slice(start, start + limit);
   return { object: 'list', data, has_more: start + limit < newestFirst.length, url };
 }

@@ -14,10 +14,10 @@ import type {
   RequestOrigin,
   SearchPage,
 } from './objects.js';
-import { type ListParams, listPage, matchesRange, type RangeFilter } from './pagination.js';
+import { DEFAULT_LIMIT, type ListParams, listPage, matchesRange, type RangeFilter } from './pagination.js';
 import { resolvePaymentMethod } from './payment-methods.js';
 import { parsePaymentIntentQuery } from './search-query.js';
-import { snapshot, type Store, type StoredPaymentMethod } from './store.js';
+import { type Store, type StoredPaymentMethod, snapshot } from './store.js';
 import type { Decline } from './test-payment-methods.js';
 
 export interface CreatePaymentIntentParams {
@@ -255,7 +255,7 @@ export class PaymentIntents {
    */
   search(params: SearchParams): SearchPage<PaymentIntent> {
     const matches = parsePaymentIntentQuery(params.query);
-    const limit = params.limit ?? 10;
+    const limit = params.limit ?? DEFAULT_LIMIT;
     const offset = params.page === undefined ? 0 : decodePageToken(params.page);
     const found = [...this.store.paymentIntents.values()].reverse().filter(matches);
     const hasMore = offset + limit < found.length;
@@ -275,7 +275,8 @@ export class PaymentIntents {
   }
 
   #latestCharge(paymentIntent: PaymentIntent): Charge {
-    const charge = paymentIntent.latest_charge === null ? undefined : this.store.charges.get(paymentIntent.latest_charge);
+    const charge =
+      paymentIntent.latest_charge === null ? undefined : this.store.charges.get(paymentIntent.latest_charge);
     if (!charge) throw new Error(`PaymentIntent ${paymentIntent.id} has no charge`);
     return charge;
   }
@@ -300,8 +301,8 @@ export class PaymentIntents {
         // The network's answer arrives later, outside any request: its events carry no request.
         this.timers.schedule(this.timing.processingDelayMs, () => {
           if (paymentIntent.status !== 'processing') return;
-          if (behaviour.then.kind === 'authorize') this.#authorize(paymentIntent, paymentMethod, null);
-          else this.#decline(paymentIntent, paymentMethod, behaviour.then.decline, null);
+          if (behaviour.outcome.kind === 'authorize') this.#authorize(paymentIntent, paymentMethod, null);
+          else this.#decline(paymentIntent, paymentMethod, behaviour.outcome.decline, null);
         });
         return;
       }

@@ -4,7 +4,7 @@ import { newId, unixNow } from './ids.js';
 import { applyMetadata, type MetadataUpdate } from './metadata.js';
 import type { Charge, ListPage, PaymentIntent, Refund, RefundReason, RequestOrigin } from './objects.js';
 import { type ListParams, listPage } from './pagination.js';
-import { snapshot, type Store } from './store.js';
+import { type Store, snapshot } from './store.js';
 
 export interface CreateRefundParams {
   payment_intent?: string | undefined;
@@ -34,10 +34,10 @@ export class Refunds {
     }
     const amount = params.amount ?? remaining;
     if (amount > remaining) {
-      throw invalidRequest(
-        `Refund amount (${amount}) is greater than unrefunded amount on charge (${remaining})`,
-        { code: 'amount_too_large', param: 'amount' },
-      );
+      throw invalidRequest(`Refund amount (${amount}) is greater than unrefunded amount on charge (${remaining})`, {
+        code: 'amount_too_large',
+        param: 'amount',
+      });
     }
 
     const refund: Refund = {
@@ -111,9 +111,12 @@ export class Refunds {
       return charge;
     }
     if (params.payment_intent === undefined) {
-      throw invalidRequest('One of the following params should be provided for this request: payment_intent or charge.', {
-        code: 'parameter_missing',
-      });
+      throw invalidRequest(
+        'One of the following params should be provided for this request: payment_intent or charge.',
+        {
+          code: 'parameter_missing',
+        },
+      );
     }
     const paymentIntent = this.store.paymentIntents.get(params.payment_intent);
     if (!paymentIntent) throw resourceMissing('payment_intent', params.payment_intent, 'payment_intent');

@@ -132,12 +132,7 @@ function readMetadataKey(cursor: Cursor): string {
   return key;
 }
 
-function fieldPredicate(
-  field: string,
-  metadataKey: string | undefined,
-  operator: Operator,
-  value: Value,
-): Predicate {
+function fieldPredicate(field: string, metadataKey: string | undefined, operator: Operator, value: Value): Predicate {
   switch (field) {
     case 'metadata': {
       const matches = compareStrings(field, operator, value);

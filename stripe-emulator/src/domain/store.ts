@@ -1,5 +1,5 @@
-import type { CardBehaviour } from './test-payment-methods.js';
 import type { Charge, PaymentIntent, PaymentMethod, Refund, StripeEvent } from './objects.js';
+import type { CardBehaviour } from './test-payment-methods.js';
 
 /**
  * Operations the emulator actually performed. Idempotent replays, rejected requests and

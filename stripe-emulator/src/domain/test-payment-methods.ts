@@ -14,7 +14,7 @@ export interface Decline {
 export type CardBehaviour =
   | { kind: 'authorize' }
   | { kind: 'decline'; decline: Decline }
-  | { kind: 'delayed'; then: { kind: 'authorize' } | { kind: 'decline'; decline: Decline } };
+  | { kind: 'delayed'; outcome: { kind: 'authorize' } | { kind: 'decline'; decline: Decline } };
 
 export interface TestPaymentMethod {
   card: Pick<CardDetails, 'brand' | 'last4'>;
@@ -65,11 +65,11 @@ const TEST_PAYMENT_METHODS: Record<string, TestPaymentMethod> = {
   },
   pm_card_delayed: {
     card: visa,
-    behaviour: { kind: 'delayed', then: { kind: 'authorize' } },
+    behaviour: { kind: 'delayed', outcome: { kind: 'authorize' } },
   },
   pm_card_delayed_chargeDeclined: {
     card: visaDeclined,
-    behaviour: { kind: 'delayed', then: { kind: 'decline', decline: genericDecline } },
+    behaviour: { kind: 'delayed', outcome: { kind: 'decline', decline: genericDecline } },
   },
 };
 

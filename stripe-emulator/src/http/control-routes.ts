@@ -1,4 +1,4 @@
-import { Hono, type Context } from 'hono';
+import { type Context, Hono } from 'hono';
 import type { z } from 'zod';
 import type { EmulatorControl } from '../control.js';
 import { failureInput, latencyInput, webhookEndpointInput, webhookFaultsInput } from '../control-schemas.js';

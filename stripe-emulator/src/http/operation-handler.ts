@@ -36,7 +36,13 @@ function errorOutcome(error: StripeApiError, executed: boolean): Outcome {
   return { status: error.status, body: JSON.stringify(error), executed };
 }
 
-async function execute(operation: Operation, form: FormObject, c: Context<AppEnv>, deps: HandlerDeps, idempotencyKey: string | null): Promise<Outcome> {
+async function execute(
+  operation: Operation,
+  form: FormObject,
+  c: Context<AppEnv>,
+  deps: HandlerDeps,
+  idempotencyKey: string | null,
+): Promise<Outcome> {
   const latency = deps.apiFaults.latencyFor(operation.name);
   if (latency > 0) await sleep(latency);
 

@@ -159,3 +159,16 @@ export const idempotencyKeys = pgTable(
   },
   (t) => [primaryKey({ columns: [t.userId, t.key] }), index('idempotency_expiry_idx').on(t.expiresAt)],
 );
+
+/** Things that must not happen but did (money taken for seats already released): a human looks. */
+export const incidents = pgTable(
+  'incidents',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    orderId: uuid('order_id').notNull(),
+    kind: text('kind').notNull(),
+    details: text('details').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('incidents_order_kind_uq').on(t.orderId, t.kind)],
+);

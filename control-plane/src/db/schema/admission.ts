@@ -34,4 +34,3 @@ export const revocations = pgTable(
   (t) => [index('revocations_jti_idx').on(t.jti), index('revocations_subject_idx').on(t.subject)],
 );
 export type Revocation = InferSelectModel<typeof revocations>;
-

@@ -1,6 +1,6 @@
 import type { InferSelectModel } from 'drizzle-orm';
-import { check, integer, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { sql } from 'drizzle-orm';
+import { check, integer, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { timestamps } from './columns';
 
 export const CELL_STATUSES = ['active', 'draining', 'down', 'evacuated'] as const;

@@ -5,7 +5,14 @@ import type { App } from '../env';
 const Feed = z
   .object({
     version: z.number().int(),
-    cells: z.array(z.object({ id: z.string(), baseUrl: z.string(), region: z.string(), status: z.enum(['active', 'draining', 'down', 'evacuated']) })),
+    cells: z.array(
+      z.object({
+        id: z.string(),
+        baseUrl: z.string(),
+        region: z.string(),
+        status: z.enum(['active', 'draining', 'down', 'evacuated']),
+      }),
+    ),
     events: z.array(z.object({ eventId: z.string(), cellId: z.string(), epoch: z.number().int() })),
   })
   .openapi('DirectoryFeed');
@@ -29,7 +36,7 @@ export function registerDirectory(app: App) {
     c.header('etag', etag);
     c.header('cache-control', 'no-cache');
     const inm = c.req.header('if-none-match');
-    if (inm && inm.split(',').some((t) => t.trim().replace(/^W\//, '') === etag)) return c.body(null, 304);
+    if (inm?.split(',').some((t) => t.trim().replace(/^W\//, '') === etag)) return c.body(null, 304);
     return c.json(feed, 200);
   });
 }

@@ -12,7 +12,13 @@ const route = createRoute({
   tags: ['events'],
   summary: 'Pin the event to a purchase cell (manager or owner), until the onsale starts',
   security: [{ bearer: [] }],
-  request: { params: EventIdParam, body: { required: true, content: { 'application/json': { schema: z.object({ cellId: z.string().min(1) }).openapi('Placement') } } } },
+  request: {
+    params: EventIdParam,
+    body: {
+      required: true,
+      content: { 'application/json': { schema: z.object({ cellId: z.string().min(1) }).openapi('Placement') } },
+    },
+  },
   responses: {
     200: { description: 'Placed', content: { 'application/json': { schema: EventSchema } } },
     ...errorResponses('validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'conflict'),
@@ -23,7 +29,12 @@ export function registerEventPlacement(app: App) {
   app.openapi(route, async (c) => {
     const actor = await promoter(c);
     assertRole(actor, 'manager');
-    const ev = await placeEvent({ ctx: c.get('services'), tenantId: actor.tenantId, eventId: c.req.valid('param').eventId, input: c.req.valid('json') });
+    const ev = await placeEvent({
+      ctx: c.get('services'),
+      tenantId: actor.tenantId,
+      eventId: c.req.valid('param').eventId,
+      input: c.req.valid('json'),
+    });
     return c.json(toEventDto(ev), 200);
   });
 }

@@ -10,7 +10,11 @@ export const CreateEventBody = z
     name: z.string().min(1).max(200),
     venue: z.string().min(1).max(200),
     startsAt: z.string().datetime({ offset: true }),
-    cellId: z.string().min(1).optional().openapi({ description: 'Pin to a cell; otherwise the least-loaded active cell' }),
+    cellId: z
+      .string()
+      .min(1)
+      .optional()
+      .openapi({ description: 'Pin to a cell; otherwise the least-loaded active cell' }),
   })
   .openapi('CreateEvent');
 

@@ -12,7 +12,10 @@ const route = createRoute({
   summary: "The tenant's events",
   security: [{ bearer: [] }],
   responses: {
-    200: { description: 'Events', content: { 'application/json': { schema: z.object({ events: z.array(EventSchema) }) } } },
+    200: {
+      description: 'Events',
+      content: { 'application/json': { schema: z.object({ events: z.array(EventSchema) }) } },
+    },
     ...errorResponses('unauthenticated', 'forbidden'),
   },
 });

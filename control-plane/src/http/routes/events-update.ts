@@ -6,7 +6,11 @@ import { errorResponses } from '../errors';
 import { EventIdParam, EventSchema, toEventDto } from '../schemas';
 
 const Body = z
-  .object({ name: z.string().min(1).max(200).optional(), venue: z.string().min(1).max(200).optional(), startsAt: z.string().datetime({ offset: true }).optional() })
+  .object({
+    name: z.string().min(1).max(200).optional(),
+    venue: z.string().min(1).max(200).optional(),
+    startsAt: z.string().datetime({ offset: true }).optional(),
+  })
   .strict()
   .openapi('UpdateEvent');
 

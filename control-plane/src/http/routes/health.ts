@@ -7,8 +7,14 @@ const route = createRoute({
   path: '/healthz',
   tags: ['ops'],
   responses: {
-    200: { description: 'Database and Redis answer', content: { 'application/json': { schema: z.object({ ok: z.boolean() }) } } },
-    503: { description: 'A dependency is down', content: { 'application/json': { schema: z.object({ ok: z.boolean(), failed: z.array(z.string()) }) } } },
+    200: {
+      description: 'Database and Redis answer',
+      content: { 'application/json': { schema: z.object({ ok: z.boolean() }) } },
+    },
+    503: {
+      description: 'A dependency is down',
+      content: { 'application/json': { schema: z.object({ ok: z.boolean(), failed: z.array(z.string()) }) } },
+    },
   },
 });
 

@@ -21,6 +21,9 @@ const route = createRoute({
 export function registerGetOnsale(app: App) {
   app.openapi(route, async (c) => {
     const actor = await promoter(c);
-    return c.json(await getOnsale({ ctx: c.get('services'), tenantId: actor.tenantId, eventId: c.req.valid('param').eventId }), 200);
+    return c.json(
+      await getOnsale({ ctx: c.get('services'), tenantId: actor.tenantId, eventId: c.req.valid('param').eventId }),
+      200,
+    );
   });
 }

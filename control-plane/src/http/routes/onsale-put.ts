@@ -25,7 +25,10 @@ const route = createRoute({
   tags: ['onsale'],
   summary: 'Schedule or reschedule the onsale (manager or owner); the event is then loaded into its cell',
   security: [{ bearer: [] }],
-  request: { params: EventIdParam, body: { required: true, content: { 'application/json': { schema: ScheduleBody } } } },
+  request: {
+    params: EventIdParam,
+    body: { required: true, content: { 'application/json': { schema: ScheduleBody } } },
+  },
   responses: {
     200: { description: 'Scheduled', content: { 'application/json': { schema: OnsaleSchema } } },
     ...errorResponses('validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'conflict', 'cell_unavailable'),
@@ -38,7 +41,12 @@ export function registerScheduleOnsale(app: App) {
     const ctx = c.get('services');
     const b = c.req.valid('json');
     const { eventId } = c.req.valid('param');
-    await scheduleOnsale({ ctx, actor, eventId, input: { ...b, roomOpensAt: new Date(b.roomOpensAt), onsaleAt: new Date(b.onsaleAt) } });
+    await scheduleOnsale({
+      ctx,
+      actor,
+      eventId,
+      input: { ...b, roomOpensAt: new Date(b.roomOpensAt), onsaleAt: new Date(b.onsaleAt) },
+    });
     return c.json(await getOnsale({ ctx, tenantId: actor.tenantId, eventId }), 200);
   });
 }

@@ -14,7 +14,10 @@ const route = createRoute({
   security: [{ bearer: [] }],
   request: { params: EventIdParam, query: z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) }) },
   responses: {
-    200: { description: 'Decisions', content: { 'application/json': { schema: z.object({ decisions: z.array(DecisionSchema) }) } } },
+    200: {
+      description: 'Decisions',
+      content: { 'application/json': { schema: z.object({ decisions: z.array(DecisionSchema) }) } },
+    },
     ...errorResponses('unauthenticated', 'forbidden', 'not_found'),
   },
 });

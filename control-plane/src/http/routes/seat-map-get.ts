@@ -12,7 +12,9 @@ const SeatMap = z
     seatMapVersion: z.number().int(),
     tiers: z.array(z.object({ code: z.string(), name: z.string(), price: z.number().int(), currency: z.string() })),
     sections: z.array(z.object({ section: z.string(), tier: z.string(), seats: z.number().int() })),
-    seats: z.array(z.object({ id: z.string(), label: z.string(), section: z.string(), row: z.string(), tier: z.string() })),
+    seats: z.array(
+      z.object({ id: z.string(), label: z.string(), section: z.string(), row: z.string(), tier: z.string() }),
+    ),
     nextAfter: z.string().nullable().optional(),
   })
   .openapi('SeatMap');
@@ -37,7 +39,12 @@ export function registerGetSeatMap(app: App) {
   app.openapi(route, async (c) => {
     const actor = await promoter(c);
     const q = c.req.valid('query');
-    const r = await getSeatMap({ ctx: c.get('services'), actor, eventId: c.req.valid('param').eventId, page: { after: q.after, limit: q.limit } });
+    const r = await getSeatMap({
+      ctx: c.get('services'),
+      actor,
+      eventId: c.req.valid('param').eventId,
+      page: { after: q.after, limit: q.limit },
+    });
     return c.json(r, 200);
   });
 }

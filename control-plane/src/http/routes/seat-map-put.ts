@@ -28,8 +28,19 @@ const route = createRoute({
   security: [{ bearer: [] }],
   request: { params: EventIdParam },
   responses: {
-    200: { description: 'Stored; seat ids are stable for unchanged labels', content: { 'application/json': { schema: Result } } },
-    ...errorResponses('validation_failed', 'bad_request', 'unauthenticated', 'forbidden', 'not_found', 'conflict', 'payload_too_large'),
+    200: {
+      description: 'Stored; seat ids are stable for unchanged labels',
+      content: { 'application/json': { schema: Result } },
+    },
+    ...errorResponses(
+      'validation_failed',
+      'bad_request',
+      'unauthenticated',
+      'forbidden',
+      'not_found',
+      'conflict',
+      'payload_too_large',
+    ),
   },
 });
 
@@ -39,7 +50,12 @@ export function registerPutSeatMap(app: App) {
     const type = (c.req.header('content-type') ?? '').split(';')[0]?.trim().toLowerCase();
     const format = type === 'application/json' ? 'json' : type === 'text/csv' ? 'csv' : null;
     if (!format) throw new ServiceError('bad_request', 'content-type must be application/json or text/csv');
-    const r = await uploadSeatMap({ ctx: c.get('services'), actor, eventId: c.req.valid('param').eventId, input: { format, body: await c.req.text() } });
+    const r = await uploadSeatMap({
+      ctx: c.get('services'),
+      actor,
+      eventId: c.req.valid('param').eventId,
+      input: { format, body: await c.req.text() },
+    });
     return c.json(r, 200);
   });
 }

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
-import { repoRoot } from '../../test/support/services';
+import { repoRoot } from './services';
 
 /** Starts a cell process role (`api`, `relay`, ...) as its own OS process, as production runs it. */
 export async function startCellProcess(

@@ -1,0 +1,151 @@
+import { cellTopics, EnvelopeError, type EventType, parseEnvelope, type TypedEnvelope } from '@onsale/contracts';
+import { sql } from 'drizzle-orm';
+import type { CellContext } from '../context';
+import type { Tx } from '../db/client';
+import { withWriteTx } from '../db/tx';
+import { failpoint } from '../failpoints';
+import type { Causation } from '../outbox/append';
+import type { Broker, Disposition, IncomingMessage, RunningConsumer } from './broker';
+
+/** A failure that no retry can fix (an impossible transition, a contradiction): dead-letter it. */
+export class PermanentError extends Error {
+  override name = 'PermanentError';
+}
+
+export type Handler<T extends EventType = EventType> = (
+  tx: Tx,
+  event: TypedEnvelope<T>,
+  cause: Causation,
+) => Promise<void>;
+export type Handlers = { [T in EventType]?: Handler<T> };
+
+export interface RetryPolicy {
+  shortDelayMs: number;
+  shortAttempts: number;
+  longDelayMs: number;
+  longAttempts: number;
+}
+export const defaultRetryPolicy: RetryPolicy = {
+  shortDelayMs: 1_000,
+  shortAttempts: 3,
+  longDelayMs: 30_000,
+  longAttempts: 3,
+};
+
+export const RETRY = {
+  consumer: 'x-retry-consumer',
+  attempt: 'x-retry-attempt',
+  notBefore: 'x-retry-not-before',
+  reason: 'x-failure-reason',
+  origin: 'x-original-coordinates',
+} as const;
+
+/**
+ * Runs one consumer of the cell's purchase topic. For each message: parse it against the
+ * shared contract, then in one transaction record (consumer, eventId) in the inbox and apply
+ * the effect, and only then let the offset move. A duplicate finds its inbox row and does
+ * nothing. A transient failure goes to a delayed retry topic, a permanent one to the dead
+ * letter topic with its reason and original coordinates; either way the partition moves on.
+ */
+export async function runConsumer(opts: {
+  name: string;
+  ctx: CellContext;
+  broker: Broker;
+  handlers: Handlers;
+  retry?: RetryPolicy;
+}): Promise<RunningConsumer> {
+  const { name, ctx, broker, handlers } = opts;
+  const retry = opts.retry ?? defaultRetryPolicy;
+  const topics = cellTopics(ctx.cellId);
+
+  async function apply(event: TypedEnvelope, message: IncomingMessage): Promise<boolean> {
+    const handler = handlers[event.eventType] as Handler | undefined;
+    if (!handler) return false;
+    const cause: Causation = { cellId: ctx.cellId, correlationId: event.correlationId, causationId: event.eventId };
+    return withWriteTx(ctx, async (tx) => {
+      const fresh = await tx.execute(
+        sql`INSERT INTO inbox (consumer, event_id) VALUES (${name}, ${event.eventId}) ON CONFLICT DO NOTHING`,
+      );
+      if (fresh.rowCount === 0) return false;
+      await handler(tx, event, cause);
+      failpoint(`${name}.before-commit`);
+      ctx.log.debug('applied', {
+        consumer: name,
+        eventId: event.eventId,
+        eventType: event.eventType,
+        orderId: event.aggregateId,
+        ...coordinates(message),
+      });
+      return true;
+    });
+  }
+
+  async function divert(message: IncomingMessage, err: unknown, permanent: boolean): Promise<void> {
+    const attempt = Number(message.headers[RETRY.attempt] ?? 0) + 1;
+    const reason = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    const exhausted = attempt > retry.shortAttempts + retry.longAttempts;
+    const target =
+      permanent || exhausted
+        ? topics.deadLetter
+        : attempt <= retry.shortAttempts
+          ? topics.retryShort
+          : topics.retryLong;
+    const delay = target === topics.retryShort ? retry.shortDelayMs : retry.longDelayMs;
+    await broker.publish(target, [
+      {
+        key: message.key ?? '',
+        value: message.value,
+        headers: {
+          ...message.headers,
+          [RETRY.consumer]: name,
+          [RETRY.attempt]: String(attempt),
+          [RETRY.notBefore]: String(Date.now() + delay),
+          [RETRY.reason]: reason.slice(0, 500),
+          [RETRY.origin]: message.headers[RETRY.origin] ?? JSON.stringify(coordinates(message)),
+        },
+      },
+    ]);
+    ctx.log.warn(target === topics.deadLetter ? 'dead-lettered' : 'retry scheduled', {
+      consumer: name,
+      reason,
+      attempt,
+      target,
+      ...coordinates(message),
+    });
+  }
+
+  async function handle(message: IncomingMessage): Promise<Disposition> {
+    if (message.topic !== topics.purchase) {
+      if (message.headers[RETRY.consumer] !== name) return { kind: 'done' };
+      const due = Number(message.headers[RETRY.notBefore] ?? 0);
+      if (due > Date.now()) return { kind: 'later', at: due };
+    }
+    let event: TypedEnvelope;
+    try {
+      event = parseEnvelope(JSON.parse(message.value));
+    } catch (err) {
+      if (err instanceof EnvelopeError || err instanceof SyntaxError) {
+        await divert(message, err, true);
+        return { kind: 'done' };
+      }
+      throw err;
+    }
+    try {
+      await apply(event, message);
+    } catch (err) {
+      await divert(message, err, err instanceof PermanentError);
+      return { kind: 'done' };
+    }
+    failpoint(`${name}.after-commit`);
+    return { kind: 'done' };
+  }
+
+  return broker.consume({
+    groupId: `${ctx.cellId}.${name}`,
+    topics: [topics.purchase, topics.retryShort, topics.retryLong],
+    handle,
+    onError: (err) => ctx.log.error('consumer crashed', { consumer: name, err }),
+  });
+}
+
+const coordinates = (m: IncomingMessage) => ({ topic: m.topic, partition: m.partition, offset: m.offset });

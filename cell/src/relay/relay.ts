@@ -1,0 +1,117 @@
+import { randomUUID } from 'node:crypto';
+import type { Envelope } from '@onsale/contracts';
+import { sql } from 'drizzle-orm';
+import type { CellContext } from '../context';
+import { withWriteTx } from '../db/tx';
+import { failpoint } from '../failpoints';
+import type { Broker } from '../messaging/broker';
+
+export interface RelayOptions {
+  batchSize: number;
+  leaseMs: number;
+  idleMs: number;
+  /** Published rows are kept this long for inspection, then deleted. */
+  retainPublishedMs: number;
+}
+
+type Claimed = {
+  id: number;
+  topic: string;
+  aggregate_id: string;
+  envelope: Envelope;
+};
+
+/**
+ * The outbox relay. It claims a batch of unpublished rows under a lease (SKIP LOCKED, so
+ * relays never wait on each other) and commits the claim, publishes with acks from all
+ * in-sync replicas, then marks the rows published only if the lease is still its own. A crash
+ * after publishing and before marking re-publishes the batch later: a duplicate the inboxes
+ * absorb, never a loss.
+ */
+export function createRelay(ctx: CellContext, broker: Broker, options: RelayOptions) {
+  const relayId = randomUUID();
+  let stopping = false;
+  let lastCleanup = 0;
+
+  async function claim(owner: string): Promise<Claimed[]> {
+    return withWriteTx(ctx, async (tx) => {
+      const rows = await tx.execute<Claimed>(sql`
+        UPDATE outbox SET lease_owner = ${owner}, lease_until = now() + make_interval(secs => ${options.leaseMs / 1000})
+         WHERE id IN (SELECT id FROM outbox
+                       WHERE published_at IS NULL AND (lease_until IS NULL OR lease_until < now())
+                       ORDER BY id LIMIT ${options.batchSize} FOR UPDATE SKIP LOCKED)
+        RETURNING id, topic, aggregate_id, envelope`);
+      return rows.rows.sort((a, b) => a.id - b.id);
+    });
+  }
+
+  /** Publishes one batch; returns how many rows it published. */
+  async function publishOnce(): Promise<number> {
+    const owner = `${relayId}:${randomUUID()}`;
+    const rows = await claim(owner);
+    if (rows.length === 0) return 0;
+    const byTopic = new Map<string, Claimed[]>();
+    for (const r of rows) byTopic.set(r.topic, [...(byTopic.get(r.topic) ?? []), r]);
+    for (const [topic, batch] of byTopic) {
+      await broker.publish(
+        topic,
+        batch.map((r) => ({
+          key: r.aggregate_id,
+          value: JSON.stringify(r.envelope),
+          headers: { eventType: r.envelope.eventType, correlationId: r.envelope.correlationId },
+        })),
+      );
+    }
+    failpoint('relay.after-publish');
+    await ctx.db.execute(sql`
+      UPDATE outbox SET published_at = now(), lease_owner = NULL, lease_until = NULL
+       WHERE id = ANY(${sql.param(rows.map((r) => r.id))}::bigint[]) AND lease_owner = ${owner}`);
+    return rows.length;
+  }
+
+  async function cleanup(): Promise<void> {
+    if (Date.now() - lastCleanup < 60_000) return;
+    lastCleanup = Date.now();
+    await ctx.db.execute(sql`
+      DELETE FROM outbox WHERE id IN (
+        SELECT id FROM outbox WHERE published_at < now() - make_interval(secs => ${options.retainPublishedMs / 1000})
+         LIMIT 10000)`);
+  }
+
+  async function run(): Promise<void> {
+    let backoff = options.idleMs;
+    while (!stopping) {
+      try {
+        const published = await publishOnce();
+        backoff = options.idleMs;
+        if (published < options.batchSize) {
+          await cleanup();
+          await sleep(options.idleMs);
+        }
+      } catch (err) {
+        // Broker or database away: the rows stay unpublished and their leases lapse; try again.
+        ctx.log.warn('relay batch failed', { err, relayId });
+        await sleep(backoff);
+        backoff = Math.min(backoff * 2, 5_000);
+      }
+    }
+  }
+
+  return {
+    publishOnce,
+    start: () => run(),
+    stop: () => {
+      stopping = true;
+    },
+  };
+}
+
+/** The business's event-delivery latency: how long the oldest unpublished fact has waited. */
+export async function oldestUnpublishedAgeMs(ctx: CellContext): Promise<number> {
+  const rows = await ctx.db.execute<{ age: number | null }>(
+    sql`SELECT (extract(epoch FROM now() - min(created_at)) * 1000)::float8 AS age FROM outbox WHERE published_at IS NULL`,
+  );
+  return rows.rows[0]?.age ?? 0;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,0 +1,7 @@
+import { runConsumer } from '../messaging/consumer-runner';
+import { startWorker } from '../runtime/worker';
+import { sagaHandlers } from './transitions';
+
+const worker = startWorker('saga');
+const consumer = await runConsumer({ name: 'saga', ctx: worker.ctx, broker: worker.broker, handlers: sagaHandlers });
+worker.onShutdown(() => consumer.stop());

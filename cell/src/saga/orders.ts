@@ -1,0 +1,39 @@
+import { sql } from 'drizzle-orm';
+import type { Tx } from '../db/client';
+
+export type LockedOrder = {
+  id: string;
+  event_id: string;
+  user_id: string;
+  status: string;
+  amount: number;
+  currency: string;
+  version: number;
+};
+
+/** Every saga transition starts here: the order row locked, its state read under the lock. */
+export async function lockOrder(tx: Tx, orderId: string): Promise<LockedOrder | undefined> {
+  const rows = await tx.execute<LockedOrder>(sql`
+    SELECT id, event_id, user_id, status, amount, trim(currency) AS currency, version
+      FROM orders WHERE id = ${orderId} FOR UPDATE`);
+  return rows.rows[0];
+}
+
+export async function setOrderStatus(tx: Tx, orderId: string, status: string, failureReason?: string): Promise<void> {
+  await tx.execute(sql`
+    UPDATE orders SET status = ${status}, version = version + 1, updated_at = now(),
+           failure_reason = coalesce(${failureReason ?? null}, failure_reason)
+     WHERE id = ${orderId}`);
+}
+
+export async function setPaymentStatus(tx: Tx, orderId: string, status: string): Promise<void> {
+  await tx.execute(sql`UPDATE payments SET status = ${status}, updated_at = now() WHERE order_id = ${orderId}`);
+}
+
+/** Seats the order owns through its confirmed hold, for ticketing. */
+export async function confirmedSeats(tx: Tx, orderId: string): Promise<string[]> {
+  const rows = await tx.execute<{ seat_id: string }>(sql`
+    SELECT hs.seat_id FROM holds h JOIN hold_seats hs ON hs.hold_id = h.id
+     WHERE h.order_id = ${orderId} AND h.status = 'confirmed' AND hs.released_at IS NULL ORDER BY hs.seat_id`);
+  return rows.rows.map((r) => r.seat_id);
+}

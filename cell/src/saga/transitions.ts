@@ -1,0 +1,160 @@
+import { sql } from 'drizzle-orm';
+import type { Tx } from '../db/client';
+import { expireOrders } from '../holds/expire';
+import { releaseHoldSeats } from '../holds/release-seats';
+import { type Handlers, PermanentError } from '../messaging/consumer-runner';
+import { appendEvent, type Causation } from '../outbox/append';
+import { confirmedSeats, type LockedOrder, lockOrder, setOrderStatus, setPaymentStatus } from './orders';
+
+/** States in which the order's seats are gone and any money it authorized must go back. */
+const ENDED_UNPAID = new Set(['expired', 'released', 'failed', 'canceled']);
+
+async function mustLock(tx: Tx, orderId: string): Promise<LockedOrder> {
+  const order = await lockOrder(tx, orderId);
+  if (!order) throw new PermanentError(`order ${orderId} does not exist in this cell`);
+  return order;
+}
+
+function requestCancel(tx: Tx, cause: Causation, orderId: string, paymentIntentId: string, reason: string) {
+  return appendEvent(tx, cause, 'AuthorizationCancelRequested', orderId, { orderId, paymentIntentId, reason });
+}
+
+/**
+ * The purchase saga: every transition locks the order, reads its state under the lock, and
+ * either moves it forward with the next command in the outbox or does nothing (a duplicate or
+ * a message overtaken by events). Late money is always compensated, never attached.
+ */
+export const sagaHandlers: Handlers = {
+  async HoldCreated(tx, { payload }, cause) {
+    const order = await mustLock(tx, payload.orderId);
+    if (order.status !== 'pending_payment') return;
+    await appendEvent(tx, cause, 'PaymentAuthorizationRequested', order.id, {
+      orderId: order.id,
+      amount: order.amount,
+      currency: order.currency,
+      userId: order.user_id,
+    });
+  },
+
+  async PaymentIntentCreated(tx, { payload }, cause) {
+    const order = await mustLock(tx, payload.orderId);
+    // The order ended while the intent was being created: nobody will pay for these seats.
+    if (ENDED_UNPAID.has(order.status)) {
+      await requestCancel(tx, cause, order.id, payload.paymentIntentId, `order_${order.status}`);
+    }
+  },
+
+  async PaymentAuthorized(tx, { payload }, cause) {
+    const order = await mustLock(tx, payload.orderId);
+    if (ENDED_UNPAID.has(order.status)) {
+      await requestCancel(tx, cause, order.id, payload.paymentIntentId, 'authorized_after_hold_ended');
+      return;
+    }
+    if (order.status !== 'pending_payment') return;
+    if (payload.amount !== order.amount)
+      throw new PermanentError(`authorized ${payload.amount}, order is ${order.amount}`);
+
+    const live = await tx.execute(sql`
+      UPDATE holds SET status = 'confirmed'
+       WHERE order_id = ${order.id} AND status = 'active' AND expires_at > now() RETURNING id`);
+    if (live.rowCount === 0) {
+      // The hold lapsed before the money came: expire it now and give the money back.
+      const [expired] = await expireOrders(tx, { cellId: cause.cellId, causationId: cause.causationId }, [order.id]);
+      if (!expired?.cancelRequested) {
+        await requestCancel(tx, cause, order.id, payload.paymentIntentId, 'authorized_after_hold_ended');
+      }
+      return;
+    }
+    await setOrderStatus(tx, order.id, 'confirmed');
+    await setPaymentStatus(tx, order.id, 'authorized');
+    await appendEvent(tx, cause, 'OrderConfirmed', order.id, {
+      orderId: order.id,
+      holdId: (live.rows[0] as { id: string }).id,
+    });
+    await appendEvent(tx, cause, 'CaptureRequested', order.id, {
+      orderId: order.id,
+      paymentIntentId: payload.paymentIntentId,
+      amount: order.amount,
+    });
+  },
+
+  async PaymentFailed(tx, { payload }, cause) {
+    const order = await mustLock(tx, payload.orderId);
+    if (order.status !== 'pending_payment') return;
+    const released = await releaseHoldSeats(tx, order.id, ['active']);
+    await setOrderStatus(tx, order.id, 'failed', `payment_failed: ${payload.reason}`);
+    await setPaymentStatus(tx, order.id, 'failed');
+    if (released) {
+      await appendEvent(tx, cause, 'HoldReleased', order.id, {
+        orderId: order.id,
+        ...released,
+        reason: 'payment_failed',
+      });
+    }
+  },
+
+  async PaymentCaptured(tx, { payload }, cause) {
+    const order = await mustLock(tx, payload.orderId);
+    if (order.status === 'confirmed') {
+      await setOrderStatus(tx, order.id, 'paid');
+      await setPaymentStatus(tx, order.id, 'captured');
+      await appendEvent(tx, cause, 'TicketIssueRequested', order.id, {
+        orderId: order.id,
+        eventId: order.event_id,
+        seatIds: await confirmedSeats(tx, order.id),
+      });
+      return;
+    }
+    if (ENDED_UNPAID.has(order.status)) {
+      // Money was taken for seats this order no longer owns: record it and refund, idempotently.
+      await tx.execute(sql`
+        INSERT INTO incidents (order_id, kind, details)
+        VALUES (${order.id}, 'captured_after_release', ${JSON.stringify({ paymentIntentId: payload.paymentIntentId, status: order.status })})
+        ON CONFLICT (order_id, kind) DO NOTHING`);
+      await setOrderStatus(tx, order.id, 'refunding', 'captured_after_release');
+      await setPaymentStatus(tx, order.id, 'captured');
+      await appendEvent(tx, cause, 'RefundRequested', order.id, {
+        orderId: order.id,
+        paymentIntentId: payload.paymentIntentId,
+        amount: payload.amount,
+        reason: 'captured_after_release',
+      });
+      return;
+    }
+    if (order.status === 'pending_payment') {
+      // Capture is only ever requested after confirmation; the confirmation must still be on its way.
+      throw new Error(`capture seen before confirmation for order ${order.id}`);
+    }
+  },
+
+  async CaptureFailed(tx, { payload }, cause) {
+    const order = await mustLock(tx, payload.orderId);
+    if (order.status !== 'confirmed') return;
+    const released = await releaseHoldSeats(tx, order.id, ['confirmed']);
+    await setOrderStatus(tx, order.id, 'failed', `capture_failed: ${payload.reason}`);
+    if (released) {
+      await appendEvent(tx, cause, 'HoldReleased', order.id, {
+        orderId: order.id,
+        ...released,
+        reason: 'capture_failed',
+      });
+    }
+    await requestCancel(tx, cause, order.id, payload.paymentIntentId, 'capture_failed');
+  },
+
+  async TicketIssued(tx, { payload }) {
+    const order = await mustLock(tx, payload.orderId);
+    if (order.status === 'paid') await setOrderStatus(tx, order.id, 'ticketed');
+  },
+
+  async AuthorizationCanceled(tx, { payload }) {
+    await mustLock(tx, payload.orderId);
+    await setPaymentStatus(tx, payload.orderId, 'canceled');
+  },
+
+  async Refunded(tx, { payload }) {
+    const order = await mustLock(tx, payload.orderId);
+    await setPaymentStatus(tx, order.id, 'refunded');
+    if (order.status === 'refunding') await setOrderStatus(tx, order.id, 'refunded');
+  },
+};

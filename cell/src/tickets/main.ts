@@ -1,0 +1,16 @@
+import { z } from 'zod';
+import { CellWorkerConfig } from '../config';
+import { runConsumer } from '../messaging/consumer-runner';
+import { startWorker } from '../runtime/worker';
+import { ticketHandlers } from './issue-tickets';
+import { ticketSigner } from './signing';
+
+const worker = startWorker('ticket-issuer', CellWorkerConfig.extend({ TICKET_SIGNING_KEY: z.string().min(1) }));
+const sign = await ticketSigner(worker.config.TICKET_SIGNING_KEY);
+const consumer = await runConsumer({
+  name: 'tickets',
+  ctx: worker.ctx,
+  broker: worker.broker,
+  handlers: ticketHandlers(sign, worker.log),
+});
+worker.onShutdown(() => consumer.stop());

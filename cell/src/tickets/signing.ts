@@ -1,0 +1,50 @@
+import { createHash } from 'node:crypto';
+import { type CryptoKey, importJWK, type JWK, jwtVerify, type KeyObject, SignJWT } from 'jose';
+import { z } from 'zod';
+
+/** A cell's ticket-signing key, as a private Ed25519 JWK with its kid. */
+export const TicketSigningJwk = z.object({
+  kty: z.literal('OKP'),
+  crv: z.literal('Ed25519'),
+  x: z.string(),
+  d: z.string(),
+  kid: z.string().min(1),
+});
+
+export interface TicketClaims {
+  tid: string;
+  orderId: string;
+  eventId: string;
+  seatId: string;
+  seat: { label: string; section: string; row: string };
+  cell: string;
+}
+
+/** Stable per (order, seat): a retried issue finds the same id and the unique index does the rest. */
+export const ticketIdFor = (orderId: string, seatId: string) =>
+  `tkt_${createHash('sha256').update(`${orderId}:${seatId}`).digest('hex').slice(0, 26)}`;
+
+export async function ticketSigner(jwkJson: string) {
+  const jwk = TicketSigningJwk.parse(JSON.parse(jwkJson));
+  const key = await importJWK({ ...jwk, alg: 'EdDSA' }, 'EdDSA');
+  return (claims: TicketClaims) =>
+    new SignJWT({ ...claims })
+      .setProtectedHeader({ alg: 'EdDSA', kid: jwk.kid, typ: 'ticket+jwt' })
+      .setIssuer(`onsale:cell:${claims.cell}`)
+      .setSubject(claims.tid)
+      .setIssuedAt()
+      .sign(key);
+}
+export type TicketSigner = Awaited<ReturnType<typeof ticketSigner>>;
+
+/** The public half, as the gate scanners download it (GET /.well-known/ticket-keys.json). */
+export function publicTicketJwks(jwkJson: string): { keys: JWK[] } {
+  const { d: _private, ...pub } = TicketSigningJwk.parse(JSON.parse(jwkJson));
+  return { keys: [{ ...pub, alg: 'EdDSA', use: 'sig' }] };
+}
+
+/** What a gate scanner does offline: check the signature against the cell's published key. */
+export async function verifyTicket(token: string, key: CryptoKey | KeyObject | Uint8Array) {
+  const { payload } = await jwtVerify(token, key, { typ: 'ticket+jwt' });
+  return payload as unknown as TicketClaims;
+}

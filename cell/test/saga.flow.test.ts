@@ -1,0 +1,119 @@
+import type { EventLoad } from '@onsale/contracts';
+import { importJWK } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { admittedBuyer } from '../../test/support/buyer';
+import { startTestCell, type TestCell } from '../../test/support/cell';
+import { startIdentity, type TestIdentity } from '../../test/support/identity';
+import { dropCellTopics, eventually, provisionCellTopics, uniqueCellId } from '../../test/support/kafka';
+import { envelope, inject, orderStatus, outboxEvents, recordPaymentIntent } from '../../test/support/saga';
+import { eventLoad, loadIntoCell } from '../../test/support/seed';
+import { startCellWorkers, ticketKeyJson } from '../../test/support/workers';
+import { publicTicketJwks, verifyTicket } from '../src/tickets/signing';
+
+let identity: TestIdentity;
+let cell: TestCell;
+let event: EventLoad;
+let workers: Awaited<ReturnType<typeof startCellWorkers>>;
+let ticketKey: string;
+const cellId = uniqueCellId('flow');
+
+beforeAll(async () => {
+  identity = await startIdentity();
+  cell = await startTestCell(identity, { cellId });
+  await provisionCellTopics(cellId);
+  event = await loadIntoCell(cell, eventLoad(20));
+  ticketKey = await ticketKeyJson();
+  workers = await startCellWorkers(cellId, cell.db.url, { relay: true, saga: true, tickets: true }, ticketKey);
+});
+afterAll(async () => {
+  await workers?.stop();
+  await cell?.close();
+  await identity?.close();
+  await dropCellTopics(cellId);
+});
+
+const types = async (orderId: string) => (await outboxEvents(cell, orderId)).map((e) => e.event_type);
+
+describe('the purchase saga, hold to ticketed', () => {
+  it('walks every stage with the payment events injected', async () => {
+    const buyer = await admittedBuyer(identity, cell, event.eventId);
+    const seats = [event.seats[0]!.id, event.seats[1]!.id];
+    const { orderId } = await (await buyer.hold(seats)).json();
+
+    await eventually(
+      async () => (await types(orderId)).includes('PaymentAuthorizationRequested'),
+      'authorization request',
+    );
+    const paymentIntentId = await recordPaymentIntent(cell, orderId, 10_000);
+    await inject(
+      workers.broker,
+      cellId,
+      envelope(cellId, 'PaymentIntentCreated', orderId, { orderId, paymentIntentId, amount: 10_000 }),
+    );
+    await inject(
+      workers.broker,
+      cellId,
+      envelope(cellId, 'PaymentAuthorized', orderId, { orderId, paymentIntentId, amount: 10_000 }),
+    );
+
+    await eventually(async () => (await orderStatus(cell, orderId)) === 'confirmed', 'confirmation');
+    expect(await types(orderId)).toEqual([
+      'HoldCreated',
+      'PaymentAuthorizationRequested',
+      'OrderConfirmed',
+      'CaptureRequested',
+    ]);
+
+    await inject(
+      workers.broker,
+      cellId,
+      envelope(cellId, 'PaymentCaptured', orderId, { orderId, paymentIntentId, amount: 10_000 }),
+    );
+    await eventually(async () => (await orderStatus(cell, orderId)) === 'ticketed', 'tickets');
+    expect(await types(orderId)).toEqual([
+      'HoldCreated',
+      'PaymentAuthorizationRequested',
+      'OrderConfirmed',
+      'CaptureRequested',
+      'TicketIssueRequested',
+      'TicketIssued',
+    ]);
+
+    const view = await (await buyer.order(orderId)).json();
+    expect(view.status).toBe('ticketed');
+    expect(view.tickets.map((t: { seatId: string }) => t.seatId)).toEqual([...seats].sort());
+    const key = await importJWK(publicTicketJwks(ticketKey).keys[0]!, 'EdDSA');
+    for (const t of view.tickets) {
+      const claims = await verifyTicket(t.token, key);
+      expect(claims).toMatchObject({
+        tid: t.ticketId,
+        orderId,
+        seatId: t.seatId,
+        eventId: event.eventId,
+        cell: cellId,
+      });
+    }
+    // The seats stay owned: nobody else can hold them.
+    const other = await admittedBuyer(identity, cell, event.eventId);
+    expect((await other.hold([seats[0]!])).status).toBe(409);
+  });
+
+  it('a declined payment fails the order and gives the seats back', async () => {
+    const buyer = await admittedBuyer(identity, cell, event.eventId);
+    const { orderId } = await (await buyer.hold([event.seats[5]!.id])).json();
+    await eventually(
+      async () => (await types(orderId)).includes('PaymentAuthorizationRequested'),
+      'authorization request',
+    );
+    const paymentIntentId = await recordPaymentIntent(cell, orderId, 5_000);
+    await inject(
+      workers.broker,
+      cellId,
+      envelope(cellId, 'PaymentFailed', orderId, { orderId, paymentIntentId, reason: 'card_declined' }),
+    );
+    await eventually(async () => (await orderStatus(cell, orderId)) === 'failed', 'failure');
+    expect(await types(orderId)).toContain('HoldReleased');
+    const other = await admittedBuyer(identity, cell, event.eventId);
+    expect((await other.hold([event.seats[5]!.id])).status).toBe(202);
+  });
+});

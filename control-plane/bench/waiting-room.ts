@@ -1,0 +1,202 @@
+/**
+ * Waiting-room benchmark: joins/s and position polls/s with 100,000 buyers queued for one event,
+ * driving the domain verbs (the same Lua the API runs, through ioredis with auto-pipelining),
+ * then the same commands through redis-benchmark, and Redis memory per queued buyer.
+ *
+ *   cd /work/main && npx tsx control-plane/bench/waiting-room.ts   [BUYERS=100000 CONCURRENCY=256]
+ */
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { joinQueue } from '../src/waiting-room/join';
+import { roomKeys } from '../src/waiting-room/keys';
+import { releaseStep } from '../src/waiting-room/release';
+import { configureRoom, openRoom, startReleasing } from '../src/waiting-room/room';
+import { LUA } from '../src/waiting-room/scripts';
+import { queueStatus } from '../src/waiting-room/status';
+import { createHarness, serviceEnv } from '../test/support/harness';
+
+const BUYERS = Number(process.env.BUYERS ?? 100_000);
+const CONCURRENCY = Number(process.env.CONCURRENCY ?? 256);
+
+async function pool<T>(n: number, concurrency: number, fn: (i: number) => Promise<T>) {
+  let next = 0;
+  const lat: number[] = [];
+  const workers = Array.from({ length: concurrency }, async () => {
+    while (next < n) {
+      const i = next++;
+      const t0 = performance.now();
+      await fn(i);
+      lat.push(performance.now() - t0);
+    }
+  });
+  const started = performance.now();
+  await Promise.all(workers);
+  const secs = (performance.now() - started) / 1000;
+  lat.sort((a, b) => a - b);
+  const q = (p: number) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))]!.toFixed(2);
+  return { n, secs: secs.toFixed(2), perSec: Math.round(n / secs), p50ms: q(0.5), p99ms: q(0.99) };
+}
+
+const usedMemory = async (r: Redis) => Number(/used_memory:(\d+)/.exec(await r.info('memory'))?.[1] ?? 0);
+
+function redisBenchmark(
+  host: string,
+  port: number,
+  db: number,
+  args: string[],
+  opts: { pipeline: number; n: number; keyspace: number },
+) {
+  const out = execFileSync(
+    'redis-benchmark',
+    [
+      '-h',
+      host,
+      '-p',
+      String(port),
+      '--dbnum',
+      String(db),
+      '-n',
+      String(opts.n),
+      '-c',
+      '50',
+      '-P',
+      String(opts.pipeline),
+      '-r',
+      String(opts.keyspace),
+      '-q',
+      '--csv',
+      ...args,
+    ],
+    { encoding: 'utf8' },
+  );
+  const line = out.trim().split('\n').pop() ?? '';
+  const cols = line.split(',').map((s) => s.replaceAll('"', ''));
+  return { rps: Math.round(Number(cols[1])), p50ms: cols[5], p99ms: cols[7] };
+}
+
+const h = await createHarness({
+  env: { LOG_LEVEL: 'error', WAITING_ROOM_ABANDON_SECONDS: '3600', ADMISSION_CLAIM_WINDOW_SECONDS: '600' },
+});
+const ctx = h.services;
+const eventId = randomUUID();
+const k = roomKeys(ctx.prefix, eventId);
+const redisUrl = new URL(h.config.REDIS_URL);
+const { redisUrl: baseRedis } = serviceEnv();
+const info = new Redis(h.config.REDIS_URL);
+const results: Record<string, unknown> = {
+  buyers: BUYERS,
+  concurrency: CONCURRENCY,
+  redis: baseRedis,
+  redisDb: h.redisDb,
+};
+try {
+  const now = h.clock.now();
+  await configureRoom(ctx, {
+    eventId,
+    opensAt: now,
+    onsaleAt: new Date(now.getTime() + 3_600_000),
+    cellId: 'cell-bench',
+    epoch: 1,
+    maxActive: null,
+    rate: 500,
+  });
+  await openRoom(ctx, eventId);
+  const memBefore = await usedMemory(info);
+
+  results.joins = await pool(BUYERS, CONCURRENCY, (i) =>
+    joinQueue({ ctx, actor: { kind: 'buyer', sub: `buyer-${i}` }, eventId }),
+  );
+  const memAfter = await usedMemory(info);
+  results.memory = {
+    beforeBytes: memBefore,
+    afterBytes: memAfter,
+    bytesPerQueuedBuyer: Math.round((memAfter - memBefore) / BUYERS),
+    queued: await ctx.redis.zcard(k.queue),
+  };
+  results.polls = await pool(BUYERS, CONCURRENCY, (i) =>
+    queueStatus({ ctx, actor: { kind: 'buyer', sub: `buyer-${(i * 7919) % BUYERS}` }, eventId }),
+  );
+  // Idempotent re-joins (a refresh storm) cost about as much as polls.
+  results.rejoins = await pool(Math.min(BUYERS, 50_000), CONCURRENCY, (i) =>
+    joinQueue({ ctx, actor: { kind: 'buyer', sub: `buyer-${i}` }, eventId }),
+  );
+
+  // Through HTTP (in-process app.request: JWT verification, rate limits, JSON) on a sample of buyers.
+  const sample = 2000;
+  const tokens = await Promise.all(Array.from({ length: sample }, (_, i) => h.identity.buyer(`buyer-${i}`)));
+  results.httpPolls = await pool(20_000, 64, async (i) => {
+    const r = await h.app.request(`/events/${eventId}/queue/me`, {
+      headers: { authorization: `Bearer ${tokens[i % sample]}` },
+    });
+    if (r.status !== 200) throw new Error(`poll ${r.status}`);
+    await r.arrayBuffer();
+  });
+
+  // Releasing: one release step of 500 buyers, and collecting their tokens (EdDSA signing).
+  await startReleasing(ctx, eventId, 500);
+  h.clock.advance(1000);
+  const t0 = performance.now();
+  const step = await releaseStep(ctx, eventId);
+  const stepMs = performance.now() - t0;
+  const claim = await pool(step.released.length, 64, (i) =>
+    queueStatus({ ctx, actor: { kind: 'buyer', sub: step.released[i]! }, eventId }),
+  );
+  results.release = { released: step.released.length, stepMs: stepMs.toFixed(2), tokenMintsPerSec: claim.perSec };
+
+  // redis-benchmark on the same server, same DB, comparable commands.
+  const host = redisUrl.hostname;
+  const port = Number(redisUrl.port);
+  const db = h.redisDb;
+  const sha = (await ctx.redis.script('LOAD', LUA.STATUS)) as string;
+  const joinSha = (await ctx.redis.script('LOAD', LUA.JOIN)) as string;
+  const zb = `${ctx.prefix}bench:z`;
+  const n = 200_000;
+  const rb: Record<string, unknown> = {};
+  for (const P of [1, 16]) {
+    rb[`ZADD -P ${P}`] = redisBenchmark(host, port, db, ['ZADD', zb, '__rand_int__', 'm:__rand_int__'], {
+      pipeline: P,
+      n,
+      keyspace: BUYERS,
+    });
+    rb[`ZRANK -P ${P}`] = redisBenchmark(host, port, db, ['ZRANK', k.queue, 'buyer-__rand_int__'], {
+      pipeline: P,
+      n,
+      keyspace: BUYERS,
+    });
+    rb[`EVALSHA status -P ${P}`] = redisBenchmark(
+      host,
+      port,
+      db,
+      ['EVALSHA', sha, '5', k.meta, k.queue, k.state, k.seen, k.release, 'buyer-__rand_int__', String(now.getTime())],
+      { pipeline: P, n, keyspace: BUYERS },
+    );
+    rb[`EVALSHA join (idempotent) -P ${P}`] = redisBenchmark(
+      host,
+      port,
+      db,
+      [
+        'EVALSHA',
+        joinSha,
+        '7',
+        k.meta,
+        k.queue,
+        k.seq,
+        k.state,
+        k.seen,
+        k.admitted,
+        k.release,
+        'buyer-__rand_int__',
+        String(now.getTime()),
+        '1',
+      ],
+      { pipeline: P, n, keyspace: BUYERS },
+    );
+  }
+  results.redisBenchmark = rb;
+  await ctx.redis.del(zb);
+  console.log(JSON.stringify(results, null, 2));
+} finally {
+  await info.quit();
+  await h.close();
+}

@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto';
+import { OpenAPIHono } from '@hono/zod-openapi';
+import { bodyLimit } from 'hono/body-limit';
+import type { Services } from '../context';
+import { ServiceError } from '../lib/errors';
+import type { App, AppEnv } from './env';
+import { errorBody, toErrorResponse } from './errors';
+import { registerDirectory } from './routes/directory';
+import { registerEventPlacement } from './routes/event-placement';
+import { registerCreateEvent } from './routes/events-create';
+import { registerGetEvent } from './routes/events-get';
+import { registerListEvents } from './routes/events-list';
+import { registerUpdateEvent } from './routes/events-update';
+import { registerHealth } from './routes/health';
+import { registerJwks } from './routes/jwks';
+import { registerGetOnsale } from './routes/onsale-get';
+import { registerScheduleOnsale } from './routes/onsale-put';
+import { registerOperatorAdmission } from './routes/operator-admission';
+import { registerOperatorCells } from './routes/operator-cells';
+import { registerOperatorEvents } from './routes/operator-events';
+import { registerOperatorTenants } from './routes/operator-tenants';
+import { registerJoinQueue } from './routes/queue-join';
+import { registerQueueMe } from './routes/queue-me';
+import { registerReleaseDecisions } from './routes/release-decisions';
+import { registerGetSeatMap } from './routes/seat-map-get';
+import { registerPutSeatMap } from './routes/seat-map-put';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The control plane's HTTP API: one error body, request ids, services on the context. */
+export function createApp(services: Services): App {
+  const app: App = new OpenAPIHono<AppEnv>({
+    defaultHook: (result, c) => {
+      if (!result.success) {
+        const issues = result.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+        return toErrorResponse(
+          new ServiceError('validation_failed', 'the request is not valid', { issues }),
+          c as never,
+        );
+      }
+    },
+  });
+
+  app.use('*', async (c, next) => {
+    const given = c.req.header('x-request-id');
+    const requestId = given && REQUEST_ID.test(given) ? given : `req_${randomUUID().replaceAll('-', '')}`;
+    c.set('requestId', requestId);
+    c.set('services', services);
+    c.header('x-request-id', requestId);
+    const started = performance.now();
+    await next();
+    services.log.info('request', {
+      requestId,
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      ms: Math.round(performance.now() - started),
+    });
+  });
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: services.config.MAX_BODY_BYTES,
+      onError: (c) =>
+        c.json(
+          errorBody(c as never, 'payload_too_large', `the body is larger than ${services.config.MAX_BODY_BYTES} bytes`),
+          413,
+        ),
+    }),
+  );
+  app.onError((err, c) => toErrorResponse(err, c));
+  app.notFound((c) => c.json(errorBody(c, 'not_found', 'no such route'), 404));
+
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+  });
+  for (const register of [
+    registerHealth,
+    registerJwks,
+    registerDirectory,
+    registerCreateEvent,
+    registerListEvents,
+    registerGetEvent,
+    registerUpdateEvent,
+    registerEventPlacement,
+    registerPutSeatMap,
+    registerGetSeatMap,
+    registerScheduleOnsale,
+    registerGetOnsale,
+    registerReleaseDecisions,
+    registerJoinQueue,
+    registerQueueMe,
+    registerOperatorTenants,
+    registerOperatorCells,
+    registerOperatorEvents,
+    registerOperatorAdmission,
+  ]) {
+    register(app);
+  }
+  app.doc31('/openapi.json', { openapi: '3.1.0', info: { title: 'Onsale control plane', version: '1.0.0' } });
+  return app;
+}

@@ -1,0 +1,113 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { revokeAdmission } from '../../admission/revoke';
+import { actorName } from '../../lib/actors';
+import { operator } from '../auth';
+import type { App } from '../env';
+import { errorResponses } from '../errors';
+
+const revoke = createRoute({
+  method: 'post',
+  path: '/operator/admissions/revocations',
+  tags: ['operator'],
+  summary: 'Revoke an admission token (jti) or all of a buyer’s admissions (sub); cells refuse within seconds',
+  security: [{ bearer: [] }],
+  request: {
+    body: {
+      required: true,
+      content: {
+        'application/json': {
+          schema: z
+            .object({
+              jti: z.string().min(8).optional(),
+              sub: z.string().min(1).optional(),
+              exp: z.number().int().optional(),
+              reason: z.string().min(1).max(500),
+            })
+            .refine((b) => Boolean(b.jti) !== Boolean(b.sub), { message: 'give exactly one of jti or sub' })
+            .openapi('Revoke'),
+        },
+      },
+    },
+  },
+  responses: {
+    201: {
+      description: 'Revoked',
+      content: {
+        'application/json': {
+          schema: z.object({ id: z.string(), key: z.string(), ttlSeconds: z.number().int(), expiresAt: z.string() }),
+        },
+      },
+    },
+    ...errorResponses('validation_failed', 'unauthenticated', 'forbidden'),
+  },
+});
+
+const Key = z
+  .object({
+    kid: z.string(),
+    alg: z.string(),
+    createdAt: z.string(),
+    activatesAt: z.string(),
+    retiredAt: z.string().nullable(),
+    publishedUntil: z.string().nullable(),
+  })
+  .openapi('SigningKey');
+const keyDto = (k: {
+  kid: string;
+  alg: string;
+  createdAt: Date;
+  activatesAt: Date;
+  retiredAt: Date | null;
+  publishedUntil: Date | null;
+}) => ({
+  kid: k.kid,
+  alg: k.alg,
+  createdAt: k.createdAt.toISOString(),
+  activatesAt: k.activatesAt.toISOString(),
+  retiredAt: k.retiredAt?.toISOString() ?? null,
+  publishedUntil: k.publishedUntil?.toISOString() ?? null,
+});
+
+const rotate = createRoute({
+  method: 'post',
+  path: '/operator/signing-keys/rotate',
+  tags: ['operator'],
+  summary: 'Announce a new admission signing key (it signs after the announce period)',
+  security: [{ bearer: [] }],
+  responses: {
+    201: { description: 'Announced', content: { 'application/json': { schema: Key } } },
+    ...errorResponses('unauthenticated', 'forbidden'),
+  },
+});
+const list = createRoute({
+  method: 'get',
+  path: '/operator/signing-keys',
+  tags: ['operator'],
+  security: [{ bearer: [] }],
+  responses: {
+    200: {
+      description: 'Published keys (no private material)',
+      content: { 'application/json': { schema: z.object({ keys: z.array(Key) }) } },
+    },
+    ...errorResponses('unauthenticated', 'forbidden'),
+  },
+});
+
+/** Admission tokens: revocation and signing keys (operator only). */
+export function registerOperatorAdmission(app: App) {
+  app.openapi(revoke, async (c) => {
+    const actor = await operator(c);
+    return c.json(
+      await revokeAdmission({ ctx: c.get('services'), input: c.req.valid('json'), actor: actorName(actor) }),
+      201,
+    );
+  });
+  app.openapi(rotate, async (c) => {
+    await operator(c);
+    return c.json(keyDto(await c.get('services').keys.rotate()), 201);
+  });
+  app.openapi(list, async (c) => {
+    await operator(c);
+    return c.json({ keys: (await c.get('services').keys.list(true)).map(keyDto) }, 200);
+  });
+}

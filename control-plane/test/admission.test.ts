@@ -1,0 +1,153 @@
+import { ADMISSION_AUDIENCE, ADMISSION_ISSUER, AdmissionClaims, revocationKeys } from '@onsale/contracts';
+import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mintAdmissionToken } from '../src/admission/mint';
+import { revokeAdmission } from '../src/admission/revoke';
+import { runSchedulerTick } from '../src/onsale/scheduler';
+import { releaseStep } from '../src/waiting-room/release';
+import { addCell, createHarness, type FakeCell, type Harness, scheduledEvent, startFakeCell } from './support/harness';
+
+let h: Harness;
+let cell: FakeCell;
+let t: Awaited<ReturnType<Harness['tenant']>>;
+const written: string[] = [];
+
+beforeAll(async () => {
+  h = await createHarness({
+    env: { KEY_ANNOUNCE_SECONDS: '600', ADMISSION_TOKEN_TTL_SECONDS: '300', WAITING_ROOM_ABANDON_SECONDS: '3600' },
+  });
+  cell = await startFakeCell('cell-adm');
+  await addCell(h, 'cell-adm', cell.url);
+  t = await h.tenant();
+});
+afterAll(async () => {
+  if (written.length) await h.services.redis.del(...written);
+  await h?.close();
+  await cell?.close();
+});
+
+const jwks = async () => createLocalJWKSet((await h.req('GET', '/.well-known/jwks.json')).body);
+const verify = async (token: string) =>
+  jwtVerify(token, await jwks(), {
+    audience: ADMISSION_AUDIENCE,
+    issuer: ADMISSION_ISSUER,
+    algorithms: ['EdDSA'],
+    currentDate: h.clock.now(),
+  });
+const mint = (sub: string) => {
+  const iat = Math.floor(h.clock.now().getTime() / 1000);
+  return mintAdmissionToken(h.services.keys, {
+    sub,
+    eventId: '0b9f6a52-8f5e-4f55-9d4c-1f3c8c1c2b11',
+    purchaseCell: 'cell-adm',
+    directoryEpoch: 1,
+    iat,
+    exp: iat + 300,
+  });
+};
+
+describe('signing keys', () => {
+  it('stores private keys encrypted with the KEK', async () => {
+    const rows = await h.services.pool.query('select private_key_enc, public_jwk from signing_keys');
+    for (const r of rows.rows) {
+      expect(r.private_key_enc).toMatch(/^v1\./);
+      expect(r.private_key_enc).not.toMatch(/"d"/);
+      expect(r.public_jwk.d).toBeUndefined();
+    }
+  });
+
+  it('rotation: announced before use, old tokens valid until expiry, new ones verifiable', async () => {
+    const oldToken = (await mint('rot-1')).token;
+    const oldKid = decodeProtectedHeader(oldToken).kid;
+    const rotated = await h.req('POST', '/operator/signing-keys/rotate', { token: h.operatorToken });
+    expect(rotated.status).toBe(201);
+    const newKid = rotated.body.kid;
+    // Announced: in the JWKS, but not yet signing.
+    h.services.keys.list(true);
+    let set = (await h.req('GET', '/.well-known/jwks.json')).body.keys.map((k: { kid: string }) => k.kid);
+    expect(set).toEqual(expect.arrayContaining([oldKid, newKid]));
+    expect(decodeProtectedHeader((await mint('rot-2')).token).kid).toBe(oldKid);
+
+    // After the announce period the new key signs; a token from the old key still verifies.
+    h.clock.advance(600_000 + 1000);
+    await h.services.keys.list(true);
+    const newToken = (await mint('rot-3')).token;
+    expect(decodeProtectedHeader(newToken).kid).toBe(newKid);
+    await expect(verify(newToken)).resolves.toBeTruthy();
+    const lastOld = await h.services.keys.list(true);
+    expect(lastOld.find((k) => k.kid === oldKid)?.publishedUntil?.getTime()).toBe(
+      lastOld.find((k) => k.kid === oldKid)!.retiredAt!.getTime() + 300_000,
+    );
+
+    // The old key stays published until its last token has expired...
+    h.clock.advance(290_000);
+    await h.services.keys.list(true);
+    set = (await h.req('GET', '/.well-known/jwks.json')).body.keys.map((k: { kid: string }) => k.kid);
+    expect(set).toContain(oldKid);
+    // ...and then leaves the JWKS.
+    h.clock.advance(20_000);
+    await h.services.keys.list(true);
+    set = (await h.req('GET', '/.well-known/jwks.json')).body.keys.map((k: { kid: string }) => k.kid);
+    expect(set).toEqual([newKid]);
+    await expect(verify((await mint('rot-4')).token)).resolves.toBeTruthy();
+    void oldToken;
+  });
+
+  it('tokens from the waiting room carry the current kid and verify against the served JWKS', async () => {
+    const { eventId } = await scheduledEvent(h, t.manager, { opensInMs: 0, onsaleInMs: 1000, maxReleaseRate: 4 });
+    const buyer = await h.buyer('adm-wr');
+    await h.req('POST', `/events/${eventId}/queue`, { token: buyer });
+    h.clock.advance(1000);
+    await runSchedulerTick(h.services);
+    h.clock.advance(1000);
+    await releaseStep(h.services, eventId);
+    const s = (await h.req('GET', `/events/${eventId}/queue/me`, { token: buyer })).body;
+    const { payload } = await verify(s.admission.token);
+    expect(AdmissionClaims.parse(payload)).toMatchObject({ sub: 'adm-wr', eventId, purchaseCell: 'cell-adm' });
+  });
+});
+
+describe('revocation', () => {
+  it('by jti: writes the contract key with TTL = remaining token life, and the token is no longer handed out', async () => {
+    const { eventId } = await scheduledEvent(h, t.manager, { opensInMs: 0, onsaleInMs: 1000, maxReleaseRate: 4 });
+    const buyer = await h.buyer('rev-1');
+    await h.req('POST', `/events/${eventId}/queue`, { token: buyer });
+    h.clock.advance(1000);
+    await runSchedulerTick(h.services);
+    h.clock.advance(1000);
+    await releaseStep(h.services, eventId);
+    const adm = (await h.req('GET', `/events/${eventId}/queue/me`, { token: buyer })).body.admission;
+    const claims = AdmissionClaims.parse((await verify(adm.token)).payload);
+    h.clock.advance(100_000);
+    const r = await h.req('POST', '/operator/admissions/revocations', {
+      token: h.operatorToken,
+      body: { jti: claims.jti, exp: claims.exp, reason: 'fraud' },
+    });
+    expect(r.status).toBe(201);
+    const key = revocationKeys.jti(claims.jti);
+    written.push(key);
+    expect(r.body.key).toBe(key);
+    expect(await h.services.redis.exists(key)).toBe(1);
+    const ttl = await h.services.redis.ttl(key);
+    expect(ttl).toBeGreaterThan(190);
+    expect(ttl).toBeLessThanOrEqual(200);
+    const s = (await h.req('GET', `/events/${eventId}/queue/me`, { token: buyer })).body;
+    expect(s).toMatchObject({ status: 'revoked', admission: null });
+    const audit = await h.services.pool.query('select * from revocations where jti = $1', [claims.jti]);
+    expect(audit.rows[0]).toMatchObject({ reason: 'fraud', revoked_by: 'operator:op-1' });
+  });
+
+  it('by buyer: writes revoked:sub:<id> for the longest token life', async () => {
+    const r = await revokeAdmission({ ctx: h.services, input: { sub: 'rev-buyer-2', reason: 'bot' }, actor: 'test' });
+    const key = revocationKeys.buyer('rev-buyer-2');
+    written.push(key);
+    expect(r.key).toBe(key);
+    expect(Number(await h.services.redis.get(key))).toBe(Math.floor(h.clock.now().getTime() / 1000));
+    expect(await h.services.redis.ttl(key)).toBeGreaterThan(295);
+    const bad = await h.req('POST', '/operator/admissions/revocations', {
+      token: h.operatorToken,
+      body: { reason: 'x' },
+    });
+    expect(bad.status).toBe(400);
+  });
+});

@@ -1,0 +1,151 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runSchedulerTick } from '../src/onsale/scheduler';
+import { decide, thresholdsFrom } from '../src/release-controller/decide';
+import { runControllerTick } from '../src/release-controller/tick';
+import { addCell, createHarness, type FakeCell, type Harness, scheduledEvent, startFakeCell } from './support/harness';
+
+let h: Harness;
+let cell: FakeCell;
+let t: Awaited<ReturnType<Harness['tenant']>>;
+
+beforeAll(async () => {
+  h = await createHarness();
+  cell = await startFakeCell('cell-ctl');
+  await addCell(h, 'cell-ctl', cell.url);
+  t = await h.tenant();
+});
+afterAll(async () => {
+  await h?.close();
+  await cell?.close();
+});
+
+const rateOf = async (eventId: string) =>
+  (await h.req('GET', `/events/${eventId}/onsale`, { token: t.viewer })).body.release.rate as number;
+const tick = async () => {
+  h.clock.advance(5000);
+  return runControllerTick(h.services);
+};
+
+describe('release controller', () => {
+  it('raises R additively under thresholds, cuts it within two ticks of a breach, recovers gradually', async () => {
+    const { eventId } = await scheduledEvent(h, t.manager, {
+      opensInMs: 0,
+      onsaleInMs: 1000,
+      maxReleaseRate: 200,
+      minReleaseRate: 5,
+    });
+    h.clock.advance(1000);
+    await runSchedulerTick(h.services);
+    expect(await rateOf(eventId)).toBe(50); // 25 % of the ceiling to start
+
+    await tick();
+    expect(await rateOf(eventId)).toBe(60); // +5 % of the ceiling per tick
+    await tick();
+    expect(await rateOf(eventId)).toBe(70);
+
+    // The cell's hold p99 crosses its threshold.
+    cell.signals.holdLatencyP99Ms = 1500;
+    await tick();
+    const afterOne = await rateOf(eventId);
+    expect(afterOne).toBe(35);
+    await tick();
+    expect(await rateOf(eventId)).toBeLessThanOrEqual(17.5);
+    for (let i = 0; i < 5; i++) await tick();
+    expect(await rateOf(eventId)).toBe(5); // never below the floor
+
+    // Signals clear: R recovers by steps, not at once.
+    cell.signals.holdLatencyP99Ms = 120;
+    const seen: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      await tick();
+      seen.push(await rateOf(eventId));
+    }
+    expect(seen).toEqual([15, 25, 35, 45, 55]);
+    for (let i = 0; i < 40; i++) await tick();
+    expect(await rateOf(eventId)).toBe(200); // never above the ceiling
+
+    // The waiting room releases at the controller's R.
+    const meta = await h.services.redis.hget(`${h.config.REDIS_KEY_PREFIX}wr:{${eventId}}:meta`, 'rate');
+    expect(Number(meta)).toBe(200);
+
+    // Every decision is recorded: time, signals, old and new R, reason.
+    const d = await h.req('GET', `/events/${eventId}/release-decisions?limit=100`, { token: t.viewer });
+    expect(d.status).toBe(200);
+    const cut = d.body.decisions.find(
+      (x: { reason: string; oldRate: number }) => x.reason.startsWith('decrease') && x.oldRate === 70,
+    );
+    expect(cut).toMatchObject({ cellId: 'cell-ctl', actor: 'controller' });
+    expect(cut.reason).toMatch(/holdLatencyP99Ms 1500 >= 800/);
+    expect(cut.signals.holdLatencyP99Ms).toBe(1500);
+    expect(cut.newRate).toBeLessThan(cut.oldRate);
+  });
+
+  it('treats unreadable signals as a breach', async () => {
+    const { eventId } = await scheduledEvent(h, t.manager, { opensInMs: 0, onsaleInMs: 1000, maxReleaseRate: 100 });
+    h.clock.advance(1000);
+    await runSchedulerTick(h.services);
+    await runControllerTick(h.services, { source: async () => Promise.reject(new Error('connection refused')) });
+    expect(await rateOf(eventId)).toBe(12.5);
+  });
+
+  it('operators pause, pin and resume R; each is recorded', async () => {
+    const { eventId } = await scheduledEvent(h, t.manager, { opensInMs: 0, onsaleInMs: 1000, maxReleaseRate: 100 });
+    h.clock.advance(1000);
+    await runSchedulerTick(h.services);
+    const pause = await h.req('PUT', `/operator/events/${eventId}/release`, {
+      token: h.operatorToken,
+      body: { mode: 'paused', reason: 'payment provider incident' },
+    });
+    expect(pause.body).toMatchObject({ mode: 'paused', rate: 0 });
+    expect((await h.req('GET', `/events/${eventId}`, { token: t.viewer })).body.status).toBe('paused');
+    await tick();
+    const buyer = await h.buyer('ctl-b');
+    await h.req('POST', `/events/${eventId}/queue`, { token: buyer });
+    expect((await h.req('GET', `/events/${eventId}/queue/me`, { token: buyer })).body).toMatchObject({
+      paused: true,
+      releaseRate: 0,
+    });
+
+    const pin = await h.req('PUT', `/operator/events/${eventId}/release`, {
+      token: h.operatorToken,
+      body: { mode: 'pinned', rate: 500 },
+    });
+    expect(pin.body).toMatchObject({ mode: 'pinned', rate: 100 }); // within the promoter's ceiling
+    cell.signals.lockWaits = 999;
+    await tick();
+    expect(await rateOf(eventId)).toBe(100);
+    cell.signals.lockWaits = 0;
+    const resume = await h.req('PUT', `/operator/events/${eventId}/release`, {
+      token: h.operatorToken,
+      body: { mode: 'auto' },
+    });
+    expect(resume.body.mode).toBe('auto');
+    expect((await h.req('GET', `/events/${eventId}`, { token: t.viewer })).body.status).toBe('on_sale');
+    const d = await h.req('GET', `/operator/events/${eventId}/release-decisions`, { token: h.operatorToken });
+    const reasons = d.body.decisions.map((x: { reason: string }) => x.reason);
+    expect(reasons).toEqual(
+      expect.arrayContaining([
+        'paused by operator: payment provider incident',
+        'pinned by operator',
+        'resumed by operator',
+      ]),
+    );
+  });
+
+  it('decide() is AIMD within [floor, ceiling]', () => {
+    const thresholds = thresholdsFrom(h.config);
+    const base = {
+      mode: 'auto' as const,
+      pinnedRate: null,
+      floor: 2,
+      ceiling: 10,
+      thresholds,
+      increaseFraction: 0.05,
+      decreaseFactor: 0.5,
+    };
+    const ok = { ...cell.signals, holdLatencyP99Ms: null, commitLatencyP99Ms: null };
+    expect(decide({ ...base, current: 9.5, signals: ok }).rate).toBe(10);
+    expect(decide({ ...base, current: 10, signals: ok }).reason).toMatch(/ceiling/);
+    expect(decide({ ...base, current: 3, signals: { ...ok, connectionUse: 0.95 } }).rate).toBe(2);
+  });
+});

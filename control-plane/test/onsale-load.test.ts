@@ -1,0 +1,107 @@
+import { EventLoad } from '@onsale/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadEventIntoCell } from '../src/onsale/load';
+import { runSchedulerTick } from '../src/onsale/scheduler';
+import { addCell, createHarness, type FakeCell, type Harness, scheduledEvent, startFakeCell } from './support/harness';
+
+let h: Harness;
+let cell: FakeCell;
+let t: Awaited<ReturnType<Harness['tenant']>>;
+
+beforeAll(async () => {
+  h = await createHarness();
+  cell = await startFakeCell('cell-load');
+  await addCell(h, 'cell-load', cell.url);
+  t = await h.tenant();
+});
+afterAll(async () => {
+  await h?.close();
+  await cell?.close();
+});
+
+const onsale = async (eventId: string) => (await h.req('GET', `/events/${eventId}/onsale`, { token: t.viewer })).body;
+
+describe('scheduling loads the event into its cell', () => {
+  it('sends contracts’ EventLoad with the shared bearer, idempotently, and shows the event ready', async () => {
+    const { eventId, onsale: scheduled } = await scheduledEvent(h, t.manager, { seats: 25 });
+    expect(scheduled).toMatchObject({ ready: false, load: { status: 'pending', attempts: 0 } });
+    await runSchedulerTick(h.services);
+    const s = await onsale(eventId);
+    expect(s).toMatchObject({
+      ready: true,
+      load: { status: 'loaded', attempts: 1, lastError: null, cellId: 'cell-load', directoryEpoch: 1 },
+    });
+    const sent = cell.loads.at(-1)!;
+    expect(sent.auth).toBe('Bearer test-cell-internal-token-0123456789');
+    const body = EventLoad.parse(sent.body);
+    expect(body).toMatchObject({
+      eventId,
+      tenantId: t.id,
+      maxSeatsPerOrder: 4,
+      holdTtlSeconds: 600,
+      directoryEpoch: 1,
+    });
+    expect(body.seats).toHaveLength(25);
+    expect(body.seats[0]).toMatchObject({ price: 7500, currency: 'eur', section: 'S1' });
+    // The same seat ids as the directory holds (stable uuids minted by the control plane).
+    const ids = await h.services.pool.query('select id from seats where event_id = $1 order by label', [eventId]);
+    expect(body.seats.map((x) => x.id)).toEqual(ids.rows.map((r) => r.id));
+    // Idempotent: the verb can run again and the cell answers created=false.
+    const again = await loadEventIntoCell({ ctx: h.services, eventId });
+    expect(again).toMatchObject({ seats: 25, created: false });
+  });
+
+  it('retries a cell that refuses, showing each failure, then becomes ready', async () => {
+    const { eventId } = await scheduledEvent(h, t.manager, { seats: 10 });
+    cell.refuse(3, 503);
+    await runSchedulerTick(h.services);
+    let s = await onsale(eventId);
+    expect(s).toMatchObject({ ready: false, load: { status: 'failed', attempts: 1 } });
+    expect(s.load.lastError).toMatch(/503.*cell_unavailable/);
+    expect(new Date(s.load.nextAttemptAt).getTime()).toBe(h.clock.now().getTime() + 1000);
+
+    // Not yet due: the scheduler leaves it alone.
+    await runSchedulerTick(h.services);
+    expect((await onsale(eventId)).load.attempts).toBe(1);
+
+    // Backoff doubles: 1 s, 2 s, 4 s.
+    h.clock.advance(1000);
+    await runSchedulerTick(h.services);
+    s = await onsale(eventId);
+    expect(s.load).toMatchObject({ status: 'failed', attempts: 2 });
+    expect(new Date(s.load.nextAttemptAt).getTime()).toBe(h.clock.now().getTime() + 2000);
+    h.clock.advance(2000);
+    await runSchedulerTick(h.services);
+    expect((await onsale(eventId)).load).toMatchObject({ status: 'failed', attempts: 3 });
+    h.clock.advance(4000);
+    await runSchedulerTick(h.services);
+    s = await onsale(eventId);
+    expect(s).toMatchObject({ ready: true, load: { status: 'loaded', attempts: 4, lastError: null } });
+  });
+
+  it('does not start releasing an onsale whose event is not loaded, and starts once it is', async () => {
+    const { eventId } = await scheduledEvent(h, t.manager, { seats: 10, opensInMs: 0, onsaleInMs: 1000 });
+    cell.refuse(1, 500);
+    h.clock.advance(1000);
+    const first = await runSchedulerTick(h.services);
+    expect(first.loadFailed).toBeGreaterThanOrEqual(1);
+    expect(first.blocked).toBeGreaterThanOrEqual(1);
+    let s = await onsale(eventId);
+    expect(s).toMatchObject({ ready: false, startedAt: null, room: { releasing: false } });
+    h.clock.advance(1000);
+    await runSchedulerTick(h.services);
+    s = await onsale(eventId);
+    expect(s.ready).toBe(true);
+    expect(s.room.releasing).toBe(true);
+    expect((await h.req('GET', `/events/${eventId}`, { token: t.viewer })).body.status).toBe('on_sale');
+  });
+
+  it('an operator can retry a load at once', async () => {
+    const { eventId } = await scheduledEvent(h, t.manager, { seats: 5 });
+    cell.refuse(1, 503);
+    await runSchedulerTick(h.services);
+    const r = await h.req('POST', `/operator/events/${eventId}/load`, { token: h.operatorToken });
+    expect(r.status).toBe(200);
+    expect(r.body.load).toMatchObject({ status: 'loaded', attempts: 2 });
+  });
+});

@@ -1,0 +1,167 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addCell, createHarness, type Harness } from './support/harness';
+
+let h: Harness;
+let t: Awaited<ReturnType<Harness['tenant']>>;
+
+beforeAll(async () => {
+  h = await createHarness();
+  await addCell(h, 'cell-s1');
+  t = await h.tenant();
+});
+afterAll(() => h?.close());
+
+async function newEvent() {
+  const r = await h.req('POST', '/events', {
+    token: t.manager,
+    body: { name: 'Stadium', venue: 'Big', startsAt: new Date(Date.now() + 30 * 86_400_000).toISOString() },
+  });
+  expect(r.status).toBe(201);
+  return r.body.id as string;
+}
+
+function stadiumCsv(n: number) {
+  const lines = ['section,row,seat,tier,price,currency'];
+  for (let i = 0; i < n; i++) {
+    const section = `S${Math.floor(i / 2000) + 1}`;
+    const row = `R${Math.floor((i % 2000) / 50) + 1}`;
+    const tier = i % 3 === 0 ? 'GOLD' : 'STD';
+    lines.push(`${section},${row},${(i % 50) + 1},${tier},${tier === 'GOLD' ? 12000 : 6500},eur`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+const seatCount = async (eventId: string) =>
+  (await h.services.pool.query('select count(*)::int as n from seats where event_id = $1', [eventId])).rows[0].n;
+
+describe('seat-map upload', () => {
+  it('accepts 100,000 seats as CSV, minting stable uuids', async () => {
+    const eventId = await newEvent();
+    const csv = stadiumCsv(100_000);
+    const started = Date.now();
+    const r = await h.req('PUT', `/events/${eventId}/seat-map`, { token: t.manager, raw: csv });
+    expect(r.status, JSON.stringify(r.body).slice(0, 500)).toBe(200);
+    expect(r.body).toMatchObject({ seats: 100_000, created: 100_000, seatMapVersion: 1 });
+    expect(r.body.tiers.map((x: { code: string }) => x.code).sort()).toEqual(['GOLD', 'STD']);
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(await seatCount(eventId)).toBe(100_000);
+    const before = await h.services.pool.query(
+      'select id, label from seats where event_id = $1 order by label limit 5',
+      [eventId],
+    );
+    // Re-uploading keeps every seat id.
+    const again = await h.req('PUT', `/events/${eventId}/seat-map`, { token: t.manager, raw: csv });
+    expect(again.body).toMatchObject({ seats: 100_000, created: 0, seatMapVersion: 2 });
+    const after = await h.services.pool.query(
+      'select id, label from seats where event_id = $1 order by label limit 5',
+      [eventId],
+    );
+    expect(after.rows).toEqual(before.rows);
+    const page = await h.req('GET', `/events/${eventId}/seat-map?limit=3`, { token: t.viewer });
+    expect(page.body.seatCount).toBe(100_000);
+    expect(page.body.seats).toHaveLength(3);
+    expect(page.body.seats[0].id).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('accepts JSON with declared tiers', async () => {
+    const eventId = await newEvent();
+    const r = await h.req('PUT', `/events/${eventId}/seat-map`, {
+      token: t.manager,
+      body: {
+        tiers: [{ code: 'A', name: 'Front', price: 9900, currency: 'GBP' }],
+        seats: [
+          { section: 'Stalls', row: 'A', seat: 1, tier: 'A' },
+          { section: 'Stalls', row: 'A', label: 'Stalls A2', tier: 'A' },
+        ],
+      },
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.tiers).toEqual([{ code: 'A', name: 'Front', price: 9900, currency: 'gbp' }]);
+  });
+
+  const bad: [string, string, { row: number; field: string; message: RegExp }][] = [
+    [
+      'duplicate label',
+      'section,row,label,tier,price,currency\nS1,A,A1,STD,5000,eur\nS1,A,A2,STD,,\nS1,A,A1,STD,,\n',
+      { row: 3, field: 'label', message: /duplicate label 'A1' \(first on row 1\)/ },
+    ],
+    [
+      'bad price (not an integer)',
+      'section,row,seat,tier,price,currency\nS1,A,1,STD,5000,eur\nS1,A,2,VIP,49.99,eur\n',
+      { row: 2, field: 'price', message: /whole number of minor units/ },
+    ],
+    [
+      'bad price (zero)',
+      'section,row,seat,tier,price,currency\nS1,A,1,STD,0,eur\n',
+      { row: 1, field: 'price', message: /greater than zero/ },
+    ],
+    [
+      'conflicting tier price',
+      'section,row,seat,tier,price,currency\nS1,A,1,STD,5000,eur\nS1,A,2,STD,6000,eur\n',
+      { row: 2, field: 'price', message: /tier 'STD' is 5000 eur on row 1/ },
+    ],
+    [
+      'unknown tier',
+      'section,row,seat,tier,price,currency\nS1,A,1,STD,5000,eur\nS1,A,2,NOPE,,\n',
+      { row: 2, field: 'tier', message: /unknown tier 'NOPE'/ },
+    ],
+    [
+      'missing section',
+      'section,row,seat,tier,price,currency\nS1,A,1,STD,5000,eur\n,A,2,STD,,\n',
+      { row: 2, field: 'section', message: /section is required/ },
+    ],
+    [
+      'bad currency',
+      'section,row,seat,tier,price,currency\nS1,A,1,STD,5000,euro\n',
+      { row: 1, field: 'currency', message: /three-letter/ },
+    ],
+  ];
+
+  it.each(bad)('rejects a %s with its row and field, storing nothing', async (_name, csv, expected) => {
+    const eventId = await newEvent();
+    // A big valid prefix proves all-or-nothing: none of it is stored.
+    const lines = csv.trimEnd().split('\n');
+    const r = await h.req('PUT', `/events/${eventId}/seat-map`, { token: t.manager, raw: `${lines.join('\n')}\n` });
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe('validation_failed');
+    const issue = r.body.error.details.issues.find((i: { field: string }) => i.field === expected.field);
+    expect(issue, JSON.stringify(r.body.error.details)).toBeTruthy();
+    expect(issue.row).toBe(expected.row);
+    expect(issue.line).toBe(expected.row + 1);
+    expect(issue.message).toMatch(expected.message);
+    expect(await seatCount(eventId)).toBe(0);
+    const ev = await h.req('GET', `/events/${eventId}`, { token: t.viewer });
+    expect(ev.body).toMatchObject({ seatCount: 0, seatMapVersion: 0 });
+  });
+
+  it('rejects a bad row inside 100,000 good ones and keeps the previous map intact', async () => {
+    const eventId = await newEvent();
+    expect((await h.req('PUT', `/events/${eventId}/seat-map`, { token: t.manager, raw: stadiumCsv(10) })).status).toBe(
+      200,
+    );
+    const lines = stadiumCsv(100_000).trimEnd().split('\n');
+    lines[77_778] = 'S39,R1,1,STD,-5,eur';
+    const r = await h.req('PUT', `/events/${eventId}/seat-map`, { token: t.manager, raw: `${lines.join('\n')}\n` });
+    expect(r.status).toBe(400);
+    expect(r.body.error.details.issues[0]).toMatchObject({ row: 77_778, line: 77_779, field: 'price' });
+    expect(await seatCount(eventId)).toBe(10);
+  });
+
+  it('rejects more than 100,000 seats and JSON errors by seat index', async () => {
+    const eventId = await newEvent();
+    const tooMany = await h.req('PUT', `/events/${eventId}/seat-map`, { token: t.manager, raw: stadiumCsv(100_001) });
+    expect(tooMany.status).toBe(400);
+    expect(JSON.stringify(tooMany.body.error.details)).toMatch(/at most 100000 seats/);
+    const json = await h.req('PUT', `/events/${eventId}/seat-map`, {
+      token: t.manager,
+      body: {
+        tiers: [{ code: 'A', name: 'A', price: -1, currency: 'eur' }],
+        seats: [{ section: 'S', row: 'A', seat: 1, tier: 'B' }],
+      },
+    });
+    expect(json.status).toBe(400);
+    const paths = json.body.error.details.issues.map((i: { path: string }) => i.path);
+    expect(paths).toEqual(expect.arrayContaining(['tiers[0].price', 'seats[0].tier']));
+    expect(await seatCount(eventId)).toBe(0);
+  });
+});

@@ -1,0 +1,402 @@
+import { EcsCluster } from '@cdktf/provider-aws/lib/ecs-cluster';
+import { KmsAlias } from '@cdktf/provider-aws/lib/kms-alias';
+import { KmsKey } from '@cdktf/provider-aws/lib/kms-key';
+import { SecretsmanagerSecret } from '@cdktf/provider-aws/lib/secretsmanager-secret';
+import { Construct } from 'constructs';
+import type { AwsContext } from '../aws-context';
+import type { AwsRegion, CellSpec, ImageSpec } from '../manifest';
+import { CELL_DIMENSION, CELL_NAMESPACE, CellMetric } from '../metrics';
+import { secretSegment } from '../naming';
+import { CELL_ROLE_NAMES, CELL_ROLES, type CellRole, cellTopics, consumerGroup, databaseUser, type ProcessRole } from '../roles';
+import { Alarms } from './alarms';
+import { AuroraPostgres } from './aurora';
+import { FargateService, type ServiceScaling } from './fargate-service';
+import { allow } from './firewall';
+import type { Statement } from './iam';
+import { InternalAlb } from './internal-alb';
+import { KafkaCluster } from './kafka';
+import { Network } from './network';
+import { type PeerNetwork, Peering } from './peering';
+import { RedisCache } from './redis';
+
+/** Secret ARNs per role, keyed by the environment variable each one fills. */
+export type RoleSecrets = Partial<Record<CellRole, Record<string, string>>>;
+
+export type CellMode =
+  /** `drRegion` makes the database a global primary and replicates the secrets there. */
+  | { readonly kind: 'primary'; readonly drRegion?: AwsRegion }
+  | { readonly kind: 'standby'; readonly globalClusterIdentifier: string; readonly secrets: RoleSecrets };
+
+export interface ControlPlaneLink {
+  readonly peer: PeerNetwork;
+  /** The control plane's private subnets: the router, the waiting room and the reporting consumer. */
+  readonly clientCidrs: readonly string[];
+}
+
+export interface CellRuntimeProps {
+  readonly ctx: AwsContext;
+  readonly prefix: string;
+  readonly cell: CellSpec;
+  readonly cidr: string;
+  readonly image: ImageSpec;
+  readonly certificateArn: string;
+  readonly controlPlane: ControlPlaneLink;
+  readonly mode: CellMode;
+}
+
+export const CellAlarmThreshold = {
+  /** The seeds' ceiling for a hold, not a goal. */
+  holdP99Ms: 800,
+  /** Conflicts are normal in a stampede; most attempts losing means the availability cache is lying. */
+  holdConflictRatio: 0.5,
+  lockWaits: 50,
+  /** The fraction of the proxy's pool in use at which the release controller already backs off. */
+  connectionUse: 0.85,
+  /** Deadlocks per second; sorted seat locking should make any sustained rate a bug. */
+  deadlocksPerSecond: 0.1,
+  outboxAgeSeconds: 30,
+  consumerMaxOffsetLag: 10_000,
+  expiryDelaySeconds: 30,
+} as const;
+
+/**
+ * Everything a cell runs in one region: network, database, topics, cache, services and alarms. The cell
+ * stack builds it as the primary; the DR stack builds the same thing as a warm standby.
+ */
+export class CellRuntime extends Construct {
+  readonly network: Network;
+  readonly database: AuroraPostgres;
+  readonly kafka: KafkaCluster;
+  readonly cache: RedisCache;
+  readonly apiLoadBalancer: InternalAlb;
+  readonly secrets: RoleSecrets;
+  readonly alarms: Alarms;
+  readonly services = new Map<CellRole, FargateService>();
+  private readonly cellId: string;
+  private readonly purchaseTopic: string;
+
+  constructor(scope: Construct, id: string, props: CellRuntimeProps) {
+    super(scope, id);
+    const { ctx, cell, prefix, mode } = props;
+    const topics = cellTopics(cell.id);
+    this.cellId = cell.id;
+    this.purchaseTopic = topics.purchase;
+    const standby = mode.kind === 'standby';
+    const { database, kafka, cache } = cell.sizing;
+
+    const key = new KmsKey(this, 'key', {
+      description: `${prefix}: database, topics, cache and secrets at rest`,
+      enableKeyRotation: true,
+      deletionWindowInDays: 30,
+    });
+    new KmsAlias(this, 'key-alias', { name: `alias/${prefix}`, targetKeyId: key.keyId });
+
+    this.network = new Network(this, 'network', { ctx, name: prefix, cidr: props.cidr });
+    new Peering(this, 'control-plane-peering', {
+      name: `${prefix}-control-plane`,
+      network: this.network,
+      peer: props.controlPlane.peer,
+    });
+
+    this.database = new AuroraPostgres(this, 'database', {
+      ctx,
+      name: prefix,
+      network: this.network,
+      kmsKeyArn: key.arn,
+      instanceClass: database.instanceClass,
+      readers: database.readers,
+      role: standby
+        ? { kind: 'secondary', globalClusterIdentifier: mode.globalClusterIdentifier }
+        : { kind: 'primary', global: mode.drRegion !== undefined },
+    });
+
+    this.kafka = new KafkaCluster(this, 'kafka', {
+      ctx,
+      name: prefix,
+      network: this.network,
+      kmsKeyArn: key.arn,
+      brokerType: kafka.brokerType,
+      brokers: kafka.brokers,
+      partitions: kafka.partitions,
+      storageGiB: kafka.storageGiB,
+      replicationSource: !standby && mode.drRegion !== undefined,
+    });
+    // The control plane's reporting consumer reads the cell's stream across the peering.
+    this.kafka.allowCidrs('control-plane', props.controlPlane.clientCidrs);
+
+    const redisRoles = CELL_ROLE_NAMES.filter((role) => (CELL_ROLES[role] as ProcessRole).redis);
+    this.cache = new RedisCache(this, 'cache', {
+      name: prefix,
+      network: this.network,
+      kmsKeyArn: key.arn,
+      nodeType: cache.nodeType,
+      replicas: cache.replicas,
+      users: redisRoles,
+    });
+
+    this.secrets = standby ? mode.secrets : this.createSecrets(cell, key.arn, mode.drRegion);
+
+    const apiRole = CELL_ROLES.api;
+    this.apiLoadBalancer = new InternalAlb(this, 'api-alb', {
+      name: `${prefix}-api`,
+      network: this.network,
+      certificateArn: props.certificateArn,
+      targetPort: apiRole.http.port,
+      healthPath: apiRole.http.healthPath,
+      // The router and the release controller, in the control plane's private subnets, are the only callers.
+      clients: [{ id: 'control-plane', source: { cidrs: props.controlPlane.clientCidrs } }],
+    });
+
+    const ecs = new EcsCluster(this, 'ecs', {
+      name: prefix,
+      setting: [{ name: 'containerInsights', value: 'enabled' }],
+    });
+
+    for (const roleName of CELL_ROLE_NAMES) {
+      const role: ProcessRole = CELL_ROLES[roleName];
+      const user = databaseUser(roleName);
+      const group = role.kafka && role.kafka.reads.length > 0 ? consumerGroup(cell.id, roleName) : undefined;
+
+      const environment: Record<string, string> = {
+        CELL_ID: cell.id,
+        CELL_REGION: ctx.region,
+        DATABASE_HOST: this.database.proxy.endpoint,
+        DATABASE_READ_HOST: this.database.readOnlyEndpoint.endpoint,
+        DATABASE_PORT: String(this.database.port),
+        DATABASE_NAME: this.database.database,
+        DATABASE_USER: user,
+        DATABASE_AUTH: 'iam',
+        METRICS_NAMESPACE: CELL_NAMESPACE,
+      };
+      const statements: Statement[] = [this.database.connectStatement(user), putMetricData(CELL_NAMESPACE)];
+
+      if (role.kafka) {
+        environment.KAFKA_BROKERS = this.kafka.bootstrapBrokers;
+        environment.KAFKA_AUTH = 'aws-msk-iam';
+        if (group) environment.KAFKA_GROUP_ID = group;
+        statements.push(
+          ...this.kafka.grant({
+            reads: role.kafka.reads.map((t) => topics[t]),
+            writes: role.kafka.writes.map((t) => topics[t]),
+            group,
+            idempotentProducer: role.kafka.idempotentProducer,
+          }),
+        );
+      }
+      if (role.redis) {
+        environment.REDIS_URL = this.cache.url(roleName);
+        statements.push(this.cache.connectStatement(roleName));
+      }
+      if (role.http) {
+        environment.HOST = '0.0.0.0';
+        environment.PORT = String(role.http.port);
+      }
+
+      const service = new FargateService(this, `service-${roleName}`, {
+        ctx,
+        prefix,
+        role: roleName,
+        cluster: ecs,
+        network: this.network,
+        image: props.image,
+        sizing: cell.sizing.services[roleName],
+        environment,
+        secrets: this.secrets[roleName] ?? {},
+        // Standby secrets are replicas under the DR region's AWS-managed key, which needs no grant.
+        secretsKeyArn: standby ? undefined : key.arn,
+        taskStatements: statements,
+        http: role.http ? { port: role.http.port, targetGroupArn: this.apiLoadBalancer.targetGroup.arn } : undefined,
+        scaling: this.scaling(roleName, role, group ?? ''),
+        standby,
+      });
+      this.services.set(roleName, service);
+
+      this.database.allowClient(roleName, service.securityGroup);
+      if (role.kafka) this.kafka.allowClient(roleName, service.securityGroup);
+      if (role.redis) this.cache.allowClient(roleName, service.securityGroup);
+      if (role.http) {
+        // The API's only way in: its load balancer's security group.
+        allow(this, `alb-to-${roleName}`, {
+          from: { group: this.apiLoadBalancer.securityGroup },
+          to: service.securityGroup,
+          port: role.http.port,
+          description: `ALB to ${roleName}`,
+        });
+      }
+    }
+
+    this.alarms = this.createAlarms(prefix);
+  }
+
+  private scaling(roleName: CellRole, role: ProcessRole, group: string): ServiceScaling {
+    const { scaling } = role;
+    switch (scaling.kind) {
+      case 'requests':
+        return {
+          kind: 'requests',
+          resourceLabel: this.apiLoadBalancer.requestCountLabel,
+          requestsPerTaskPerMinute: scaling.requestsPerTaskPerMinute,
+        };
+      case 'consumer-lag':
+        return {
+          kind: 'metric',
+          metric: {
+            namespace: 'AWS/Kafka',
+            metricName: 'MaxOffsetLag',
+            dimensions: this.lagDimensions(group, roleName),
+            target: scaling.maxOffsetLag,
+          },
+        };
+      case 'cell-metric':
+        return {
+          kind: 'metric',
+          metric: {
+            namespace: CELL_NAMESPACE,
+            metricName: scaling.metric,
+            dimensions: { [CELL_DIMENSION]: this.cellId },
+            target: scaling.target,
+          },
+        };
+      case 'fixed':
+        return { kind: 'fixed' };
+    }
+  }
+
+  private lagDimensions(group: string, roleName: CellRole): Record<string, string> {
+    if (!group) throw new Error(`${roleName} scales on consumer lag but reads no topic`);
+    return {
+      'Cluster Name': this.kafka.clusterName,
+      'Consumer Group': group,
+      Topic: this.purchaseTopic,
+    };
+  }
+
+  private createSecrets(cell: CellSpec, keyArn: string, drRegion: AwsRegion | undefined): RoleSecrets {
+    const secrets: RoleSecrets = {};
+    for (const roleName of CELL_ROLE_NAMES) {
+      const role: ProcessRole = CELL_ROLES[roleName];
+      if (role.secrets.length === 0) continue;
+      secrets[roleName] = Object.fromEntries(
+        role.secrets.map((envName) => {
+          const secret = new SecretsmanagerSecret(this, `secret-${roleName}-${secretSegment(envName)}`, {
+            name: `onsale/${cell.id}/${roleName}/${secretSegment(envName)}`,
+            description: `${envName} for the ${roleName} tasks of cell ${cell.id}; the value is set by an operator`,
+            kmsKeyId: keyArn,
+            recoveryWindowInDays: 30,
+            // The DR stack's key does not exist when this stack applies (and must not be a dependency of
+            // it), so replicas use the DR region's AWS-managed Secrets Manager key.
+            replica: drRegion ? [{ region: drRegion }] : undefined,
+          });
+          return [envName, secret.arn];
+        }),
+      );
+    }
+    return secrets;
+  }
+
+  private createAlarms(prefix: string): Alarms {
+    const alarms = new Alarms(this, 'alarms', prefix);
+    const cell = { [CELL_DIMENSION]: this.cellId };
+    const custom = { namespace: CELL_NAMESPACE, dimensions: cell };
+    const t = CellAlarmThreshold;
+
+    alarms.metric('hold-p99', {
+      ...custom,
+      description: `Hold p99 above ${t.holdP99Ms} ms for 3 minutes: the waiting room is releasing faster than the cell holds`,
+      metricName: CellMetric.holdLatency,
+      statistic: 'p99',
+      threshold: t.holdP99Ms,
+    });
+    alarms.ratio('hold-conflict-rate', {
+      ...custom,
+      description: 'Most hold attempts conflict: buyers are being shown seats that are gone',
+      numerator: { metricName: CellMetric.holdConflicts, statistic: 'Sum' },
+      denominator: { metricName: CellMetric.holdAttempts, statistic: 'Sum' },
+      threshold: t.holdConflictRatio,
+      periods: 5,
+    });
+    alarms.metric('lock-waits', {
+      ...custom,
+      description: 'Transactions are queueing on row locks',
+      metricName: CellMetric.lockWaits,
+      statistic: 'Maximum',
+      threshold: t.lockWaits,
+    });
+    alarms.ratio('db-connections', {
+      description: 'RDS Proxy pool nearly exhausted: new transactions will wait, then fail',
+      namespace: 'AWS/RDS',
+      dimensions: { ProxyName: this.database.proxy.name, TargetGroup: 'default', TargetRole: 'READ_WRITE' },
+      numerator: { metricName: 'DatabaseConnections', statistic: 'Maximum' },
+      denominator: { metricName: 'MaxDatabaseConnectionsAllowed', statistic: 'Maximum' },
+      threshold: t.connectionUse,
+    });
+    alarms.metric('db-deadlocks', {
+      description: 'Deadlocks on the writer: seat locks are being taken out of order somewhere',
+      namespace: 'AWS/RDS',
+      dimensions: { DBClusterIdentifier: this.database.cluster.clusterIdentifier, Role: 'WRITER' },
+      metricName: 'Deadlocks',
+      statistic: 'Average',
+      threshold: t.deadlocksPerSecond,
+    });
+    alarms.metric('outbox-age', {
+      ...custom,
+      description: `Oldest unpublished outbox row older than ${t.outboxAgeSeconds} s: committed facts are not reaching Kafka`,
+      metricName: CellMetric.outboxAge,
+      statistic: 'Maximum',
+      threshold: t.outboxAgeSeconds,
+    });
+    for (const roleName of CELL_ROLE_NAMES) {
+      if (CELL_ROLES[roleName].scaling.kind !== 'consumer-lag') continue;
+      alarms.metric(`consumer-lag-${roleName}`, {
+        description: `${roleName} is ${t.consumerMaxOffsetLag}+ messages behind on a partition of ${this.purchaseTopic}`,
+        namespace: 'AWS/Kafka',
+        dimensions: this.lagDimensions(consumerGroup(this.cellId, roleName), roleName),
+        metricName: 'MaxOffsetLag',
+        statistic: 'Maximum',
+        threshold: t.consumerMaxOffsetLag,
+      });
+    }
+    alarms.metric('expiry-delay', {
+      ...custom,
+      description: `Expired holds still active ${t.expiryDelaySeconds} s past expiry: seats are locked away from buyers`,
+      metricName: CellMetric.expiryDelay,
+      statistic: 'Maximum',
+      threshold: t.expiryDelaySeconds,
+    });
+    alarms.metric('dlq-depth', {
+      ...custom,
+      description: 'Messages are waiting in the dead-letter topic: replay or discard them (runbook)',
+      metricName: CellMetric.deadLetterDepth,
+      statistic: 'Maximum',
+      threshold: 0,
+      periods: 1,
+    });
+    alarms.metric('payment-mismatch', {
+      ...custom,
+      description: 'Local payment state disagrees with Stripe after reconciliation',
+      metricName: CellMetric.paymentMismatches,
+      statistic: 'Maximum',
+      threshold: 0,
+      periods: 1,
+    });
+    alarms.metric('oversell', {
+      ...custom,
+      description: 'A second ticket was attempted for a seat. This must stay 0: page now',
+      metricName: CellMetric.ticketUniquenessViolations,
+      statistic: 'Sum',
+      threshold: 0,
+      periods: 1,
+    });
+    return alarms;
+  }
+}
+
+/** PutMetricData cannot be scoped to a resource; the namespace condition keeps each stack to its own. */
+export function putMetricData(namespace: string): Statement {
+  return {
+    sid: 'PublishOwnMetrics',
+    actions: ['cloudwatch:PutMetricData'],
+    resources: ['*'],
+    conditions: [{ test: 'StringEquals', variable: 'cloudwatch:namespace', values: [namespace] }],
+  };
+}

@@ -1,0 +1,241 @@
+import { AppautoscalingPolicy } from '@cdktf/provider-aws/lib/appautoscaling-policy';
+import { AppautoscalingTarget } from '@cdktf/provider-aws/lib/appautoscaling-target';
+import { CloudwatchLogGroup } from '@cdktf/provider-aws/lib/cloudwatch-log-group';
+import type { EcsCluster } from '@cdktf/provider-aws/lib/ecs-cluster';
+import { EcsService } from '@cdktf/provider-aws/lib/ecs-service';
+import { EcsTaskDefinition } from '@cdktf/provider-aws/lib/ecs-task-definition';
+import { SecurityGroup } from '@cdktf/provider-aws/lib/security-group';
+import { Construct } from 'constructs';
+import { type AwsContext, arn } from '../aws-context';
+import type { ImageSpec } from '../manifest';
+import type { ServiceSizing } from '../roles';
+import { allowEgress } from './firewall';
+import { ServiceRole, type Statement, sameAccountTrust } from './iam';
+import type { Network } from './network';
+
+export interface MetricTarget {
+  readonly namespace: string;
+  readonly metricName: string;
+  readonly dimensions: Record<string, string>;
+  readonly target: number;
+}
+
+export type ServiceScaling =
+  | { readonly kind: 'requests'; readonly resourceLabel: string; readonly requestsPerTaskPerMinute: number }
+  | { readonly kind: 'metric'; readonly metric: MetricTarget }
+  | { readonly kind: 'fixed' };
+
+export interface FargateServiceProps {
+  readonly ctx: AwsContext;
+  /** Prefix shared by the stack's resources, e.g. onsale-c1. */
+  readonly prefix: string;
+  readonly role: string;
+  readonly cluster: EcsCluster;
+  readonly network: Network;
+  readonly image: ImageSpec;
+  readonly sizing: ServiceSizing;
+  readonly environment: Record<string, string>;
+  /** Environment variable name to the ARN of a secret only this role may read. */
+  readonly secrets: Record<string, string>;
+  /** The customer-managed key the secrets are encrypted with, if any. */
+  readonly secretsKeyArn?: string;
+  readonly taskStatements: Statement[];
+  readonly http?: { readonly port: number; readonly targetGroupArn: string };
+  readonly scaling: ServiceScaling;
+  /** A warm standby: defined, scaled to zero, no autoscaling until failover. */
+  readonly standby: boolean;
+}
+
+const LOG_RETENTION_DAYS = 30;
+// Fargate's ceiling; the processes drain in-flight work on SIGTERM within it.
+const STOP_TIMEOUT_SECONDS = 120;
+
+/**
+ * One process role as an ECS Fargate service in the private subnets: its own log group, its own
+ * execution and task roles, its own security group, no public IP.
+ */
+export class FargateService extends Construct {
+  readonly service: EcsService;
+  readonly securityGroup: SecurityGroup;
+  readonly logGroup: CloudwatchLogGroup;
+
+  constructor(scope: Construct, id: string, props: FargateServiceProps) {
+    super(scope, id);
+    const { ctx, role, network } = props;
+    const name = `${props.prefix}-${role}`;
+
+    this.logGroup = new CloudwatchLogGroup(this, 'logs', {
+      name: `/onsale/${props.prefix}/${role}`,
+      retentionInDays: LOG_RETENTION_DAYS,
+    });
+
+    this.securityGroup = new SecurityGroup(this, 'sg', {
+      name: `${name}-tasks`,
+      description: `${role} tasks of ${props.prefix}`,
+      vpcId: network.vpc.id,
+    });
+    // AWS APIs through the NAT gateways, Stripe, and the peered control plane all speak HTTPS.
+    allowEgress(this, 'https-out', this.securityGroup, 443, ['0.0.0.0/0'], 'HTTPS to AWS APIs and partners');
+
+    const secretArns = Object.values(props.secrets);
+    const execution = new ServiceRole(this, 'execution-role', {
+      ctx,
+      name: `${name}-exec`,
+      service: 'ecs-tasks.amazonaws.com',
+      trustConditions: sameAccountTrust(ctx),
+      statements: [
+        // GetAuthorizationToken has no resource to scope to; pulling layers is scoped to the repository.
+        { sid: 'EcrLogin', actions: ['ecr:GetAuthorizationToken'], resources: ['*'] },
+        {
+          sid: 'EcrPull',
+          actions: ['ecr:BatchCheckLayerAvailability', 'ecr:BatchGetImage', 'ecr:GetDownloadUrlForLayer'],
+          resources: [props.image.repositoryArn],
+        },
+        {
+          sid: 'OwnLogGroup',
+          actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          resources: [`${this.logGroup.arn}:log-stream:*`],
+        },
+        ...(secretArns.length > 0
+          ? [{ sid: 'OwnSecrets', actions: ['secretsmanager:GetSecretValue'], resources: secretArns }]
+          : []),
+        ...(secretArns.length > 0 && props.secretsKeyArn
+          ? [
+              {
+                sid: 'DecryptOwnSecrets',
+                actions: ['kms:Decrypt'],
+                resources: [props.secretsKeyArn],
+                conditions: [
+                  { test: 'StringEquals', variable: 'kms:ViaService', values: [`secretsmanager.${ctx.region}.amazonaws.com`] },
+                ],
+              },
+            ]
+          : []),
+      ],
+    });
+
+    const task = new ServiceRole(this, 'task-role', {
+      ctx,
+      name: `${name}-task`,
+      service: 'ecs-tasks.amazonaws.com',
+      trustConditions: sameAccountTrust(ctx, arn(ctx, 'ecs', '*')),
+      statements: props.taskStatements,
+    });
+
+    const environment = Object.entries({ ...props.environment, ONSALE_ROLE: role })
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([envName, value]) => ({ name: envName, value }));
+    const secrets = Object.entries(props.secrets)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([envName, valueFrom]) => ({ name: envName, valueFrom }));
+
+    const taskDefinition = new EcsTaskDefinition(this, 'task', {
+      family: name,
+      requiresCompatibilities: ['FARGATE'],
+      networkMode: 'awsvpc',
+      cpu: String(props.sizing.cpu),
+      memory: String(props.sizing.memory),
+      runtimePlatform: { operatingSystemFamily: 'LINUX', cpuArchitecture: 'X86_64' },
+      executionRoleArn: execution.role.arn,
+      taskRoleArn: task.role.arn,
+      volume: [{ name: 'tmp' }],
+      containerDefinitions: JSON.stringify([
+        {
+          name: role,
+          image: props.image.uri,
+          essential: true,
+          environment,
+          secrets,
+          portMappings: props.http ? [{ containerPort: props.http.port, protocol: 'tcp' }] : [],
+          readonlyRootFilesystem: true,
+          mountPoints: [{ sourceVolume: 'tmp', containerPath: '/tmp' }],
+          // An init process forwards SIGTERM to node, so the drain-on-shutdown path actually runs.
+          linuxParameters: { initProcessEnabled: true },
+          stopTimeout: STOP_TIMEOUT_SECONDS,
+          logConfiguration: {
+            logDriver: 'awslogs',
+            options: {
+              'awslogs-group': this.logGroup.name,
+              'awslogs-region': ctx.region,
+              'awslogs-stream-prefix': role,
+              // A stalled log pipeline must not stall the purchase path.
+              mode: 'non-blocking',
+              'max-buffer-size': '25m',
+            },
+          },
+        },
+      ]),
+    });
+
+    const initialCount = props.standby ? 0 : props.sizing.min;
+    this.service = new EcsService(this, 'service', {
+      name: role,
+      cluster: props.cluster.arn,
+      taskDefinition: taskDefinition.arn,
+      desiredCount: initialCount,
+      launchType: 'FARGATE',
+      platformVersion: 'LATEST',
+      networkConfiguration: {
+        subnets: network.privateSubnetIds,
+        securityGroups: [this.securityGroup.id],
+        assignPublicIp: false,
+      },
+      // With subnets in three AZs ECS spreads tasks across them, and moves them back after an AZ recovers.
+      availabilityZoneRebalancing: 'ENABLED',
+      deploymentMinimumHealthyPercent: 100,
+      deploymentMaximumPercent: 200,
+      deploymentCircuitBreaker: { enable: true, rollback: true },
+      loadBalancer: props.http
+        ? [{ targetGroupArn: props.http.targetGroupArn, containerName: role, containerPort: props.http.port }]
+        : undefined,
+      healthCheckGracePeriodSeconds: props.http ? 60 : undefined,
+      enableEcsManagedTags: true,
+      propagateTags: 'SERVICE',
+      // Autoscaling (or, on a standby, the failover runbook) owns the count after creation.
+      lifecycle: { ignoreChanges: ['desired_count'] },
+    });
+
+    if (props.standby || props.scaling.kind === 'fixed') return;
+
+    const target = new AppautoscalingTarget(this, 'scaling-target', {
+      serviceNamespace: 'ecs',
+      scalableDimension: 'ecs:service:DesiredCount',
+      resourceId: `service/${props.cluster.name}/${this.service.name}`,
+      minCapacity: props.sizing.min,
+      maxCapacity: props.sizing.max,
+    });
+    const { scaling } = props;
+    new AppautoscalingPolicy(this, 'scaling-policy', {
+      name: `${name}-target-tracking`,
+      policyType: 'TargetTrackingScaling',
+      serviceNamespace: target.serviceNamespace,
+      scalableDimension: target.scalableDimension,
+      resourceId: target.resourceId,
+      targetTrackingScalingPolicyConfiguration: {
+        // Scale out within a minute of a surge; scale in slowly, an onsale comes in waves.
+        scaleOutCooldown: 60,
+        scaleInCooldown: 300,
+        ...(scaling.kind === 'requests'
+          ? {
+              targetValue: scaling.requestsPerTaskPerMinute,
+              predefinedMetricSpecification: {
+                predefinedMetricType: 'ALBRequestCountPerTarget',
+                resourceLabel: scaling.resourceLabel,
+              },
+            }
+          : {
+              targetValue: scaling.metric.target,
+              customizedMetricSpecification: {
+                namespace: scaling.metric.namespace,
+                metricName: scaling.metric.metricName,
+                statistic: 'Maximum',
+                dimensions: Object.entries(scaling.metric.dimensions).map(([dimension, value]) => ({
+                  name: dimension,
+                  value,
+                })),
+              },
+            }),
+      },
+    });
+  }
+}

@@ -1,0 +1,30 @@
+/** Resource-name prefixes. IAM names are account-wide, so a DR region's resources carry their own prefix. */
+export function cellPrefix(cellId: string): string {
+  return `onsale-${cellId}`;
+}
+
+export function drPrefix(cellId: string): string {
+  return `onsale-${cellId}-dr`;
+}
+
+export const CONTROL_PLANE_PREFIX = 'onsale-cp';
+
+/** Stack names, which are also the directories under cdktf.out/stacks. */
+export const StackName = {
+  controlPlane: 'control-plane',
+  edge: 'edge',
+  cell: (cellId: string) => `cell-${cellId}`,
+  dr: (cellId: string) => `cell-${cellId}-dr`,
+} as const;
+
+/** `ENV_NAME` → `env-name`, for the last segment of a secret's name. */
+export function secretSegment(envName: string): string {
+  return envName.toLowerCase().replaceAll('_', '-');
+}
+
+/**
+ * SSM parameters, in the control plane's region, where each cell stack publishes its endpoints. The
+ * control plane reads them at run time, which keeps the stack graph acyclic (cells depend on the control
+ * plane, never the reverse).
+ */
+export const CELL_DIRECTORY_PATH = '/onsale/cells';

@@ -1,0 +1,211 @@
+import { DataAwsIamPolicyDocument } from '@cdktf/provider-aws/lib/data-aws-iam-policy-document';
+import { MskClusterPolicy } from '@cdktf/provider-aws/lib/msk-cluster-policy';
+import { MskReplicator } from '@cdktf/provider-aws/lib/msk-replicator';
+import { Fn, TerraformOutput } from 'cdktf';
+import type { Construct } from 'constructs';
+import { arn } from '../aws-context';
+import { CellDirectoryEntry } from '../constructs/cell-directory';
+import { CellRuntime, type RoleSecrets } from '../constructs/cell-runtime';
+import { ServiceRole, sameAccountTrust } from '../constructs/iam';
+import { certificateFor, type Manifest } from '../manifest';
+import { CELL_DIRECTORY_PATH, StackName, drPrefix } from '../naming';
+import { cellStreamPrefix } from '../roles';
+import type { CellStack } from './cell-stack';
+import type { ControlPlaneStack } from './control-plane-stack';
+import { OnsaleStack } from './onsale-stack';
+
+/** Replication lag (ms) past which the DR copy stops being a failover target that loses little. */
+const DatabaseLagAlarmMs = 5_000;
+const TopicLagAlarmMs = 60_000;
+
+/**
+ * The warm secondary of one cell in its DR region: an Aurora global-database secondary, an MSK cluster
+ * fed by MSK Replicator (topics and consumer-group offsets, same topic names), and the cell's services
+ * defined but scaled to zero, ready for the failover runbook to start under a new epoch.
+ */
+export class CellDrStack extends OnsaleStack {
+  readonly runtime: CellRuntime;
+
+  constructor(scope: Construct, manifest: Manifest, primary: CellStack, controlPlane: ControlPlaneStack) {
+    const { cell } = primary;
+    const dr = cell.dr;
+    if (!dr) throw new Error(`cell ${cell.id} has no dr entry`);
+    super(scope, StackName.dr(cell.id), dr.region, { 'onsale:cell': cell.id, 'onsale:dr': 'true' });
+    const { ctx } = this;
+    const prefix = drPrefix(cell.id);
+    const source = primary.runtime;
+    const globalCluster = source.database.globalCluster;
+    if (!globalCluster) throw new Error(`cell ${cell.id} declares dr but its database is not global`);
+
+    // Secrets Manager replicas keep the primary's ARN apart from the region.
+    const secrets: RoleSecrets = Object.fromEntries(
+      Object.entries(source.secrets).map(([role, byEnv]) => [
+        role,
+        Object.fromEntries(
+          Object.entries(byEnv ?? {}).map(([envName, secretArn]) => [
+            envName,
+            Fn.replace(secretArn, `:${cell.region}:`, `:${dr.region}:`),
+          ]),
+        ),
+      ]),
+    );
+
+    const controlPlaneRegion = this.regionContext('control-plane', manifest.controlPlane.region);
+    this.runtime = new CellRuntime(this, 'cell', {
+      ctx,
+      prefix,
+      cell,
+      cidr: dr.cidr,
+      image: manifest.images.cell,
+      certificateArn: certificateFor(manifest, dr.region),
+      controlPlane: controlPlane.linkFor(controlPlaneRegion),
+      mode: { kind: 'standby', globalClusterIdentifier: globalCluster.globalClusterIdentifier, secrets },
+    });
+
+    // Cross-region MSK Replicator reaches the source through multi-VPC connectivity, which the source
+    // cluster's resource policy must grant to the MSK service.
+    const primaryRegion = this.regionContext('primary', cell.region);
+    const sourceCluster = source.kafka.cluster;
+    const sourcePolicy = new DataAwsIamPolicyDocument(this, 'source-cluster-policy', {
+      provider: primaryRegion.provider,
+      statement: [
+        {
+          sid: 'MskReplicatorToDr',
+          effect: 'Allow',
+          principals: [{ type: 'Service', identifiers: ['kafka.amazonaws.com'] }],
+          actions: ['kafka:CreateVpcConnection', 'kafka:GetBootstrapBrokers', 'kafka:DescribeClusterV2'],
+          resources: [sourceCluster.arn],
+          condition: [{ test: 'StringEquals', variable: 'aws:SourceAccount', values: [ctx.account] }],
+        },
+      ],
+    });
+    new MskClusterPolicy(this, 'source-cluster-access', {
+      provider: primaryRegion.provider,
+      clusterArn: sourceCluster.arn,
+      policy: sourcePolicy.json,
+    });
+
+    const target = this.runtime.kafka;
+    const streams = cellStreamPrefix(cell.id);
+    const replicatorRole = new ServiceRole(this, 'replicator-role', {
+      ctx,
+      name: `${prefix}-msk-replicator`,
+      service: 'kafka.amazonaws.com',
+      trustConditions: sameAccountTrust(ctx),
+      statements: [
+        {
+          sid: 'ReadSourceCluster',
+          actions: ['kafka-cluster:Connect', 'kafka-cluster:DescribeCluster'],
+          resources: [sourceCluster.arn],
+        },
+        {
+          sid: 'ReadSourceTopics',
+          actions: ['kafka-cluster:DescribeTopic', 'kafka-cluster:ReadData', 'kafka-cluster:DescribeTopicDynamicConfiguration'],
+          resources: [arn(primaryRegion, 'kafka', `topic/${source.kafka.clusterName}/${sourceCluster.clusterUuid}/${streams}*`)],
+        },
+        {
+          sid: 'ReadSourceGroupOffsets',
+          actions: ['kafka-cluster:DescribeGroup'],
+          resources: [arn(primaryRegion, 'kafka', `group/${source.kafka.clusterName}/${sourceCluster.clusterUuid}/${streams}*`)],
+        },
+        {
+          sid: 'WriteTargetCluster',
+          actions: ['kafka-cluster:Connect', 'kafka-cluster:DescribeCluster', 'kafka-cluster:AlterCluster'],
+          resources: [target.cluster.arn],
+        },
+        {
+          // The target cluster exists only for this cell, and the replicator keeps its own internal topics there.
+          sid: 'WriteTargetTopics',
+          actions: [
+            'kafka-cluster:DescribeTopic',
+            'kafka-cluster:CreateTopic',
+            'kafka-cluster:AlterTopic',
+            'kafka-cluster:WriteData',
+            'kafka-cluster:ReadData',
+            'kafka-cluster:DescribeTopicDynamicConfiguration',
+            'kafka-cluster:AlterTopicDynamicConfiguration',
+          ],
+          resources: [target.topicArn('*')],
+        },
+        {
+          sid: 'WriteTargetGroupOffsets',
+          actions: ['kafka-cluster:DescribeGroup', 'kafka-cluster:AlterGroup'],
+          resources: [target.groupArn('*')],
+        },
+      ],
+    });
+
+    // Java-style regular expressions over topic and group names.
+    const cellPattern = `${streams.replaceAll('.', '\\.')}.*`;
+    const replicator = new MskReplicator(this, 'replicator', {
+      replicatorName: prefix,
+      description: `Cell ${cell.id}: ${cell.region} to ${dr.region}, topics and consumer offsets`,
+      serviceExecutionRoleArn: replicatorRole.role.arn,
+      kafkaCluster: [
+        {
+          amazonMskCluster: { mskClusterArn: sourceCluster.arn },
+          vpcConfig: { subnetIds: source.network.privateSubnetIds },
+        },
+        {
+          amazonMskCluster: { mskClusterArn: target.cluster.arn },
+          vpcConfig: { subnetIds: this.runtime.network.privateSubnetIds, securityGroupsIds: [target.securityGroup.id] },
+        },
+      ],
+      replicationInfoList: {
+        sourceKafkaClusterArn: sourceCluster.arn,
+        targetKafkaClusterArn: target.cluster.arn,
+        targetCompressionType: 'LZ4',
+        topicReplication: [
+          {
+            topicsToReplicate: [cellPattern],
+            // Identical names: after a failover the services use the same topics and the replicated offsets.
+            topicNameConfiguration: { type: 'IDENTICAL' },
+            copyTopicConfigurations: true,
+            copyAccessControlListsForTopics: false,
+            detectAndCopyNewTopics: true,
+            startingPosition: { type: 'EARLIEST' },
+          },
+        ],
+        consumerGroupReplication: [
+          {
+            consumerGroupsToReplicate: [cellPattern],
+            synchroniseConsumerGroupOffsets: true,
+            detectAndCopyNewConsumerGroups: true,
+          },
+        ],
+      },
+    });
+
+    const alarms = this.runtime.alarms;
+    alarms.metric('database-replication-lag', {
+      description: `Aurora global replication from ${cell.region} is more than ${DatabaseLagAlarmMs / 1000} s behind`,
+      namespace: 'AWS/RDS',
+      dimensions: { DBClusterIdentifier: this.runtime.database.cluster.clusterIdentifier },
+      metricName: 'AuroraGlobalDBReplicationLag',
+      statistic: 'Maximum',
+      threshold: DatabaseLagAlarmMs,
+    });
+    alarms.metric('topic-replication-lag', {
+      description: `MSK Replicator is more than ${TopicLagAlarmMs / 1000} s behind ${cell.region}`,
+      namespace: 'AWS/Kafka',
+      dimensions: { ReplicatorName: replicator.replicatorName },
+      metricName: 'ReplicationLatency',
+      statistic: 'Maximum',
+      threshold: TopicLagAlarmMs,
+    });
+
+    new CellDirectoryEntry(this, 'directory', {
+      ctx: controlPlaneRegion,
+      path: `${CELL_DIRECTORY_PATH}/${cell.id}/dr`,
+      values: {
+        region: dr.region,
+        'api-load-balancer': this.runtime.apiLoadBalancer.lb.dnsName,
+        'kafka-bootstrap-brokers': target.bootstrapBrokers,
+      },
+    });
+
+    new TerraformOutput(this, 'api_load_balancer', { value: this.runtime.apiLoadBalancer.lb.dnsName });
+    new TerraformOutput(this, 'database_cluster', { value: this.runtime.database.cluster.clusterIdentifier });
+    new TerraformOutput(this, 'replicator_arn', { value: replicator.arn });
+  }
+}

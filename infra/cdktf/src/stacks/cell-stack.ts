@@ -1,0 +1,55 @@
+import { TerraformOutput } from 'cdktf';
+import type { Construct } from 'constructs';
+import { CellDirectoryEntry } from '../constructs/cell-directory';
+import { CellRuntime } from '../constructs/cell-runtime';
+import { type CellSpec, certificateFor, type Manifest } from '../manifest';
+import { CELL_DIRECTORY_PATH, StackName, cellPrefix } from '../naming';
+import { cellTopics } from '../roles';
+import type { ControlPlaneStack } from './control-plane-stack';
+import { OnsaleStack } from './onsale-stack';
+
+/**
+ * One purchase cell. Every cell is this class with a different manifest entry; nothing here knows about
+ * any other cell.
+ */
+export class CellStack extends OnsaleStack {
+  readonly cell: CellSpec;
+  readonly runtime: CellRuntime;
+
+  constructor(scope: Construct, manifest: Manifest, cell: CellSpec, controlPlane: ControlPlaneStack) {
+    super(scope, StackName.cell(cell.id), cell.region, { 'onsale:cell': cell.id });
+    this.cell = cell;
+    const controlPlaneRegion = this.regionContext('control-plane', manifest.controlPlane.region);
+
+    this.runtime = new CellRuntime(this, 'cell', {
+      ctx: this.ctx,
+      prefix: cellPrefix(cell.id),
+      cell,
+      cidr: cell.cidr,
+      image: manifest.images.cell,
+      certificateArn: certificateFor(manifest, cell.region),
+      controlPlane: controlPlane.linkFor(controlPlaneRegion),
+      mode: { kind: 'primary', drRegion: cell.dr?.region },
+    });
+
+    const topics = cellTopics(cell.id);
+    new CellDirectoryEntry(this, 'directory', {
+      ctx: controlPlaneRegion,
+      path: `${CELL_DIRECTORY_PATH}/${cell.id}`,
+      values: {
+        region: cell.region,
+        'api-load-balancer': this.runtime.apiLoadBalancer.lb.dnsName,
+        'kafka-bootstrap-brokers': this.runtime.kafka.bootstrapBrokers,
+        'purchase-topic': topics.purchase,
+      },
+    });
+
+    new TerraformOutput(this, 'api_load_balancer', { value: this.runtime.apiLoadBalancer.lb.dnsName });
+    new TerraformOutput(this, 'database_proxy', { value: this.runtime.database.proxy.endpoint });
+    new TerraformOutput(this, 'kafka_bootstrap_brokers', { value: this.runtime.kafka.bootstrapBrokers });
+    // Topics are created by the cell's bootstrap job (auto-creation is off); these are its inputs.
+    new TerraformOutput(this, 'kafka_topics', {
+      value: { names: Object.values(topics), partitions: cell.sizing.kafka.partitions, replicationFactor: 3 },
+    });
+  }
+}

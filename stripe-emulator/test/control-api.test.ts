@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import type { Counters, PaymentIntent, WebhookEndpoint } from '../src/index.js';
+import { authorize, startEmulator, startReceiver, stripeClient, verify } from './support.js';
+
+async function call<T>(url: string, method: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const response = await fetch(url, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+  return { status: response.status, body: (await response.json()) as T };
+}
+
+describe('control API over HTTP (/__emulator)', () => {
+  it('registers an endpoint, sets faults, injects failures, reads counters and resets', async () => {
+    const emulator = await startEmulator();
+    const control = `${emulator.url}/__emulator`;
+    const stripe = stripeClient(emulator);
+    const receiver = await startReceiver();
+
+    const registered = await call<WebhookEndpoint>(`${control}/webhook-endpoints`, 'POST', { url: receiver.url });
+    expect(registered.status).toBe(201);
+    expect(registered.body.secret).toMatch(/^whsec_/);
+
+    const faults = await call(`${control}/webhook-faults`, 'PUT', { duplicates: 2 });
+    expect(faults.body).toMatchObject({ duplicates: 2, delayMs: 0, reorder: null, dropFirstAttempt: false });
+
+    const injected = await call(`${control}/failures`, 'POST', { operation: 'payment_intents.cancel', count: 1 });
+    expect(injected.body).toEqual({ data: [{ operation: 'payment_intents.cancel', mode: 'error', remaining: 1 }] });
+
+    const authorized = await authorize(stripe);
+    await expect(stripe.paymentIntents.cancel(authorized.id)).rejects.toMatchObject({ statusCode: 500 });
+    await stripe.paymentIntents.cancel(authorized.id);
+    await emulator.control.waitForWebhooks();
+
+    // Two events (created, amount_capturable_updated) and the cancel, each twice.
+    expect(receiver.received).toHaveLength(6);
+    for (const webhook of receiver.received)
+      expect(() => verify(stripe, webhook, registered.body.secret)).not.toThrow();
+
+    const counters = await call<Counters>(`${control}/counters`, 'GET');
+    expect(counters.body).toMatchObject({ paymentIntentsCreated: 1, authorizations: 1, cancellations: 1 });
+    const paymentIntents = await call<{ data: PaymentIntent[] }>(`${control}/payment-intents`, 'GET');
+    expect(paymentIntents.body.data.map(({ id, status }) => ({ id, status }))).toEqual([
+      { id: authorized.id, status: 'canceled' },
+    ]);
+    const deliveries = await call<{ outstanding: number; attempts: unknown[] }>(`${control}/webhook-deliveries`, 'GET');
+    expect(deliveries.body).toMatchObject({ outstanding: 0 });
+    expect(deliveries.body.attempts).toHaveLength(6);
+
+    expect((await call(`${control}/reset`, 'POST')).status).toBe(200);
+    expect((await call<Counters>(`${control}/counters`, 'GET')).body.paymentIntentsCreated).toBe(0);
+    await expect(stripe.paymentIntents.retrieve(authorized.id)).rejects.toMatchObject({ statusCode: 404 });
+    // Endpoints are configuration and survive a reset; faults do not.
+    expect((await call<{ data: unknown[] }>(`${control}/webhook-endpoints`, 'GET')).body.data).toHaveLength(1);
+    expect((await call(`${control}/webhook-faults`, 'GET')).body).toMatchObject({ duplicates: 1 });
+
+    const removed = await call(`${control}/webhook-endpoints/${registered.body.id}`, 'DELETE');
+    expect(removed.body).toEqual({ id: registered.body.id, deleted: true });
+  });
+
+  it('rejects invalid control requests', async () => {
+    const emulator = await startEmulator();
+    const control = `${emulator.url}/__emulator`;
+
+    expect((await call(`${control}/webhook-endpoints`, 'POST', { url: 'not a url' })).status).toBe(400);
+    expect((await call(`${control}/failures`, 'POST', { operation: 'payment_intents.explode' })).status).toBe(400);
+    expect((await call(`${control}/webhook-faults`, 'PUT', { duplicates: 0 })).status).toBe(400);
+    expect((await call(`${control}/webhook-endpoints/we_missing`, 'DELETE')).status).toBe(404);
+  });
+});
