@@ -30,6 +30,7 @@ export type CellApiConfig = z.infer<typeof CellApiConfig>;
 /** Every worker of a cell talks to its database and its broker. */
 export const CellWorkerConfig = CellBaseConfig.extend({
   KAFKA_BROKERS: z.string().min(1),
+  KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(6_000).max(300_000).default(10_000),
   DB_POOL_SIZE: z.coerce.number().int().min(1).max(50).default(5),
 });
 export type CellWorkerConfig = z.infer<typeof CellWorkerConfig>;

@@ -7,12 +7,13 @@ export async function startCellProcess(
   entry: string,
   env: Record<string, string>,
   readyUrl?: string,
-): Promise<{ child: ChildProcess; stop(): Promise<void> }> {
+): Promise<{ child: ChildProcess; exited: Promise<number | null>; stop(): Promise<void> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', resolve(repoRoot, entry)], {
     cwd: repoRoot,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   if (readyUrl) {
     const deadline = Date.now() + 30_000;
     for (;;) {
@@ -26,6 +27,7 @@ export async function startCellProcess(
   }
   return {
     child,
+    exited,
     stop: () =>
       new Promise<void>((r) => {
         if (child.exitCode !== null) return r();

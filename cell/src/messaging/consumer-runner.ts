@@ -130,13 +130,14 @@ export async function runConsumer(opts: {
       }
       throw err;
     }
+    let applied: boolean;
     try {
-      await apply(event, message);
+      applied = await apply(event, message);
     } catch (err) {
       await divert(message, err, err instanceof PermanentError);
       return { kind: 'done' };
     }
-    failpoint(`${name}.after-commit`);
+    if (applied) failpoint(`${name}.after-commit`);
     return { kind: 'done' };
   }
 

@@ -6,6 +6,8 @@ export interface KafkaBrokerOptions {
   brokers: string[];
   clientId: string;
   log: Logger;
+  /** How long the group waits for a silent member (a crashed process) before reassigning its partitions. */
+  sessionTimeoutMs?: number;
 }
 
 const headersOf = (raw: Record<string, unknown> | undefined): Record<string, string> => {
@@ -55,7 +57,7 @@ export function createKafkaBroker(options: KafkaBrokerOptions): Broker {
     const consumer = kafka.consumer({
       groupId: opts.groupId,
       allowAutoTopicCreation: false,
-      sessionTimeout: 10_000,
+      sessionTimeout: options.sessionTimeoutMs ?? 10_000,
       heartbeatInterval: 1_000,
       maxWaitTimeInMs: 250,
     });

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { ADMISSION_ALG } from '@onsale/contracts';
-import { and, desc, gt, isNull, ne, or } from 'drizzle-orm';
+import { and, desc, gt, isNull, ne, or, sql } from 'drizzle-orm';
 import { exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
-import type { Db } from '../db/client';
+import type { Db, DbOrTx } from '../db/client';
 import { type SigningKey, signingKeys } from '../db/schema';
 import type { Clock } from '../lib/clock';
 import { open, seal } from './kek';
@@ -30,13 +30,21 @@ export class AdmissionKeyStore {
   private privates = new Map<string, PrivateKey>();
   constructor(private readonly o: KeyStoreOptions) {}
 
-  private async create(activatesAt: Date): Promise<SigningKey> {
+  /** Runs `fn` in a transaction holding the key-management advisory lock (one rotation at a time across processes). */
+  private locked<T>(fn: (tx: DbOrTx) => Promise<T>): Promise<T> {
+    return this.o.db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtext('control-plane:admission-keys'))`);
+      return fn(tx);
+    });
+  }
+
+  private async create(tx: DbOrTx, activatesAt: Date): Promise<SigningKey> {
     const now = this.o.clock.now();
     const { publicKey, privateKey } = await generateKeyPair(ADMISSION_ALG, { crv: 'Ed25519', extractable: true });
     const kid = `adm_${now.toISOString().slice(0, 10).replaceAll('-', '')}_${randomUUID().slice(0, 8)}`;
     const publicJwk: JWK = { ...(await exportJWK(publicKey)), kid, alg: ADMISSION_ALG, use: 'sig' };
     const privateJwk = await exportJWK(privateKey);
-    const [row] = await this.o.db
+    const [row] = await tx
       .insert(signingKeys)
       .values({
         kid,
@@ -67,17 +75,24 @@ export class AdmissionKeyStore {
 
   /** The first key is active at once (nobody can have cached a JWKS yet). */
   async ensureKey(): Promise<void> {
-    const rows = await this.list(true);
-    if (rows.length === 0) await this.create(this.o.clock.now());
+    await this.locked(async (tx) => {
+      const [any] = await tx.select({ kid: signingKeys.kid }).from(signingKeys).limit(1);
+      if (!any) await this.create(tx, this.o.clock.now());
+    });
+    this.cached = null;
   }
 
   /** Announces a new key; it signs from now + announceSeconds, and the current one retires then. */
   async rotate(opts: { announceSeconds?: number } = {}): Promise<SigningKey> {
+    return this.locked((tx) => this.rotateIn(tx, opts));
+  }
+
+  private async rotateIn(tx: DbOrTx, opts: { announceSeconds?: number } = {}): Promise<SigningKey> {
     const now = this.o.clock.now();
     const activatesAt = new Date(now.getTime() + (opts.announceSeconds ?? this.o.announceSeconds) * 1000);
-    const next = await this.create(activatesAt);
+    const next = await this.create(tx, activatesAt);
     const publishedUntil = new Date(activatesAt.getTime() + this.o.tokenTtlSeconds * 1000);
-    await this.o.db
+    await tx
       .update(signingKeys)
       .set({ retiredAt: activatesAt, publishedUntil })
       .where(and(isNull(signingKeys.retiredAt), ne(signingKeys.kid, next.kid)));
@@ -87,14 +102,15 @@ export class AdmissionKeyStore {
 
   /** Rotates when the newest key is older than the rotation interval (minus the announce lead). */
   async rotateIfDue(): Promise<SigningKey | null> {
-    const rows = await this.list(true);
-    const newest = rows[0];
-    if (!newest) {
-      await this.ensureKey();
-      return null;
-    }
-    const due = newest.activatesAt.getTime() + (this.o.rotationIntervalSeconds - this.o.announceSeconds) * 1000;
-    return this.o.clock.now().getTime() >= due ? this.rotate() : null;
+    return this.locked(async (tx) => {
+      const [newest] = await tx.select().from(signingKeys).orderBy(desc(signingKeys.activatesAt)).limit(1);
+      if (!newest) {
+        await this.create(tx, this.o.clock.now());
+        return null;
+      }
+      const due = newest.activatesAt.getTime() + (this.o.rotationIntervalSeconds - this.o.announceSeconds) * 1000;
+      return this.o.clock.now().getTime() >= due ? this.rotateIn(tx) : null;
+    });
   }
 
   /** The key that signs now: the most recently activated one that has not retired. */

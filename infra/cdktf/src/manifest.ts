@@ -1,13 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { overlaps, parseCidr } from './cidr';
-import {
-  CELL_ROLES,
-  CELL_ROLE_NAMES,
-  CONTROL_PLANE_ROLES,
-  type ProcessRole,
-  type ServiceSizing,
-} from './roles';
+import { CELL_ROLE_NAMES, CELL_ROLES, CONTROL_PLANE_ROLES, type ProcessRole, type ServiceSizing } from './roles';
 
 /** Commercial regions that offer every service a cell needs (Aurora PostgreSQL, MSK, RDS Proxy, ElastiCache). */
 export const AWS_REGIONS = [
@@ -63,7 +57,8 @@ const CellId = z
   .string()
   .regex(/^[a-z](?:[a-z0-9-]{0,14}[a-z0-9])?$/, 'lowercase letters, digits and inner dashes, at most 16');
 
-const ECR_IMAGE = /^(\d{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com\/([a-z0-9][a-z0-9._/-]*)(?::[\w.-]+|@sha256:[0-9a-f]{64})$/;
+const ECR_IMAGE =
+  /^(\d{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com\/([a-z0-9][a-z0-9._/-]*)(?::[\w.-]+|@sha256:[0-9a-f]{64})$/;
 
 const Image = z
   .string()
@@ -110,7 +105,11 @@ function serviceSizing(defaults: ServiceSizing) {
       if (!memoryFits) {
         ctx.addIssue({ code: 'custom', path: ['cpu'], message: `${s.cpu} is not a Fargate CPU size` });
       } else if (!memoryFits(s.memory)) {
-        ctx.addIssue({ code: 'custom', path: ['memory'], message: `${s.memory} MiB is not valid with ${s.cpu} CPU units` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['memory'],
+          message: `${s.memory} MiB is not valid with ${s.cpu} CPU units`,
+        });
       }
     })
     .prefault({});
@@ -254,11 +253,17 @@ export const ManifestSchema = z
       const first = seen.get(cell.id);
       if (first === undefined) seen.set(cell.id, i);
       else
-        ctx.addIssue({ code: 'custom', path: ['cells', i, 'id'], message: `duplicate cell id "${cell.id}" (also cells[${first}])` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['cells', i, 'id'],
+          message: `duplicate cell id "${cell.id}" (also cells[${first}])`,
+        });
     });
 
     // Peered VPCs cannot share addresses.
-    const networks: { path: (string | number)[]; cidr: string }[] = [{ path: ['controlPlane', 'cidr'], cidr: m.controlPlane.cidr }];
+    const networks: { path: (string | number)[]; cidr: string }[] = [
+      { path: ['controlPlane', 'cidr'], cidr: m.controlPlane.cidr },
+    ];
     m.cells.forEach((cell, i) => {
       networks.push({ path: ['cells', i, 'cidr'], cidr: cell.cidr });
       if (cell.dr) networks.push({ path: ['cells', i, 'dr', 'cidr'], cidr: cell.dr.cidr });
@@ -266,7 +271,11 @@ export const ManifestSchema = z
     networks.forEach((net, i) => {
       const clash = networks.slice(0, i).find((earlier) => overlaps(earlier.cidr, net.cidr));
       if (clash) {
-        ctx.addIssue({ code: 'custom', path: net.path, message: `${net.cidr} overlaps ${formatPath(clash.path)} (${clash.cidr})` });
+        ctx.addIssue({
+          code: 'custom',
+          path: net.path,
+          message: `${net.cidr} overlaps ${formatPath(clash.path)} (${clash.cidr})`,
+        });
       }
     });
 
@@ -279,12 +288,20 @@ export const ManifestSchema = z
     });
     for (const { path, region } of regionsInUse) {
       if (!m.certificates[region]) {
-        ctx.addIssue({ code: 'custom', path: ['certificates', region], message: `missing: ${formatPath(path)} runs a load balancer in ${region}` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['certificates', region],
+          message: `missing: ${formatPath(path)} runs a load balancer in ${region}`,
+        });
       }
     }
     for (const [region, arn] of Object.entries(m.certificates)) {
       if (arn && acmRegion(arn) !== region) {
-        ctx.addIssue({ code: 'custom', path: ['certificates', region], message: `is a certificate in ${acmRegion(arn)}` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['certificates', region],
+          message: `is a certificate in ${acmRegion(arn)}`,
+        });
       }
     }
   });
@@ -314,7 +331,9 @@ function formatPath(path: readonly PropertyKey[]): string {
 export function parseManifest(input: unknown): Manifest {
   const parsed = ManifestSchema.safeParse(input);
   if (parsed.success) return parsed.data;
-  throw new ManifestError(parsed.error.issues.map((issue) => `${formatPath(issue.path) || '(manifest)'}: ${issue.message}`));
+  throw new ManifestError(
+    parsed.error.issues.map((issue) => `${formatPath(issue.path) || '(manifest)'}: ${issue.message}`),
+  );
 }
 
 export function loadManifest(path: string): Manifest {

@@ -65,7 +65,13 @@ export class Alarms extends Construct {
     const query = (queryId: string, m: { metricName: string; statistic: string }) => ({
       id: queryId,
       returnData: false,
-      metric: { namespace: alarm.namespace, metricName: m.metricName, dimensions: alarm.dimensions, period, stat: m.statistic },
+      metric: {
+        namespace: alarm.namespace,
+        metricName: m.metricName,
+        dimensions: alarm.dimensions,
+        period,
+        stat: m.statistic,
+      },
     });
     return new CloudwatchMetricAlarm(this, id, {
       ...this.common(id, alarm.description, alarm.threshold, alarm.periods ?? 3),

@@ -14,7 +14,12 @@ export class CellDirectoryEntry extends Construct {
   constructor(scope: Construct, id: string, props: CellDirectoryEntryProps) {
     super(scope, id);
     for (const [key, value] of Object.entries(props.values)) {
-      new SsmParameter(this, key, { provider: props.ctx.provider, name: `${props.path}/${key}`, type: 'String', value });
+      new SsmParameter(this, key, {
+        provider: props.ctx.provider,
+        name: `${props.path}/${key}`,
+        type: 'String',
+        value,
+      });
     }
   }
 }

@@ -7,7 +7,15 @@ import type { AwsContext } from '../aws-context';
 import type { AwsRegion, CellSpec, ImageSpec } from '../manifest';
 import { CELL_DIMENSION, CELL_NAMESPACE, CellMetric } from '../metrics';
 import { secretSegment } from '../naming';
-import { CELL_ROLE_NAMES, CELL_ROLES, type CellRole, cellTopics, consumerGroup, databaseUser, type ProcessRole } from '../roles';
+import {
+  CELL_ROLE_NAMES,
+  CELL_ROLES,
+  type CellRole,
+  cellTopics,
+  consumerGroup,
+  databaseUser,
+  type ProcessRole,
+} from '../roles';
 import { Alarms } from './alarms';
 import { AuroraPostgres } from './aurora';
 import { FargateService, type ServiceScaling } from './fargate-service';
@@ -16,7 +24,7 @@ import type { Statement } from './iam';
 import { InternalAlb } from './internal-alb';
 import { KafkaCluster } from './kafka';
 import { Network } from './network';
-import { type PeerNetwork, Peering } from './peering';
+import { Peering, type PeerNetwork } from './peering';
 import { RedisCache } from './redis';
 
 /** Secret ARNs per role, keyed by the environment variable each one fills. */

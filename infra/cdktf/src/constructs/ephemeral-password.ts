@@ -1,4 +1,4 @@
-import { TerraformElement } from 'cdktf';
+import { ref, TerraformElement, TerraformStack, Token } from 'cdktf';
 import type { Construct } from 'constructs';
 
 const TYPE = 'aws_secretsmanager_random_password';
@@ -17,8 +17,9 @@ export class EphemeralRandomPassword extends TerraformElement {
     super(scope, id, `ephemeral.${TYPE}`);
   }
 
+  /** A reference token, so it stays an expression inside other expressions such as jsonencode(). */
   get value(): string {
-    return `\${ephemeral.${TYPE}.${this.friendlyUniqueId}.random_password}`;
+    return Token.asString(ref(`ephemeral.${TYPE}.${this.friendlyUniqueId}.random_password`, TerraformStack.of(this)));
   }
 
   override toTerraform(): Record<string, unknown> {

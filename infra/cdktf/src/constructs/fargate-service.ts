@@ -106,7 +106,11 @@ export class FargateService extends Construct {
                 actions: ['kms:Decrypt'],
                 resources: [props.secretsKeyArn],
                 conditions: [
-                  { test: 'StringEquals', variable: 'kms:ViaService', values: [`secretsmanager.${ctx.region}.amazonaws.com`] },
+                  {
+                    test: 'StringEquals',
+                    variable: 'kms:ViaService',
+                    values: [`secretsmanager.${ctx.region}.amazonaws.com`],
+                  },
                 ],
               },
             ]

@@ -46,7 +46,11 @@ export function allow(scope: Construct, id: string, flow: Flow): void {
       new VpcSecurityGroupIngressRule(scope, `${id}-in-${i}`, { ...base, securityGroupId: flow.to.id, cidrIpv4: cidr });
     });
   } else {
-    new VpcSecurityGroupIngressRule(scope, `${id}-in`, { ...base, securityGroupId: flow.to.id, prefixListId: from.prefixListId });
+    new VpcSecurityGroupIngressRule(scope, `${id}-in`, {
+      ...base,
+      securityGroupId: flow.to.id,
+      prefixListId: from.prefixListId,
+    });
   }
 }
 

@@ -63,7 +63,12 @@ export class ServiceRole extends Construct {
           condition: s.conditions?.map((c) => ({ ...c })),
         })),
       });
-      new IamRolePolicy(this, 'inline', { provider: ctx.provider, role: this.role.name, name: props.name, policy: policy.json });
+      new IamRolePolicy(this, 'inline', {
+        provider: ctx.provider,
+        role: this.role.name,
+        name: props.name,
+        policy: policy.json,
+      });
     }
 
     props.managedPolicies?.forEach((policyName, i) => {

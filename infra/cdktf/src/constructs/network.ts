@@ -89,7 +89,10 @@ export class Network extends Construct {
         mapPublicIpOnLaunch: false,
         tags: { Name: `${name}-private-${az}`, 'onsale:tier': 'private' },
       });
-      const routes = new RouteTable(this, `private-${az}-rt`, { vpcId: this.vpc.id, tags: { Name: `${name}-private-${az}` } });
+      const routes = new RouteTable(this, `private-${az}-rt`, {
+        vpcId: this.vpc.id,
+        tags: { Name: `${name}-private-${az}` },
+      });
       new Route(this, `private-${az}-default`, {
         routeTableId: routes.id,
         destinationCidrBlock: '0.0.0.0/0',

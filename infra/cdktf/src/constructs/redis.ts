@@ -100,7 +100,12 @@ export class RedisCache extends Construct {
   }
 
   allowClient(id: string, client: SecurityGroup): void {
-    allow(this, `client-${id}`, { from: { group: client }, to: this.securityGroup, port: PORT, description: `${id} to Redis` });
+    allow(this, `client-${id}`, {
+      from: { group: client },
+      to: this.securityGroup,
+      port: PORT,
+      description: `${id} to Redis`,
+    });
   }
 
   connectStatement(role: string): Statement {

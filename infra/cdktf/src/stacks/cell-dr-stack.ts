@@ -8,7 +8,7 @@ import { CellDirectoryEntry } from '../constructs/cell-directory';
 import { CellRuntime, type RoleSecrets } from '../constructs/cell-runtime';
 import { ServiceRole, sameAccountTrust } from '../constructs/iam';
 import { certificateFor, type Manifest } from '../manifest';
-import { CELL_DIRECTORY_PATH, StackName, drPrefix } from '../naming';
+import { CELL_DIRECTORY_PATH, drPrefix, StackName } from '../naming';
 import { cellStreamPrefix } from '../roles';
 import type { CellStack } from './cell-stack';
 import type { ControlPlaneStack } from './control-plane-stack';
@@ -100,13 +100,21 @@ export class CellDrStack extends OnsaleStack {
         },
         {
           sid: 'ReadSourceTopics',
-          actions: ['kafka-cluster:DescribeTopic', 'kafka-cluster:ReadData', 'kafka-cluster:DescribeTopicDynamicConfiguration'],
-          resources: [arn(primaryRegion, 'kafka', `topic/${source.kafka.clusterName}/${sourceCluster.clusterUuid}/${streams}*`)],
+          actions: [
+            'kafka-cluster:DescribeTopic',
+            'kafka-cluster:ReadData',
+            'kafka-cluster:DescribeTopicDynamicConfiguration',
+          ],
+          resources: [
+            arn(primaryRegion, 'kafka', `topic/${source.kafka.clusterName}/${sourceCluster.clusterUuid}/${streams}*`),
+          ],
         },
         {
           sid: 'ReadSourceGroupOffsets',
           actions: ['kafka-cluster:DescribeGroup'],
-          resources: [arn(primaryRegion, 'kafka', `group/${source.kafka.clusterName}/${sourceCluster.clusterUuid}/${streams}*`)],
+          resources: [
+            arn(primaryRegion, 'kafka', `group/${source.kafka.clusterName}/${sourceCluster.clusterUuid}/${streams}*`),
+          ],
         },
         {
           sid: 'WriteTargetCluster',

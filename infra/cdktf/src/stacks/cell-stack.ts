@@ -3,7 +3,7 @@ import type { Construct } from 'constructs';
 import { CellDirectoryEntry } from '../constructs/cell-directory';
 import { CellRuntime } from '../constructs/cell-runtime';
 import { type CellSpec, certificateFor, type Manifest } from '../manifest';
-import { CELL_DIRECTORY_PATH, StackName, cellPrefix } from '../naming';
+import { CELL_DIRECTORY_PATH, cellPrefix, StackName } from '../naming';
 import { cellTopics } from '../roles';
 import type { ControlPlaneStack } from './control-plane-stack';
 import { OnsaleStack } from './onsale-stack';
@@ -46,6 +46,7 @@ export class CellStack extends OnsaleStack {
 
     new TerraformOutput(this, 'api_load_balancer', { value: this.runtime.apiLoadBalancer.lb.dnsName });
     new TerraformOutput(this, 'database_proxy', { value: this.runtime.database.proxy.endpoint });
+    new TerraformOutput(this, 'database_master_secret', { value: this.runtime.database.masterSecretArn });
     new TerraformOutput(this, 'kafka_bootstrap_brokers', { value: this.runtime.kafka.bootstrapBrokers });
     // Topics are created by the cell's bootstrap job (auto-creation is off); these are its inputs.
     new TerraformOutput(this, 'kafka_topics', {

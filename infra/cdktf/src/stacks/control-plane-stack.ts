@@ -18,15 +18,15 @@ import { Network } from '../constructs/network';
 import { RedisCache } from '../constructs/redis';
 import { ReportingBucket } from '../constructs/reporting-bucket';
 import { certificateFor, type Manifest } from '../manifest';
-import { CELL_DIRECTORY_PATH, CONTROL_PLANE_PREFIX, StackName, cellPrefix, drPrefix, secretSegment } from '../naming';
+import { CELL_DIRECTORY_PATH, CONTROL_PLANE_PREFIX, cellPrefix, drPrefix, StackName, secretSegment } from '../naming';
 import {
   CONTROL_PLANE_ROLE_NAMES,
   CONTROL_PLANE_ROLES,
   type ControlPlaneRole,
-  type ProcessRole,
   cellTopics,
   consumerGroup,
   databaseUser,
+  type ProcessRole,
 } from '../roles';
 import { OnsaleStack } from './onsale-stack';
 
@@ -255,6 +255,7 @@ export class ControlPlaneStack extends OnsaleStack {
 
     new TerraformOutput(this, 'router_load_balancer', { value: this.routerLoadBalancer.lb.dnsName });
     new TerraformOutput(this, 'api_load_balancer', { value: apiLoadBalancer.lb.dnsName });
+    new TerraformOutput(this, 'database_master_secret', { value: database.masterSecretArn });
     new TerraformOutput(this, 'reporting_bucket', { value: reporting.bucket.bucket });
     new TerraformOutput(this, 'admission_signing_key', { value: signingKey.arn });
   }

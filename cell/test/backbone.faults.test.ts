@@ -1,0 +1,232 @@
+import { cellTopics, type EventLoad } from '@onsale/contracts';
+import { Kafka, logLevel } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { admittedBuyer } from '../../test/support/buyer';
+import { startTestCell, type TestCell } from '../../test/support/cell';
+import { startIdentity, type TestIdentity } from '../../test/support/identity';
+import {
+  dropCellTopics,
+  eventually,
+  kafkaBrokers,
+  provisionCellTopics,
+  readTopic,
+  uniqueCellId,
+} from '../../test/support/kafka';
+import { startCellProcess } from '../../test/support/process';
+import { envelope, inject, outboxEvents, recordPaymentIntent } from '../../test/support/saga';
+import { eventLoad, loadIntoCell } from '../../test/support/seed';
+import { startCellWorkers } from '../../test/support/workers';
+
+let identity: TestIdentity;
+let cell: TestCell;
+let event: EventLoad;
+const cellId = uniqueCellId('flt');
+let nextSeat = 0;
+
+beforeAll(async () => {
+  identity = await startIdentity();
+  cell = await startTestCell(identity, { cellId });
+  await provisionCellTopics(cellId);
+  event = await loadIntoCell(cell, eventLoad(400));
+});
+afterAll(async () => {
+  await cell?.close();
+  await identity?.close();
+  await dropCellTopics(cellId);
+});
+
+const workerEnv = (extra: Record<string, string> = {}) => ({
+  CELL_ID: cellId,
+  DATABASE_URL: cell.db.url,
+  KAFKA_BROKERS: kafkaBrokers().join(','),
+  KAFKA_SESSION_TIMEOUT_MS: '6000',
+  LOG_LEVEL: 'error',
+  ...extra,
+});
+
+async function holdOrders(n: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const buyer = await admittedBuyer(identity, cell, event.eventId);
+    const res = await buyer.hold([event.seats[nextSeat++]!.id]);
+    expect(res.status).toBe(202);
+    ids.push((await res.json()).orderId);
+  }
+  return ids;
+}
+
+const countOf = async (orderIds: string[], type: string) =>
+  (
+    await cell.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM outbox WHERE aggregate_id = ANY($1::uuid[]) AND event_type = $2',
+      [orderIds, type],
+    )
+  )[0]!.n;
+
+const holdCreatedIds = async (orderIds: string[]) =>
+  (
+    await cell.db.query<{ event_id: string }>(
+      `SELECT event_id FROM outbox WHERE aggregate_id = ANY($1::uuid[]) AND event_type = 'HoldCreated'`,
+      [orderIds],
+    )
+  ).map((r) => r.event_id);
+
+describe('faults at the backbone boundaries', () => {
+  it('a relay crash after Kafka accepted the batch and before marking it: delivered twice, applied once', async () => {
+    const orders = await holdOrders(5);
+    const crashing = await startCellProcess(
+      'cell/src/relay/main.ts',
+      workerEnv({ FAILPOINTS: 'relay.after-publish=crash', RELAY_LEASE_MS: '1000' }),
+    );
+    expect(await crashing.exited).toBe(137);
+    const unmarked = await cell.db.query(
+      'SELECT 1 FROM outbox WHERE published_at IS NULL AND aggregate_id = ANY($1::uuid[])',
+      [orders],
+    );
+    expect(unmarked).toHaveLength(5);
+
+    const relay = await startCellProcess('cell/src/relay/main.ts', workerEnv({ RELAY_LEASE_MS: '1000' }));
+    await eventually(
+      async () => (await cell.db.query('SELECT 1 FROM outbox WHERE published_at IS NULL')).length === 0,
+      'the outbox to drain',
+    );
+    await relay.stop();
+
+    const ids = new Set(await holdCreatedIds(orders));
+    const messages = (await readTopic(cellTopics(cellId).purchase, 10)).filter((m) =>
+      ids.has(JSON.parse(m.value).eventId),
+    );
+    expect(messages).toHaveLength(10);
+    for (const id of ids) expect(messages.filter((m) => JSON.parse(m.value).eventId === id)).toHaveLength(2);
+
+    const workers = await startCellWorkers(cellId, cell.db.url, { saga: true });
+    try {
+      await eventually(async () => (await countOf(orders, 'PaymentAuthorizationRequested')) >= 5, 'the saga');
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(await countOf(orders, 'PaymentAuthorizationRequested')).toBe(5);
+      const inbox = await cell.db.query(`SELECT 1 FROM inbox WHERE consumer = 'saga' AND event_id = ANY($1::uuid[])`, [
+        [...ids],
+      ]);
+      expect(inbox).toHaveLength(5);
+    } finally {
+      await workers.stop();
+    }
+  });
+
+  it('a consumer crash after its transaction committed and before the offset commit: the replay is a no-op', async () => {
+    const orders = await holdOrders(3);
+    const relay = await startCellWorkers(cellId, cell.db.url, { relay: true });
+    try {
+      const crashing = await startCellProcess(
+        'cell/src/saga/main.ts',
+        workerEnv({ FAILPOINTS: 'saga.after-commit=crash' }),
+      );
+      expect(await crashing.exited).toBe(137);
+      // Partitions run concurrently, so one or more effects may have committed before the crash.
+      const appliedBefore = await cell.db.query<{ event_id: string }>(
+        `SELECT h.event_id FROM outbox h JOIN outbox p ON p.aggregate_id = h.aggregate_id
+          WHERE h.event_type = 'HoldCreated' AND p.event_type = 'PaymentAuthorizationRequested'
+            AND h.aggregate_id = ANY($1::uuid[])`,
+        [orders],
+      );
+      expect(appliedBefore.length).toBeGreaterThanOrEqual(1);
+
+      // None of their offsets was committed: each of those messages will come again.
+      const admin = new Kafka({ clientId: 't', brokers: kafkaBrokers(), logLevel: logLevel.NOTHING }).admin();
+      await admin.connect();
+      const [committed] = await admin.fetchOffsets({
+        groupId: `${cellId}.saga`,
+        topics: [cellTopics(cellId).purchase],
+      });
+      await admin.disconnect();
+      const messages = await readTopic(cellTopics(cellId).purchase, 1_000, 3_000);
+      for (const { event_id } of appliedBefore) {
+        const m = messages.find((x) => JSON.parse(x.value).eventId === event_id)!;
+        const at = Number(committed!.partitions.find((p) => p.partition === m.partition)!.offset);
+        expect(at).toBeLessThanOrEqual(Number(m.offset));
+      }
+
+      const saga = await startCellProcess('cell/src/saga/main.ts', workerEnv());
+      await eventually(
+        async () => (await countOf(orders, 'PaymentAuthorizationRequested')) === 3,
+        'the replay',
+        60_000,
+      );
+      await new Promise((r) => setTimeout(r, 1_500));
+      await saga.stop();
+      expect(await countOf(orders, 'PaymentAuthorizationRequested')).toBe(3);
+    } finally {
+      await relay.stop();
+    }
+  });
+
+  it('the same event delivered ten times has one effect', async () => {
+    const [orderId] = await holdOrders(1);
+    const [held] = await outboxEvents(cell, orderId!);
+    const workers = await startCellWorkers(cellId, cell.db.url, { saga: true });
+    try {
+      await inject(workers.broker, cellId, { ...(held!.envelope as ReturnType<typeof envelope>) }, 10);
+      await eventually(async () => (await countOf([orderId!], 'PaymentAuthorizationRequested')) === 1, 'the saga');
+      await new Promise((r) => setTimeout(r, 1_500));
+      expect(await countOf([orderId!], 'PaymentAuthorizationRequested')).toBe(1);
+    } finally {
+      await workers.stop();
+    }
+  });
+
+  it('a poison message goes to the dead-letter topic with its reason; the messages behind it are processed', async () => {
+    const [orderId] = await holdOrders(1);
+    const [held] = await outboxEvents(cell, orderId!);
+    const workers = await startCellWorkers(cellId, cell.db.url, { saga: true });
+    try {
+      const topic = cellTopics(cellId).purchase;
+      await workers.broker.publish(topic, [
+        { key: orderId!, value: 'garbage{' },
+        {
+          key: orderId!,
+          value: JSON.stringify(envelope(cellId, 'HoldCreated', orderId!, { orderId: orderId! } as never)),
+        },
+        { key: orderId!, value: JSON.stringify(held!.envelope) },
+      ]);
+      await eventually(
+        async () => (await countOf([orderId!], 'PaymentAuthorizationRequested')) === 1,
+        'the message behind',
+      );
+      const dead = await readTopic(cellTopics(cellId).deadLetter, 2);
+      const ours = dead.filter((m) => m.key === orderId);
+      expect(ours.map((m) => m.value)).toEqual(['garbage{', expect.stringContaining('"HoldCreated"')]);
+      expect(ours[0]!.headers['x-failure-reason']).toMatch(/SyntaxError/);
+      expect(ours[1]!.headers['x-failure-reason']).toMatch(/invalid HoldCreated payload/);
+      expect(JSON.parse(ours[0]!.headers['x-original-coordinates']!)).toMatchObject({ topic });
+    } finally {
+      await workers.stop();
+    }
+  });
+
+  it('a transient failure is retried through the delay topics, then dead-lettered with its history', async () => {
+    const [orderId] = await holdOrders(1);
+    const paymentIntentId = await recordPaymentIntent(cell, orderId!, 5_000);
+    const workers = await startCellWorkers(cellId, cell.db.url, { saga: true });
+    try {
+      // A capture for an order that was never confirmed: the saga waits for the confirmation that never comes.
+      const captured = envelope(cellId, 'PaymentCaptured', orderId!, {
+        orderId: orderId!,
+        paymentIntentId,
+        amount: 5_000,
+      });
+      await inject(workers.broker, cellId, captured);
+      const short = (await readTopic(cellTopics(cellId).retryShort, 20, 10_000)).filter((m) => m.key === orderId);
+      const dead = await eventually(
+        async () => (await readTopic(cellTopics(cellId).deadLetter, 10, 2_000)).find((m) => m.key === orderId),
+        'the dead letter',
+      );
+      expect(short.map((m) => m.headers['x-retry-attempt'])).toEqual(['1', '2']);
+      expect(dead.headers['x-retry-attempt']).toBe('4');
+      expect(dead.headers['x-failure-reason']).toMatch(/capture seen before confirmation/);
+      expect(JSON.parse(dead.headers['x-original-coordinates']!).topic).toBe(cellTopics(cellId).purchase);
+      expect(await cell.db.query(`SELECT 1 FROM inbox WHERE event_id = $1`, [captured.eventId])).toEqual([]);
+    } finally {
+      await workers.stop();
+    }
+  });
+});
