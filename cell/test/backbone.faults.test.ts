@@ -221,9 +221,9 @@ describe('faults at the backbone boundaries', () => {
         'the dead letter',
       );
       expect(short.map((m) => m.headers['x-retry-attempt'])).toEqual(['1', '2']);
-      expect(dead.headers['x-retry-attempt']).toBe('4');
-      expect(dead.headers['x-failure-reason']).toMatch(/capture seen before confirmation/);
-      expect(JSON.parse(dead.headers['x-original-coordinates']!).topic).toBe(cellTopics(cellId).purchase);
+      expect(dead!.headers['x-retry-attempt']).toBe('4');
+      expect(dead!.headers['x-failure-reason']).toMatch(/capture seen before confirmation/);
+      expect(JSON.parse(dead!.headers['x-original-coordinates']!).topic).toBe(cellTopics(cellId).purchase);
       expect(await cell.db.query(`SELECT 1 FROM inbox WHERE event_id = $1`, [captured.eventId])).toEqual([]);
     } finally {
       await workers.stop();

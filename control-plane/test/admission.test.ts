@@ -107,19 +107,6 @@ describe('signing keys', () => {
   });
 });
 
-describe('scheduled rotation', () => {
-  it('rotates when the newest key is due, once, across concurrent callers', async () => {
-    expect(await h.services.keys.rotateIfDue()).toBeNull();
-    h.clock.advance(86_400_000);
-    const results = await Promise.all([
-      h.services.keys.rotateIfDue(),
-      h.services.keys.rotateIfDue(),
-      h.services.keys.rotateIfDue(),
-    ]);
-    expect(results.filter(Boolean)).toHaveLength(1);
-  });
-});
-
 describe('revocation', () => {
   it('by jti: writes the contract key with TTL = remaining token life, and the token is no longer handed out', async () => {
     const { eventId } = await scheduledEvent(h, t.manager, { opensInMs: 0, onsaleInMs: 1000, maxReleaseRate: 4 });
@@ -162,5 +149,18 @@ describe('revocation', () => {
       body: { reason: 'x' },
     });
     expect(bad.status).toBe(400);
+  });
+});
+
+describe('scheduled rotation', () => {
+  it('rotates when the newest key is due, once, across concurrent callers', async () => {
+    expect(await h.services.keys.rotateIfDue()).toBeNull();
+    h.clock.advance(86_400_000);
+    const results = await Promise.all([
+      h.services.keys.rotateIfDue(),
+      h.services.keys.rotateIfDue(),
+      h.services.keys.rotateIfDue(),
+    ]);
+    expect(results.filter(Boolean)).toHaveLength(1);
   });
 });

@@ -2,13 +2,12 @@ import { sql } from 'drizzle-orm';
 import type { Tx } from '../db/client';
 import { uuids } from '../db/sql';
 import { appendEvent, type Causation } from '../outbox/append';
+import { requestAuthorizationCancel } from '../saga/compensations';
 
 export interface ExpiredHold {
   orderId: string;
   holdId: string;
   seatIds: string[];
-  /** Whether an AuthorizationCancelRequested left with the expiry (a PaymentIntent was known). */
-  cancelRequested: boolean;
 }
 
 /**
@@ -58,14 +57,8 @@ export async function expireOrders(
     const orderCause = { ...cause, correlationId: correlation.get(hold.orderId) ?? hold.orderId };
     await appendEvent(tx, orderCause, 'HoldExpired', hold.orderId, hold);
     const intent = intentByOrder.get(hold.orderId);
-    if (intent) {
-      await appendEvent(tx, orderCause, 'AuthorizationCancelRequested', hold.orderId, {
-        orderId: hold.orderId,
-        paymentIntentId: intent,
-        reason: 'hold_expired',
-      });
-    }
-    result.push({ ...hold, cancelRequested: Boolean(intent) });
+    if (intent) await requestAuthorizationCancel(tx, orderCause, hold.orderId, intent, 'hold_expired');
+    result.push(hold);
   }
   return result;
 }

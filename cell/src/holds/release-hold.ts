@@ -3,6 +3,7 @@ import type { CellContext } from '../context';
 import { withWriteTx } from '../db/tx';
 import { DomainError } from '../errors';
 import { appendEvent } from '../outbox/append';
+import { requestAuthorizationCancel } from '../saga/compensations';
 import { lockOrder, setOrderStatus } from '../saga/orders';
 import { releaseHoldSeats } from './release-seats';
 
@@ -46,13 +47,7 @@ export async function releaseHold(ctx: CellContext, input: ReleaseHoldInput): Pr
       sql`SELECT payment_intent_id FROM payments WHERE order_id = ${input.orderId}`,
     );
     const intent = payment.rows[0]?.payment_intent_id;
-    if (intent) {
-      await appendEvent(tx, cause, 'AuthorizationCancelRequested', input.orderId, {
-        orderId: input.orderId,
-        paymentIntentId: intent,
-        reason: 'released_by_buyer',
-      });
-    }
+    if (intent) await requestAuthorizationCancel(tx, cause, input.orderId, intent, 'released_by_buyer');
     return { status: 'released' };
   });
 }

@@ -3,7 +3,8 @@ import type { Tx } from '../db/client';
 import { expireOrders } from '../holds/expire';
 import { releaseHoldSeats } from '../holds/release-seats';
 import { type Handlers, PermanentError } from '../messaging/consumer-runner';
-import { appendEvent, type Causation } from '../outbox/append';
+import { appendEvent } from '../outbox/append';
+import { requestAuthorizationCancel } from './compensations';
 import { confirmedSeats, type LockedOrder, lockOrder, setOrderStatus, setPaymentStatus } from './orders';
 
 /** States in which the order's seats are gone and any money it authorized must go back. */
@@ -13,10 +14,6 @@ async function mustLock(tx: Tx, orderId: string): Promise<LockedOrder> {
   const order = await lockOrder(tx, orderId);
   if (!order) throw new PermanentError(`order ${orderId} does not exist in this cell`);
   return order;
-}
-
-function requestCancel(tx: Tx, cause: Causation, orderId: string, paymentIntentId: string, reason: string) {
-  return appendEvent(tx, cause, 'AuthorizationCancelRequested', orderId, { orderId, paymentIntentId, reason });
 }
 
 /**
@@ -40,14 +37,14 @@ export const sagaHandlers: Handlers = {
     const order = await mustLock(tx, payload.orderId);
     // The order ended while the intent was being created: nobody will pay for these seats.
     if (ENDED_UNPAID.has(order.status)) {
-      await requestCancel(tx, cause, order.id, payload.paymentIntentId, `order_${order.status}`);
+      await requestAuthorizationCancel(tx, cause, order.id, payload.paymentIntentId, `order_${order.status}`);
     }
   },
 
   async PaymentAuthorized(tx, { payload }, cause) {
     const order = await mustLock(tx, payload.orderId);
     if (ENDED_UNPAID.has(order.status)) {
-      await requestCancel(tx, cause, order.id, payload.paymentIntentId, 'authorized_after_hold_ended');
+      await requestAuthorizationCancel(tx, cause, order.id, payload.paymentIntentId, 'authorized_after_hold_ended');
       return;
     }
     if (order.status !== 'pending_payment') return;
@@ -59,10 +56,8 @@ export const sagaHandlers: Handlers = {
        WHERE order_id = ${order.id} AND status = 'active' AND expires_at > now() RETURNING id`);
     if (live.rowCount === 0) {
       // The hold lapsed before the money came: expire it now and give the money back.
-      const [expired] = await expireOrders(tx, { cellId: cause.cellId, causationId: cause.causationId }, [order.id]);
-      if (!expired?.cancelRequested) {
-        await requestCancel(tx, cause, order.id, payload.paymentIntentId, 'authorized_after_hold_ended');
-      }
+      await expireOrders(tx, { cellId: cause.cellId, causationId: cause.causationId }, [order.id]);
+      await requestAuthorizationCancel(tx, cause, order.id, payload.paymentIntentId, 'authorized_after_hold_ended');
       return;
     }
     await setOrderStatus(tx, order.id, 'confirmed');
@@ -139,7 +134,7 @@ export const sagaHandlers: Handlers = {
         reason: 'capture_failed',
       });
     }
-    await requestCancel(tx, cause, order.id, payload.paymentIntentId, 'capture_failed');
+    await requestAuthorizationCancel(tx, cause, order.id, payload.paymentIntentId, 'capture_failed');
   },
 
   async TicketIssued(tx, { payload }) {

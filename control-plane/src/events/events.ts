@@ -6,6 +6,7 @@ import { type EventRow, events, onsales, tenants } from '../db/schema';
 import { bumpDirectoryVersion } from '../db/sql';
 import { assertRole, type PromoterActor } from '../lib/actors';
 import { conflict, notFound, ServiceError } from '../lib/errors';
+import { setRoomPlacement } from '../waiting-room/room';
 
 /** Every promoter read and write goes through this: another tenant's event does not exist (404). */
 export async function eventForTenant(
@@ -141,7 +142,7 @@ export async function placeEvent({
   tenantId?: string;
   input: { cellId: string; dedicated?: boolean };
 }) {
-  return ctx.db.transaction(async (tx) => {
+  const placed = await ctx.db.transaction(async (tx) => {
     const ev = tenantId
       ? await eventForTenant(tx, tenantId, eventId, { lock: true })
       : (await tx.select().from(events).where(eq(events.id, eventId)).for('update'))[0];
@@ -183,4 +184,6 @@ export async function placeEvent({
     });
     return row!;
   });
+  await setRoomPlacement(ctx, placed.id, placed.cellId as string, placed.directoryEpoch);
+  return placed;
 }

@@ -78,3 +78,9 @@ export async function roomStats(ctx: Services, eventId: string) {
     availableSeats: meta.avail === undefined ? null : Number(meta.avail),
   };
 }
+
+/** Keeps the room's purchase cell and epoch (carried by admission tokens) in step with the directory. */
+export async function setRoomPlacement(ctx: Services, eventId: string, cellId: string, epoch: number) {
+  const k = roomKeys(ctx.prefix, eventId);
+  if (await ctx.redis.exists(k.meta)) await ctx.redis.hset(k.meta, { cell: cellId, epoch });
+}

@@ -4,7 +4,14 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { type Manifest, parseManifest } from '../src/manifest';
 import { CELL_ROLE_NAMES } from '../src/roles';
 import { defaultManifest, tenCellManifest } from './support/manifests';
-import { dataSources, resourceCount, resources, type StackJson, type Synthesized, synthPlatform } from './support/terraform';
+import {
+  dataSources,
+  resourceCount,
+  resources,
+  type StackJson,
+  type Synthesized,
+  synthPlatform,
+} from './support/terraform';
 
 function expectedStacks(manifest: Manifest): string[] {
   return [
@@ -17,7 +24,9 @@ function expectedStacks(manifest: Manifest): string[] {
 
 /** Resource types and how many of each: two cells built by the same construct have the same histogram. */
 function histogram(json: StackJson): Record<string, number> {
-  return Object.fromEntries(Object.entries(json.resource ?? {}).map(([type, byName]) => [type, Object.keys(byName).length]));
+  return Object.fromEntries(
+    Object.entries(json.resource ?? {}).map(([type, byName]) => [type, Object.keys(byName).length]),
+  );
 }
 
 describe.each([

@@ -7,7 +7,11 @@ export function defaultManifest(): ManifestInput {
 }
 
 const REGIONS = ['eu-west-1', 'us-east-2', 'ap-southeast-2'] as const;
-const DR_REGION = { 'eu-west-1': 'eu-central-1', 'us-east-2': 'us-west-2', 'ap-southeast-2': 'ap-southeast-1' } as const;
+const DR_REGION = {
+  'eu-west-1': 'eu-central-1',
+  'us-east-2': 'us-west-2',
+  'ap-southeast-2': 'ap-southeast-1',
+} as const;
 
 function certificate(region: string, n: number): string {
   return `arn:aws:acm:${region}:123456789012:certificate/00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
