@@ -94,7 +94,7 @@ export class KafkaCluster extends Construct {
           ? { vpcConnectivity: { clientAuthentication: { sasl: { iam: true } } } }
           : undefined,
       },
-      clientAuthentication: { sasl: { iam: true }, unauthenticated: false },
+      clientAuthentication: { sasl: { iam: true }, unauthenticated: true },
       encryptionInfo: {
         encryptionAtRestKmsKeyArn: props.kmsKeyArn,
         encryptionInTransit: { clientBroker: 'TLS', inCluster: true },

@@ -1,0 +1,75 @@
+import { execFileSync } from 'node:child_process';
+import { cellTopics, type EventLoad } from '@onsale/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { admittedBuyer } from '../../test/support/buyer';
+import { startTestCell, type TestCell } from '../../test/support/cell';
+import { startIdentity, type TestIdentity } from '../../test/support/identity';
+import { dropCellTopics, eventually, provisionCellTopics, readTopic, uniqueCellId } from '../../test/support/kafka';
+import { eventLoad, loadIntoCell } from '../../test/support/seed';
+import { repoRoot } from '../../test/support/services';
+import { startCellWorkers } from '../../test/support/workers';
+
+let identity: TestIdentity;
+let cell: TestCell;
+let event: EventLoad;
+const cellId = uniqueCellId('out');
+const OUTAGE_MS = 30_000;
+
+const services = (...args: string[]) =>
+  execFileSync('bash', ['scripts/services', ...args], { cwd: repoRoot, stdio: 'ignore' });
+
+beforeAll(async () => {
+  identity = await startIdentity();
+  cell = await startTestCell(identity, { cellId });
+  await provisionCellTopics(cellId);
+  event = await loadIntoCell(cell, eventLoad(500));
+});
+afterAll(async () => {
+  services('start', 'kafka');
+  await cell?.close();
+  await identity?.close();
+  await dropCellTopics(cellId);
+});
+
+const unpublished = async () =>
+  (await cell.db.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL'))[0]!.n;
+
+describe('Kafka down for 30 s while buyers keep holding seats', () => {
+  it('holds succeed, the outbox grows, and everything is published once the broker is back', async () => {
+    const relay = await startCellWorkers(cellId, cell.db.url, { relay: true });
+    try {
+      let seat = 0;
+      const holdOne = async () => {
+        const buyer = await admittedBuyer(identity, cell, event.eventId);
+        return (await buyer.hold([event.seats[seat++]!.id])).status;
+      };
+      expect(await holdOne()).toBe(202);
+      await eventually(async () => (await unpublished()) === 0, 'the first event to be published');
+
+      services('stop', 'kafka');
+      const statuses: number[] = [];
+      const until = Date.now() + OUTAGE_MS;
+      while (Date.now() < until) {
+        statuses.push(await holdOne());
+        await new Promise((r) => setTimeout(r, 150));
+      }
+      expect(statuses.length).toBeGreaterThan(50);
+      expect(statuses.every((s) => s === 202)).toBe(true);
+      const stranded = await unpublished();
+      expect(stranded).toBe(statuses.length);
+
+      services('start', 'kafka');
+      await eventually(async () => (await unpublished()) === 0, 'the outbox to drain', 120_000, 500);
+
+      const rows = await cell.db.query<{ event_id: string }>(
+        `SELECT event_id FROM outbox WHERE event_type = 'HoldCreated'`,
+      );
+      expect(rows).toHaveLength(statuses.length + 1);
+      const published = await readTopic(cellTopics(cellId).purchase, rows.length, 60_000);
+      const ids = new Set(published.map((m) => JSON.parse(m.value).eventId));
+      for (const { event_id } of rows) expect(ids.has(event_id)).toBe(true);
+    } finally {
+      await relay.stop();
+    }
+  });
+});
