@@ -24,6 +24,10 @@ export const CellApiConfig = CellBaseConfig.extend({
   REDIS_URL: z.string().url(),
   AVAILABILITY_CACHE_MS: z.coerce.number().int().min(0).default(1_000),
   KAFKA_BROKERS: z.string().optional(),
+  /** Without these the cell answers Stripe's webhooks with 503 (Stripe retries) instead of guessing. */
+  STRIPE_WEBHOOK_SECRET: z.string().startsWith('whsec_').optional(),
+  STRIPE_SECRET_KEY: z.string().min(1).optional(),
+  STRIPE_API_BASE: z.string().url().optional(),
 });
 export type CellApiConfig = z.infer<typeof CellApiConfig>;
 
@@ -34,3 +38,16 @@ export const CellWorkerConfig = CellBaseConfig.extend({
   DB_POOL_SIZE: z.coerce.number().int().min(1).max(50).default(5),
 });
 export type CellWorkerConfig = z.infer<typeof CellWorkerConfig>;
+
+/** How a process reaches Stripe: the key, and (locally and in CI) the emulator's base URL. */
+export const StripeConfig = z.object({
+  STRIPE_SECRET_KEY: z.string().min(1),
+  STRIPE_API_BASE: z.string().url().optional(),
+  /** The SDK's own retries of connection failures and 409/5xx, each with the same idempotency key. */
+  STRIPE_MAX_NETWORK_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+  STRIPE_TIMEOUT_MS: z.coerce.number().int().min(100).default(20_000),
+});
+export type StripeConfig = z.infer<typeof StripeConfig>;
+
+export const CellPaymentsConfig = CellWorkerConfig.extend(StripeConfig.shape);
+export type CellPaymentsConfig = z.infer<typeof CellPaymentsConfig>;

@@ -1,6 +1,9 @@
+import { fileURLToPath } from 'node:url';
 import { defineProject } from 'vitest/config';
 
 export default defineProject({
+  // Resolve `include` from this directory whether run as a root project or with --config from the repo root.
+  root: fileURLToPath(new URL('.', import.meta.url)),
   test: {
     name: 'infra',
     include: ['test/**/*.test.ts'],

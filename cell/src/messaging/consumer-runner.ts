@@ -17,7 +17,18 @@ export type Handler<T extends EventType = EventType> = (
   event: TypedEnvelope<T>,
   cause: Causation,
 ) => Promise<void>;
+
+/**
+ * An effect that starts outside the database (a Stripe request): `callFirst` runs before any
+ * transaction opens and returns the write to commit with the inbox row. A crash between the
+ * two replays the call, so it must be idempotent (a Stripe idempotency key). A duplicate whose
+ * inbox row is already committed does not call again.
+ */
+export interface CallFirst<T extends EventType = EventType> {
+  callFirst(event: TypedEnvelope<T>): Promise<Handler<T>>;
+}
 export type Handlers = { [T in EventType]?: Handler<T> };
+export type CallFirstHandlers = { [T in EventType]?: CallFirst<T> };
 
 export interface RetryPolicy {
   shortDelayMs: number;
@@ -46,21 +57,36 @@ export const RETRY = {
  * the effect, and only then let the offset move. A duplicate finds its inbox row and does
  * nothing. A transient failure goes to a delayed retry topic, a permanent one to the dead
  * letter topic with its reason and original coordinates; either way the partition moves on.
+ * A CallFirst handler makes its remote call before that transaction, never inside it.
  */
 export async function runConsumer(opts: {
   name: string;
   ctx: CellContext;
   broker: Broker;
-  handlers: Handlers;
+  handlers: Handlers | CallFirstHandlers;
   retry?: RetryPolicy;
 }): Promise<RunningConsumer> {
   const { name, ctx, broker, handlers } = opts;
   const retry = opts.retry ?? defaultRetryPolicy;
   const topics = cellTopics(ctx.cellId);
 
+  async function alreadyApplied(event: TypedEnvelope): Promise<boolean> {
+    const rows = await ctx.db.execute(
+      sql`SELECT 1 FROM inbox WHERE consumer = ${name} AND event_id = ${event.eventId}`,
+    );
+    return rows.rows.length > 0;
+  }
+
   async function apply(event: TypedEnvelope, message: IncomingMessage): Promise<boolean> {
-    const handler = handlers[event.eventType] as Handler | undefined;
-    if (!handler) return false;
+    const entry = handlers[event.eventType] as Handler | CallFirst | undefined;
+    if (!entry) return false;
+    let handler: Handler;
+    if (typeof entry === 'function') handler = entry;
+    else {
+      if (await alreadyApplied(event)) return false;
+      handler = await entry.callFirst(event);
+      failpoint(`${name}.after-call`);
+    }
     const cause: Causation = { cellId: ctx.cellId, correlationId: event.correlationId, causationId: event.eventId };
     return withWriteTx(ctx, async (tx) => {
       const fresh = await tx.execute(

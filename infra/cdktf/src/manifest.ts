@@ -309,8 +309,6 @@ export const ManifestSchema = z
 export type Manifest = z.output<typeof ManifestSchema>;
 export type ManifestInput = z.input<typeof ManifestSchema>;
 export type CellSpec = Manifest['cells'][number];
-export type ControlPlaneSpec = Manifest['controlPlane'];
-export type EdgeSpec = Manifest['edge'];
 export type ImageSpec = Manifest['images']['cell'];
 
 export class ManifestError extends Error {

@@ -1,3 +1,4 @@
+import { Testing } from 'cdktf';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseManifest } from '../src/manifest';
 import { defaultManifest, tenCellManifest } from './support/manifests';
@@ -10,7 +11,6 @@ import {
   type Synthesized,
   stack,
   synthPlatform,
-  Testing,
 } from './support/terraform';
 
 /** Actions that must never be granted on every resource. */
@@ -191,21 +191,29 @@ describe('security properties of the synthesized Terraform', () => {
 
   it('scopes each service to its own log group and its own secrets', () => {
     const { json } = stack(synth, 'cell-c2');
+    const named = (type: string, name: string) =>
+      first(
+        resources(json, type).filter((r) => r.body.name === name),
+        `${type} ${name}`,
+      ).name;
+    const secret = refTo(
+      'aws_secretsmanager_secret',
+      named('aws_secretsmanager_secret', 'onsale/c2/payment/stripe-api-key'),
+      'arn',
+    );
+    const logGroup = refTo('aws_cloudwatch_log_group', named('aws_cloudwatch_log_group', '/onsale-c2/payment'), 'arn');
+
     const payment = policyStatements(json).filter((s) => s.where.includes('service-payment_execution-role_policy'));
-    const secrets = first(
+    const reads = first(
       payment.filter((s) => s.actions.includes('secretsmanager:GetSecretValue')),
       'secret statement',
     );
-    expect(secrets.resources).toEqual([
-      refTo('aws_secretsmanager_secret', 'cell_secret-payment-stripe-api-key_606F78F9', 'arn'),
-    ]);
+    expect(reads.resources).toEqual([secret]);
     const logs = first(
       payment.filter((s) => s.actions.includes('logs:PutLogEvents')),
       'log statement',
     );
-    expect(logs.resources).toEqual([
-      `${refTo('aws_cloudwatch_log_group', 'cell_service-payment_logs_B98A0C08', 'arn')}:log-stream:*`,
-    ]);
+    expect(logs.resources).toEqual([`${logGroup}:log-stream:*`]);
     // The saga has no secrets, so its execution role cannot read any.
     const saga = policyStatements(json).filter((s) => s.where.includes('service-saga_execution-role_policy'));
     expect(saga.flatMap((s) => s.actions)).not.toContain('secretsmanager:GetSecretValue');

@@ -1,5 +1,3 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type Manifest, parseManifest } from '../src/manifest';
 import { CELL_ROLE_NAMES } from '../src/roles';
@@ -41,8 +39,9 @@ describe.each([
 
   it('writes one stack per concern and per cell, each a Terraform JSON file on disk', () => {
     expect([...synth.stacks.keys()].sort()).toEqual(expectedStacks(manifest));
-    for (const name of synth.stacks.keys()) {
-      expect(existsSync(join(synth.outdir, 'stacks', name, 'cdk.tf.json'))).toBe(true);
+    for (const { name, path, json } of synth.stacks.values()) {
+      expect(path).toBe(`stacks/${name}/cdk.tf.json`);
+      expect(json.terraform).toMatchObject({ backend: { local: { path: `../../../state/${name}.tfstate` } } });
     }
   });
 

@@ -18,7 +18,7 @@ import { allow } from './firewall';
 import { ServiceRole, type Statement, sameAccountTrust } from './iam';
 import type { Network } from './network';
 
-export const AURORA_ENGINE_VERSION = '16.8';
+const AURORA_ENGINE_VERSION = '16.8';
 const PARAMETER_FAMILY = 'aurora-postgresql16';
 const PORT = 5432;
 const MASTER_USER = 'onsale_admin';

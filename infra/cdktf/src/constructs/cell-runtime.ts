@@ -79,7 +79,6 @@ export class CellRuntime extends Construct {
   readonly apiLoadBalancer: InternalAlb;
   readonly secrets: RoleSecrets;
   readonly alarms: Alarms;
-  readonly services = new Map<CellRole, FargateService>();
   private readonly cellId: string;
   private readonly purchaseTopic: string;
 
@@ -217,7 +216,6 @@ export class CellRuntime extends Construct {
         scaling: this.scaling(roleName, role, group ?? ''),
         standby,
       });
-      this.services.set(roleName, service);
 
       this.database.allowClient(roleName, service.securityGroup);
       if (role.kafka) this.kafka.allowClient(roleName, service.securityGroup);

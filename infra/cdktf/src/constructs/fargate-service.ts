@@ -55,17 +55,15 @@ const STOP_TIMEOUT_SECONDS = 120;
  * execution and task roles, its own security group, no public IP.
  */
 export class FargateService extends Construct {
-  readonly service: EcsService;
   readonly securityGroup: SecurityGroup;
-  readonly logGroup: CloudwatchLogGroup;
 
   constructor(scope: Construct, id: string, props: FargateServiceProps) {
     super(scope, id);
     const { ctx, role, network } = props;
     const name = `${props.prefix}-${role}`;
 
-    this.logGroup = new CloudwatchLogGroup(this, 'logs', {
-      name: `/onsale/${props.prefix}/${role}`,
+    const logGroup = new CloudwatchLogGroup(this, 'logs', {
+      name: `/${props.prefix}/${role}`,
       retentionInDays: LOG_RETENTION_DAYS,
     });
 
@@ -94,7 +92,7 @@ export class FargateService extends Construct {
         {
           sid: 'OwnLogGroup',
           actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-          resources: [`${this.logGroup.arn}:log-stream:*`],
+          resources: [`${logGroup.arn}:log-stream:*`],
         },
         ...(secretArns.length > 0
           ? [{ sid: 'OwnSecrets', actions: ['secretsmanager:GetSecretValue'], resources: secretArns }]
@@ -159,7 +157,7 @@ export class FargateService extends Construct {
           logConfiguration: {
             logDriver: 'awslogs',
             options: {
-              'awslogs-group': this.logGroup.name,
+              'awslogs-group': logGroup.name,
               'awslogs-region': ctx.region,
               'awslogs-stream-prefix': role,
               // A stalled log pipeline must not stall the purchase path.
@@ -172,7 +170,7 @@ export class FargateService extends Construct {
     });
 
     const initialCount = props.standby ? 0 : props.sizing.min;
-    this.service = new EcsService(this, 'service', {
+    const service = new EcsService(this, 'service', {
       name: role,
       cluster: props.cluster.arn,
       taskDefinition: taskDefinition.arn,
@@ -204,7 +202,7 @@ export class FargateService extends Construct {
     const target = new AppautoscalingTarget(this, 'scaling-target', {
       serviceNamespace: 'ecs',
       scalableDimension: 'ecs:service:DesiredCount',
-      resourceId: `service/${props.cluster.name}/${this.service.name}`,
+      resourceId: `service/${props.cluster.name}/${service.name}`,
       minCapacity: props.sizing.min,
       maxCapacity: props.sizing.max,
     });

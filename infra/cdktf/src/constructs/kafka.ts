@@ -8,7 +8,7 @@ import { allow } from './firewall';
 import type { Statement } from './iam';
 import type { Network } from './network';
 
-export const KAFKA_VERSION = '3.9.x';
+const KAFKA_VERSION = '3.9.x';
 /** Brokers' SASL/IAM listener inside the VPC. */
 export const KAFKA_IAM_PORT = 9098;
 
@@ -77,7 +77,7 @@ export class KafkaCluster extends Construct {
     });
 
     const brokerLogs = new CloudwatchLogGroup(this, 'broker-logs', {
-      name: `/onsale/${name}/msk-brokers`,
+      name: `/${name}/msk-brokers`,
       retentionInDays: 30,
     });
 
@@ -94,7 +94,7 @@ export class KafkaCluster extends Construct {
           ? { vpcConnectivity: { clientAuthentication: { sasl: { iam: true } } } }
           : undefined,
       },
-      clientAuthentication: { sasl: { iam: true }, unauthenticated: true },
+      clientAuthentication: { sasl: { iam: true }, unauthenticated: false },
       encryptionInfo: {
         encryptionAtRestKmsKeyArn: props.kmsKeyArn,
         encryptionInTransit: { clientBroker: 'TLS', inCluster: true },

@@ -115,7 +115,7 @@ export class Network extends Construct {
     });
 
     const flowLogs = new CloudwatchLogGroup(this, 'flow-logs', {
-      name: `/onsale/${name}/vpc-flow-logs`,
+      name: `/${name}/vpc-flow-logs`,
       retentionInDays: 90,
     });
     const flowLogRole = new ServiceRole(this, 'flow-log-role', {

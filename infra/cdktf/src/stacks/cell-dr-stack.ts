@@ -213,6 +213,7 @@ export class CellDrStack extends OnsaleStack {
     });
 
     new TerraformOutput(this, 'api_load_balancer', { value: this.runtime.apiLoadBalancer.lb.dnsName });
+    new TerraformOutput(this, 'alarm_topic', { value: alarms.topic.arn });
     new TerraformOutput(this, 'database_cluster', { value: this.runtime.database.cluster.clusterIdentifier });
     new TerraformOutput(this, 'replicator_arn', { value: replicator.arn });
   }

@@ -45,6 +45,7 @@ export class CellStack extends OnsaleStack {
     });
 
     new TerraformOutput(this, 'api_load_balancer', { value: this.runtime.apiLoadBalancer.lb.dnsName });
+    new TerraformOutput(this, 'alarm_topic', { value: this.runtime.alarms.topic.arn });
     new TerraformOutput(this, 'database_proxy', { value: this.runtime.database.proxy.endpoint });
     new TerraformOutput(this, 'database_master_secret', { value: this.runtime.database.masterSecretArn });
     new TerraformOutput(this, 'kafka_bootstrap_brokers', { value: this.runtime.kafka.bootstrapBrokers });

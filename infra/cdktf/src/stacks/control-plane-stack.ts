@@ -255,6 +255,7 @@ export class ControlPlaneStack extends OnsaleStack {
 
     new TerraformOutput(this, 'router_load_balancer', { value: this.routerLoadBalancer.lb.dnsName });
     new TerraformOutput(this, 'api_load_balancer', { value: apiLoadBalancer.lb.dnsName });
+    new TerraformOutput(this, 'alarm_topic', { value: alarms.topic.arn });
     new TerraformOutput(this, 'database_master_secret', { value: database.masterSecretArn });
     new TerraformOutput(this, 'reporting_bucket', { value: reporting.bucket.bucket });
     new TerraformOutput(this, 'admission_signing_key', { value: signingKey.arn });

@@ -1,9 +1,9 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, Testing } from 'cdktf';
+import { App } from 'cdktf';
 import { type ManifestInput, parseManifest } from '../../src/manifest';
-import { buildPlatform, type Platform } from '../../src/platform';
+import { buildPlatform } from '../../src/platform';
 
 export type Block = Record<string, unknown>;
 
@@ -18,14 +18,14 @@ export interface StackJson {
 
 export interface SynthesizedStack {
   readonly name: string;
+  /** Where cdktf wrote it, relative to the output directory. */
+  readonly path: string;
   /** The file exactly as written, for the cdktf Testing matchers. */
   readonly text: string;
   readonly json: StackJson;
 }
 
 export interface Synthesized {
-  readonly platform: Platform;
-  readonly outdir: string;
   readonly stacks: Map<string, SynthesizedStack>;
 }
 
@@ -36,19 +36,24 @@ export interface Synthesized {
 export function synthPlatform(input: ManifestInput): Synthesized {
   const manifest = parseManifest(input);
   const outdir = mkdtempSync(join(tmpdir(), 'onsale-cdktf-'));
-  const app = new App({ outdir, stackTraces: false });
-  const platform = buildPlatform(app, manifest);
-  app.synth();
+  try {
+    const app = new App({ outdir, stackTraces: false });
+    buildPlatform(app, manifest);
+    app.synth();
 
-  const written = JSON.parse(readFileSync(join(outdir, 'manifest.json'), 'utf8')) as {
-    stacks: Record<string, { synthesizedStackPath: string }>;
-  };
-  const stacks = new Map<string, SynthesizedStack>();
-  for (const [name, entry] of Object.entries(written.stacks)) {
-    const text = readFileSync(join(outdir, entry.synthesizedStackPath), 'utf8');
-    stacks.set(name, { name, text, json: JSON.parse(text) as StackJson });
+    const written = JSON.parse(readFileSync(join(outdir, 'manifest.json'), 'utf8')) as {
+      stacks: Record<string, { synthesizedStackPath: string }>;
+    };
+    const stacks = new Map<string, SynthesizedStack>();
+    for (const [name, entry] of Object.entries(written.stacks)) {
+      const path = entry.synthesizedStackPath;
+      const text = readFileSync(join(outdir, path), 'utf8');
+      stacks.set(name, { name, path, text, json: JSON.parse(text) as StackJson });
+    }
+    return { stacks };
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
   }
-  return { platform, outdir, stacks };
 }
 
 export function stack(synth: Synthesized, name: string): SynthesizedStack {
@@ -93,5 +98,3 @@ export function policyStatements(json: StackJson): PolicyStatement[] {
     })),
   );
 }
-
-export { Testing };

@@ -1,0 +1,49 @@
+import type { TypedEnvelope } from '@onsale/contracts';
+import { sql } from 'drizzle-orm';
+import { failpoint } from '../failpoints';
+import { type Handler, PermanentError } from '../messaging/consumer-runner';
+import { appendEvent } from '../outbox/append';
+import { nothingToRecord, type PaymentDeps } from './deps';
+import { createIntent } from './stripe-calls';
+import { rethrowStripe } from './stripe-errors';
+
+/**
+ * Creates the order's PaymentIntent (manual capture) at Stripe, then records it with its
+ * client secret and PaymentIntentCreated in one transaction. The idempotency key is the
+ * request's event id, so a crash after Stripe answered and before the commit replays to the
+ * same intent. The buyer confirms it in the browser; the webhook reports the authorization.
+ */
+export async function createPaymentIntent(
+  { ctx, stripe }: PaymentDeps,
+  event: TypedEnvelope<'PaymentAuthorizationRequested'>,
+): Promise<Handler<'PaymentAuthorizationRequested'>> {
+  const { orderId, amount, currency } = event.payload;
+  const found = await ctx.db.execute<{ status: string; event_id: string; payment_intent_id: string | null }>(sql`
+    SELECT o.status, o.event_id, p.payment_intent_id
+      FROM orders o LEFT JOIN payments p ON p.order_id = o.id WHERE o.id = ${orderId}`);
+  const order = found.rows[0];
+  if (!order) throw new PermanentError(`order ${orderId} does not exist in this cell`);
+  // One intent per order; and none for an order nobody can pay for any more.
+  if (order.payment_intent_id || order.status !== 'pending_payment') return nothingToRecord;
+
+  const intent = await createIntent(stripe, {
+    amount,
+    currency,
+    metadata: { orderId, cellId: ctx.cellId, eventId: order.event_id },
+    causeEventId: event.eventId,
+  }).catch((err) => rethrowStripe(err, 'create payment intent'));
+  failpoint('payments.after-stripe');
+
+  return async (tx, _event, cause) => {
+    const inserted = await tx.execute(sql`
+      INSERT INTO payments (order_id, payment_intent_id, status, amount, currency, client_secret)
+      VALUES (${orderId}, ${intent.id}, ${intent.status}, ${intent.amount}, ${intent.currency}, ${intent.client_secret})
+      ON CONFLICT (order_id) DO NOTHING`);
+    if (inserted.rowCount === 0) return;
+    await appendEvent(tx, cause, 'PaymentIntentCreated', orderId, {
+      orderId,
+      paymentIntentId: intent.id,
+      amount: intent.amount,
+    });
+  };
+}

@@ -1,0 +1,78 @@
+import type Stripe from 'stripe';
+
+/**
+ * Every request the cell makes to Stripe, in one place, so the contract test can run exactly
+ * these against Stripe's own `stripe-mock`. Each mutation carries an idempotency key derived
+ * from the causing event or the order: a retry after a crash reaches the same Stripe object
+ * instead of making a second one. Metadata identifies the order and cell, never the buyer.
+ */
+export interface IntentMetadata {
+  orderId: string;
+  cellId: string;
+  /** The concert event, so operators can find an onsale's payments at Stripe. */
+  eventId: string;
+}
+
+export function createIntent(
+  stripe: Stripe,
+  input: { amount: number; currency: string; metadata: IntentMetadata; causeEventId: string },
+): Promise<Stripe.PaymentIntent> {
+  return stripe.paymentIntents.create(
+    {
+      amount: input.amount,
+      currency: input.currency,
+      capture_method: 'manual',
+      // The buyer confirms in the page; a method that would redirect away from it is not offered.
+      automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
+      metadata: { ...input.metadata },
+    },
+    { idempotencyKey: `authorize:${input.causeEventId}` },
+  );
+}
+
+export function captureIntent(stripe: Stripe, paymentIntentId: string, orderId: string) {
+  return stripe.paymentIntents.capture(paymentIntentId, {}, { idempotencyKey: `capture:${orderId}` });
+}
+
+export function cancelIntent(stripe: Stripe, paymentIntentId: string, orderId: string) {
+  return stripe.paymentIntents.cancel(
+    paymentIntentId,
+    { cancellation_reason: 'abandoned' },
+    { idempotencyKey: `cancel:${orderId}` },
+  );
+}
+
+export function refundIntent(
+  stripe: Stripe,
+  input: { paymentIntentId: string; orderId: string; cellId: string; amount: number },
+) {
+  return stripe.refunds.create(
+    {
+      payment_intent: input.paymentIntentId,
+      amount: input.amount,
+      // Refund webhooks carry the refund's own metadata: this is how a cell recognises its refunds.
+      metadata: { orderId: input.orderId, cellId: input.cellId },
+    },
+    { idempotencyKey: `refund:${input.orderId}` },
+  );
+}
+
+export function retrieveIntent(stripe: Stripe, paymentIntentId: string) {
+  return stripe.paymentIntents.retrieve(paymentIntentId);
+}
+
+/** The refunds of an intent, newest first (a charge.refunded webhook does not name its refund). */
+export async function latestRefund(stripe: Stripe, paymentIntentId: string): Promise<Stripe.Refund | undefined> {
+  const page = await stripe.refunds.list({ payment_intent: paymentIntentId, limit: 1 });
+  return page.data[0];
+}
+
+/**
+ * Finds an order's intent when the cell never recorded it (created at Stripe, then the local
+ * commit was lost). Search lags writes by up to a minute at Stripe: only for reconciliation.
+ */
+export async function findIntentForOrder(stripe: Stripe, orderId: string): Promise<Stripe.PaymentIntent | undefined> {
+  if (!/^[0-9a-f-]{36}$/.test(orderId)) throw new Error('order ids are uuids');
+  const found = await stripe.paymentIntents.search({ query: `metadata['orderId']:'${orderId}'`, limit: 10 });
+  return found.data.find((pi) => pi.status !== 'canceled') ?? found.data[0];
+}
