@@ -23,7 +23,9 @@ export const CellApiConfig = CellBaseConfig.extend({
   CELL_INTERNAL_TOKEN: z.string().min(16),
   REDIS_URL: z.string().url(),
   AVAILABILITY_CACHE_MS: z.coerce.number().int().min(0).default(1_000),
-  KAFKA_BROKERS: z.string().optional(),
+  KAFKA_BROKERS: z.string().min(1),
+  /** The public half of the ticket-signing key (a JWKS), published for gate scanners. */
+  TICKET_PUBLIC_JWKS: z.string().optional(),
   /** Without these the cell answers Stripe's webhooks with 503 (Stripe retries) instead of guessing. */
   STRIPE_WEBHOOK_SECRET: z.string().startsWith('whsec_').optional(),
   STRIPE_SECRET_KEY: z.string().min(1).optional(),

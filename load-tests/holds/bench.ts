@@ -46,6 +46,7 @@ const api = await startCellProcess(
     ADMISSION_JWKS_URL: identity.admissionJwksUrl,
     CELL_INTERNAL_TOKEN: internalToken,
     REDIS_URL: env.REDIS_URL!,
+    KAFKA_BROKERS: env.KAFKA_BROKERS!,
     LOG_LEVEL: 'warn',
   },
   `http://127.0.0.1:${PORT}/readyz`,

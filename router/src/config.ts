@@ -20,7 +20,11 @@ export const RouterConfig = z.object({
   UPSTREAM_CONNECT_TIMEOUT_MS: ms(1_000),
   /** Keep-alive connections per cell (and to the control plane). */
   UPSTREAM_CONNECTIONS: ms(128),
-  MAX_BODY_BYTES: z.coerce.number().int().positive().default(256 * 1024),
+  MAX_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(256 * 1024),
   /** Seconds a client is told to wait when a cell is down, draining or unreachable. */
   RETRY_AFTER_SECONDS: ms(5),
   /**

@@ -38,6 +38,7 @@ export async function startTestCell(
     ADMISSION_JWKS_URL: identity.admissionJwksUrl,
     CELL_INTERNAL_TOKEN: internalToken,
     REDIS_URL: env.REDIS_URL,
+    KAFKA_BROKERS: env.KAFKA_BROKERS,
     LOG_LEVEL: 'warn',
     AVAILABILITY_CACHE_MS: '0',
     ...opts.env,

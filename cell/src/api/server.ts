@@ -1,4 +1,4 @@
-import { createLogger } from '@onsale/contracts';
+import { ConfigError, createLogger } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import type { CellApiConfig } from '../config';
@@ -8,16 +8,14 @@ import { createCellApp } from '../http/app';
 import type { CellServices } from '../http/services';
 import { createVerifiers } from '../identity/verify';
 import { cachedAvailability } from '../inventory/availability';
+import { CELL_CONSUMERS, consumerGroupId } from '../messaging/consumers';
+import { createKafkaBroker } from '../messaging/kafka-broker';
 import { LatencyWindow } from '../ops/latency';
 import { readSignals } from '../ops/signals';
-
-export interface CellApiDeps {
-  /** Lag of the cell's consumer groups; the API process asks Kafka when it has brokers. */
-  consumerLag?: () => Promise<number>;
-}
+import { createStripeClient } from '../payments/stripe-client';
 
 /** Builds the cell API from its configuration: one pool, one Redis, one app. */
-export function buildCellApi(config: CellApiConfig, deps: CellApiDeps = {}) {
+export function buildCellApi(config: CellApiConfig) {
   const log = createLogger({ role: 'cell-api', cellId: config.CELL_ID, region: config.CELL_REGION }, config.LOG_LEVEL);
   const database = openDatabase(config.DATABASE_URL, config.DB_POOL_SIZE, `cell-${config.CELL_ID}-api`);
   const redis = new Redis(config.REDIS_URL, {
@@ -26,6 +24,17 @@ export function buildCellApi(config: CellApiConfig, deps: CellApiDeps = {}) {
     maxRetriesPerRequest: 1,
   });
   redis.on('error', (err) => log.warn('redis error', { err }));
+  // Only to read consumer lag for the release controller; the API never publishes.
+  const broker = createKafkaBroker({
+    brokers: config.KAFKA_BROKERS.split(','),
+    clientId: `${config.CELL_ID}-api`,
+    log,
+  });
+  const topics = Object.values(cellTopics(config.CELL_ID));
+  const consumerLag = async () => {
+    const lags = await Promise.all(CELL_CONSUMERS.map((c) => broker.lag(consumerGroupId(config.CELL_ID, c), topics)));
+    return lags.reduce((a, b) => a + b, 0);
+  };
   const holdLatency = new LatencyWindow();
   const writeLatency = new LatencyWindow();
 
@@ -37,6 +46,9 @@ export function buildCellApi(config: CellApiConfig, deps: CellApiDeps = {}) {
     log,
     writeLatency,
   };
+  if (Boolean(config.STRIPE_WEBHOOK_SECRET) !== Boolean(config.STRIPE_SECRET_KEY)) {
+    throw new ConfigError('STRIPE_WEBHOOK_SECRET and STRIPE_SECRET_KEY: set both to take Stripe webhooks, or neither');
+  }
   const services: CellServices = {
     ctx,
     verifiers: createVerifiers(
@@ -51,9 +63,23 @@ export function buildCellApi(config: CellApiConfig, deps: CellApiDeps = {}) {
       redis,
     ),
     availability: cachedAvailability(ctx, config.AVAILABILITY_CACHE_MS),
-    signals: () => readSignals(ctx, { holdLatency, writeLatency, consumerLag: deps.consumerLag ?? (async () => 0) }),
+    signals: () => readSignals(ctx, { holdLatency, writeLatency, consumerLag }),
     internalToken: config.CELL_INTERNAL_TOKEN,
+    ticketKeys: config.TICKET_PUBLIC_JWKS ? JSON.parse(config.TICKET_PUBLIC_JWKS) : { keys: [] },
     holdLatency,
+    ...(config.STRIPE_WEBHOOK_SECRET &&
+      config.STRIPE_SECRET_KEY && {
+        stripe: {
+          // A webhook request re-fetches at most one intent; it must not outlive Stripe's own delivery timeout.
+          client: createStripeClient({
+            secretKey: config.STRIPE_SECRET_KEY,
+            apiBase: config.STRIPE_API_BASE,
+            maxNetworkRetries: 1,
+            timeoutMs: 5_000,
+          }),
+          webhookSecret: config.STRIPE_WEBHOOK_SECRET,
+        },
+      }),
     ready: async () => {
       try {
         const rows = await database.db.execute<{ epoch: string }>(
@@ -72,6 +98,7 @@ export function buildCellApi(config: CellApiConfig, deps: CellApiDeps = {}) {
     log,
     async close() {
       redis.disconnect();
+      await broker.close();
       await database.close();
     },
   };

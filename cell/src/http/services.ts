@@ -1,4 +1,5 @@
 import type { CellSignals } from '@onsale/contracts';
+import type Stripe from 'stripe';
 import type { CellContext } from '../context';
 import type { Verifiers } from '../identity/verify';
 import type { Availability } from '../inventory/availability';
@@ -10,6 +11,10 @@ export interface CellServices {
   availability: (eventId: string) => Promise<Availability>;
   signals: () => Promise<CellSignals>;
   internalToken: string;
+  /** Public keys gate scanners verify tickets with. */
+  ticketKeys: { keys: unknown[] };
   holdLatency: { record(ms: number): void };
   ready: () => Promise<boolean>;
+  /** Present when the cell takes Stripe webhooks: the client re-fetches intents, the secret verifies signatures. */
+  stripe?: { client: Stripe; webhookSecret: string };
 }

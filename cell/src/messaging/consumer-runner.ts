@@ -6,6 +6,7 @@ import { withWriteTx } from '../db/tx';
 import { failpoint } from '../failpoints';
 import type { Causation } from '../outbox/append';
 import type { Broker, Disposition, IncomingMessage, RunningConsumer } from './broker';
+import { consumerGroupId } from './consumers';
 
 /** A failure that no retry can fix (an impossible transition, a contradiction): dead-letter it. */
 export class PermanentError extends Error {
@@ -168,7 +169,7 @@ export async function runConsumer(opts: {
   }
 
   return broker.consume({
-    groupId: `${ctx.cellId}.${name}`,
+    groupId: consumerGroupId(ctx.cellId, name),
     topics: [topics.purchase, topics.retryShort, topics.retryLong],
     handle,
     onError: (err) => ctx.log.error('consumer crashed', { consumer: name, err }),

@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Testing } from 'cdktf';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ManifestError, type ManifestInput, parseManifest } from '../src/manifest';
 import { buildPlatform } from '../src/platform';
 import { defaultManifest } from './support/manifests';
@@ -11,9 +14,12 @@ function withCells(edit: (cells: Cell[]) => Cell[]): ManifestInput {
   return { ...input, cells: edit(input.cells) };
 }
 
+const outdir = mkdtempSync(join(tmpdir(), 'onsale-manifest-'));
+afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+
 /** Parses then builds on a fresh app; the app is returned so a test can see nothing was built. */
 function attempt(input: ManifestInput) {
-  const app = Testing.app();
+  const app = Testing.app({ outdir });
   let error: unknown;
   try {
     buildPlatform(app, parseManifest(input));

@@ -1,11 +1,13 @@
 import { DirectoryFeed, type Logger } from '@onsale/contracts';
-import { type Directory, snapshotOf } from './directory';
+import { type Directory, type DirectorySnapshot, snapshotOf } from './directory';
 
 export interface PollerOptions {
   url: string;
   intervalMs: number;
   timeoutMs: number;
   log: Logger;
+  /** Called after a new version is taken. */
+  onChange?: (snapshot: DirectorySnapshot) => void;
 }
 
 /**
@@ -29,8 +31,11 @@ export function startDirectoryPoller(directory: Directory, opts: PollerOptions) 
         directory.confirm(Date.now());
       } else if (res.ok) {
         const feed = DirectoryFeed.parse(await res.json());
-        if (directory.replace(snapshotOf(feed, Date.now()))) etag = res.headers.get('etag') ?? undefined;
-        else opts.log.warn('directory feed older than the copy held; ignored', { version: feed.version });
+        const snapshot = snapshotOf(feed, Date.now());
+        if (directory.replace(snapshot)) {
+          etag = res.headers.get('etag') ?? undefined;
+          opts.onChange?.(snapshot);
+        } else opts.log.warn('directory feed older than the copy held; ignored', { version: feed.version });
       } else {
         await res.body?.cancel();
         throw new Error(`directory feed answered ${res.status}`);

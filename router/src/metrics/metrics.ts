@@ -62,7 +62,9 @@ export class RouterMetrics {
     lines.push('# HELP router_directory_version Version of the directory copy in use (-1 before the first load).');
     lines.push('# TYPE router_directory_version gauge');
     lines.push(`router_directory_version ${directory?.version ?? -1}`);
-    lines.push('# HELP router_directory_age_seconds Seconds since the control plane last confirmed the directory copy.');
+    lines.push(
+      '# HELP router_directory_age_seconds Seconds since the control plane last confirmed the directory copy.',
+    );
     lines.push('# TYPE router_directory_age_seconds gauge');
     lines.push(`router_directory_age_seconds ${directory ? directory.ageSeconds : 'NaN'}`);
     return `${lines.join('\n')}\n`;

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type Readable, pipeline } from 'node:stream';
+import { pipeline, type Readable } from 'node:stream';
 import { CappedBody, hasBody } from './body';
 import { clientResponseHeaders, type HeaderMap } from './headers';
 import type { Upstream } from './upstreams';

@@ -6,6 +6,7 @@ import { registerReleaseHold } from './holds.delete';
 import { registerLoadEvent } from './internal.events.put';
 import { registerSignals } from './internal.signals.get';
 import { registerGetOrder } from './orders.get';
+import { registerStripeWebhook } from './webhooks.stripe';
 
 export function registerRoutes(app: CellApp) {
   registerHealth(app);
@@ -15,4 +16,5 @@ export function registerRoutes(app: CellApp) {
   registerAvailability(app);
   registerLoadEvent(app);
   registerSignals(app);
+  registerStripeWebhook(app);
 }

@@ -1,0 +1,21 @@
+import { createLogger } from '@onsale/contracts';
+import { loadConfig } from './config';
+import { startRouter } from './router';
+
+const log = createLogger({ role: 'router' });
+let router: Awaited<ReturnType<typeof startRouter>>;
+try {
+  router = await startRouter(loadConfig());
+} catch (err) {
+  log.error('router failed to start', { err });
+  process.exit(1);
+}
+
+// Stop taking connections, let in-flight requests finish, then leave; a stuck upstream cannot hold shutdown.
+const shutdown = (signal: string) => {
+  log.info('shutting down', { signal });
+  setTimeout(() => process.exit(1), 10_000).unref();
+  void router.close().then(() => process.exit(0));
+};
+process.once('SIGTERM', () => shutdown('SIGTERM'));
+process.once('SIGINT', () => shutdown('SIGINT'));

@@ -1,0 +1,64 @@
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { createLogger } from '@onsale/contracts';
+import { createAdmissionVerifier } from './admission/verify';
+import type { RouterConfig } from './config';
+import { Directory } from './directory/directory';
+import { startDirectoryPoller } from './directory/poller';
+import { createRouterApp } from './http/app';
+import { RouterMetrics } from './metrics/metrics';
+import { Upstreams } from './proxy/upstreams';
+
+/** Builds the router from its configuration and serves it; main.ts and the tests both start it this way. */
+export async function startRouter(config: RouterConfig) {
+  const log = createLogger({ role: 'router' }, config.LOG_LEVEL);
+  const directory = new Directory();
+  const upstreams = new Upstreams({
+    connections: config.UPSTREAM_CONNECTIONS,
+    connectTimeoutMs: config.UPSTREAM_CONNECT_TIMEOUT_MS,
+  });
+  const controlPlaneUrl = config.CONTROL_PLANE_URL.replace(/\/+$/, '');
+  const controlPlane = upstreams.for(controlPlaneUrl);
+  const poller = startDirectoryPoller(directory, {
+    url: `${controlPlaneUrl}/directory`,
+    intervalMs: config.DIRECTORY_POLL_MS,
+    timeoutMs: Math.max(1_000, config.UPSTREAM_TIMEOUT_MS),
+    log,
+    onChange: (snapshot) =>
+      upstreams.retain(new Set([controlPlaneUrl, ...[...snapshot.cells.values()].map((cell) => cell.baseUrl)])),
+  });
+  const metrics = new RouterMetrics();
+  const app = createRouterApp({
+    config,
+    directory,
+    verifyAdmission: createAdmissionVerifier(config.ADMISSION_JWKS_URL, config.JWKS_CACHE_MS),
+    upstreams,
+    controlPlane,
+    metrics,
+    log,
+  });
+
+  // Requests are served from the start (control-plane paths need no directory); cell paths wait for a first copy.
+  await poller.first;
+  const server = serve({ fetch: app.fetch, hostname: config.HOST, port: config.PORT });
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  const url = `http://${config.HOST}:${(server.address() as AddressInfo).port}`;
+  log.info('router listening', { url, directoryVersion: directory.current?.version ?? null });
+
+  return {
+    url,
+    directory,
+    metrics,
+    /** Polls the control plane now instead of at the next tick (tests, and operators after a directory flip). */
+    refreshDirectory: poller.pollOnce,
+    async close() {
+      poller.stop();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await upstreams.close();
+    },
+  };
+}
+export type RunningRouter = Awaited<ReturnType<typeof startRouter>>;
