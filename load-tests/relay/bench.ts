@@ -1,0 +1,214 @@
+/**
+ * Outbox relay throughput beside Kafka's own ProducerPerformance (same broker, same message
+ * size, acks=all, idempotent), then the outbox delivery latency (published_at - created_at)
+ * under a steady hold load through the real cell API and relay processes. `pnpm bench:relay`.
+ * Knobs: BENCH_EVENTS (rows to relay), BENCH_HOLD_RATE (holds/s), BENCH_HOLD_SECONDS.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { cellTopics, createLogger } from '@onsale/contracts';
+import { migrateCell } from '../../cell/src/db/migrate';
+import { createKafkaBroker, deleteTopics } from '../../cell/src/messaging/kafka-broker';
+import { createRelay } from '../../cell/src/relay/relay';
+import { createTestDatabase } from '../../test/support/db';
+import { BUYER_AUDIENCE, BUYER_ISSUER, startIdentity } from '../../test/support/identity';
+import { kafkaBrokers, provisionCellTopics, uniqueCellId } from '../../test/support/kafka';
+import { startCellProcess } from '../../test/support/process';
+import { eventLoad } from '../../test/support/seed';
+import { serviceEnv } from '../../test/support/services';
+import { workerContext } from '../../test/support/workers';
+import { percentile, round } from '../lib/stats';
+
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 50_000);
+const HOLD_RATE = Number(process.env.BENCH_HOLD_RATE ?? 100);
+const HOLD_SECONDS = Number(process.env.BENCH_HOLD_SECONDS ?? 20);
+const PARTITIONS = 6;
+const env = serviceEnv();
+const cellId = uniqueCellId('rb');
+const db = await createTestDatabase('bench_relay');
+await migrateCell(db.url, cellId, 1);
+const topics = await provisionCellTopics(cellId, PARTITIONS);
+const perfTopic = `bench.perf.${cellId}`;
+execFileSync(
+  'bash',
+  [
+    'scripts/services',
+    'kafka-class',
+    'org.apache.kafka.tools.TopicCommand',
+    '--bootstrap-server',
+    kafkaBrokers()[0]!,
+    '--create',
+    '--topic',
+    perfTopic,
+    '--partitions',
+    String(PARTITIONS),
+    '--replication-factor',
+    '1',
+  ],
+  { stdio: 'ignore' },
+);
+
+try {
+  // 1. Relay throughput: a backlog of HoldCreated-sized envelopes, drained by one relay.
+  const sample = {
+    eventId: randomUUID(),
+    eventType: 'HoldCreated',
+    schemaVersion: 1,
+    aggregateId: randomUUID(),
+    occurredAt: new Date().toISOString(),
+    correlationId: randomUUID(),
+    causationId: null,
+    cellId,
+    payload: {
+      orderId: randomUUID(),
+      holdId: randomUUID(),
+      eventId: randomUUID(),
+      userId: 'buyer-0000000000',
+      seatIds: [randomUUID(), randomUUID()],
+      amount: 10_000,
+      currency: 'eur',
+      expiresAt: new Date().toISOString(),
+    },
+  };
+  const messageBytes = Buffer.byteLength(JSON.stringify(sample));
+  await db.query(
+    `INSERT INTO outbox (event_id, aggregate_id, event_type, topic, envelope)
+     SELECT gen_random_uuid(), gen_random_uuid(), 'HoldCreated', $1, $2::jsonb FROM generate_series(1, $3)`,
+    [topics.purchase, JSON.stringify(sample), EVENTS],
+  );
+  const ctx = workerContext(cellId, db.url, 'bench-relay');
+  const broker = createKafkaBroker({
+    brokers: kafkaBrokers(),
+    clientId: 'bench-relay',
+    log: createLogger({ role: 'bench' }, 'error'),
+  });
+  const relay = createRelay(ctx, broker, {
+    batchSize: 1_000,
+    leaseMs: 30_000,
+    idleMs: 5,
+    retainPublishedMs: 3_600_000,
+  });
+  await broker.publish(topics.purchase, [{ key: 'warmup', value: '{}' }]);
+  const started = performance.now();
+  let published = 0;
+  while (published < EVENTS) published += await relay.publishOnce();
+  const relaySeconds = (performance.now() - started) / 1000;
+  await broker.close();
+  await ctx.database.close();
+
+  // 2. The broker's own producer, same size, same durability.
+  const perf = execFileSync(
+    'bash',
+    [
+      'scripts/services',
+      'kafka-class',
+      'org.apache.kafka.tools.ProducerPerformance',
+      '--topic',
+      perfTopic,
+      '--num-records',
+      String(EVENTS),
+      '--record-size',
+      String(messageBytes),
+      '--throughput',
+      '-1',
+      '--producer-props',
+      `bootstrap.servers=${kafkaBrokers()[0]}`,
+      'acks=all',
+      'enable.idempotence=true',
+    ],
+    { encoding: 'utf8' },
+  );
+  const perfRate = Number(/([\d.]+) records\/sec/.exec(perf.trim().split('\n').at(-1) ?? '')?.[1]);
+
+  // 3. Delivery latency under a steady hold load: real API and relay processes.
+  await db.query('DELETE FROM outbox');
+  const identity = await startIdentity();
+  const internalToken = randomBytes(16).toString('hex');
+  const port = 18_282;
+  const common = { CELL_ID: cellId, DATABASE_URL: db.url, KAFKA_BROKERS: kafkaBrokers().join(','), LOG_LEVEL: 'warn' };
+  const api = await startCellProcess(
+    'cell/src/api/main.ts',
+    {
+      ...common,
+      PORT: String(port),
+      IDENTITY_JWKS_URL: identity.buyerJwksUrl,
+      IDENTITY_ISSUER: BUYER_ISSUER,
+      IDENTITY_AUDIENCE: BUYER_AUDIENCE,
+      ADMISSION_JWKS_URL: identity.admissionJwksUrl,
+      CELL_INTERNAL_TOKEN: internalToken,
+      REDIS_URL: env.REDIS_URL!,
+    },
+    `http://127.0.0.1:${port}/readyz`,
+  );
+  const relayProcess = await startCellProcess('cell/src/relay/main.ts', common);
+  const load = eventLoad(HOLD_RATE * HOLD_SECONDS + 10);
+  await fetch(`http://127.0.0.1:${port}/internal/events/${load.eventId}`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${internalToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify(load),
+  });
+  const inflight: Promise<unknown>[] = [];
+  const t0 = Date.now();
+  for (let i = 0; i < HOLD_RATE * HOLD_SECONDS; i++) {
+    const wait = t0 + (i * 1000) / HOLD_RATE - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const userId = `steady-${i}`;
+    inflight.push(
+      Promise.all([
+        identity.buyerToken(userId),
+        identity.admissionToken({ sub: userId, eventId: load.eventId, purchaseCell: cellId }),
+      ]).then(([bearer, admission]) =>
+        fetch(`http://127.0.0.1:${port}/events/${load.eventId}/holds`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${bearer}`,
+            'x-admission-token': admission,
+            'idempotency-key': randomUUID(),
+            'content-type': 'application/json',
+          },
+          body: JSON.stringify({ seatIds: [load.seats[i]!.id] }),
+        }).then((r) => r.arrayBuffer()),
+      ),
+    );
+  }
+  await Promise.all(inflight);
+  for (let i = 0; i < 100; i++) {
+    const [row] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL');
+    if (row!.n === 0) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const ages = (
+    await db.query<{ ms: number }>(
+      `SELECT (extract(epoch FROM published_at - created_at) * 1000)::float8 AS ms FROM outbox`,
+    )
+  ).map((r) => r.ms);
+  await relayProcess.stop();
+  await api.stop();
+  await identity.close();
+
+  const relayRate = EVENTS / relaySeconds;
+  console.log(
+    JSON.stringify(
+      {
+        messageBytes,
+        events: EVENTS,
+        partitions: PARTITIONS,
+        relay: { eventsPerSecond: round(relayRate) },
+        producerPerformance: { recordsPerSecond: round(perfRate) },
+        ratio: round(relayRate / perfRate, 3),
+        steadyHoldLoad: {
+          holdsPerSecond: HOLD_RATE,
+          seconds: HOLD_SECONDS,
+          events: ages.length,
+          outboxAgeP50Ms: round(percentile(ages, 50), 1),
+          outboxAgeP99Ms: round(percentile(ages, 99), 1),
+        },
+      },
+      null,
+      2,
+    ),
+  );
+} finally {
+  await deleteTopics(kafkaBrokers(), [...Object.values(cellTopics(cellId)), perfTopic]).catch(() => {});
+  await db.drop();
+}
