@@ -141,42 +141,50 @@ try {
     `http://127.0.0.1:${port}/readyz`,
   );
   const relayProcess = await startCellProcess('cell/src/relay/main.ts', common);
-  const load = eventLoad(HOLD_RATE * HOLD_SECONDS + 10);
+  const load = eventLoad(HOLD_RATE * HOLD_SECONDS + 1);
   await fetch(`http://127.0.0.1:${port}/internal/events/${load.eventId}`, {
     method: 'PUT',
     headers: { authorization: `Bearer ${internalToken}`, 'content-type': 'application/json' },
     body: JSON.stringify(load),
   });
+  const hold = async (i: number) => {
+    const userId = `steady-${i}`;
+    const [bearer, admission] = await Promise.all([
+      identity.buyerToken(userId),
+      identity.admissionToken({ sub: userId, eventId: load.eventId, purchaseCell: cellId }),
+    ]);
+    const res = await fetch(`http://127.0.0.1:${port}/events/${load.eventId}/holds`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${bearer}`,
+        'x-admission-token': admission,
+        'idempotency-key': randomUUID(),
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ seatIds: [load.seats[i]!.id] }),
+    });
+    await res.arrayBuffer();
+  };
+  const drained = async () => {
+    for (let i = 0; i < 200; i++) {
+      const [row] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL');
+      if (row!.n === 0) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+  // Warm up: the relay's first publish pays for connecting and fetching metadata; steady state is what we measure.
+  await hold(HOLD_RATE * HOLD_SECONDS);
+  await drained();
+  await db.query('DELETE FROM outbox');
   const inflight: Promise<unknown>[] = [];
   const t0 = Date.now();
   for (let i = 0; i < HOLD_RATE * HOLD_SECONDS; i++) {
     const wait = t0 + (i * 1000) / HOLD_RATE - Date.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    const userId = `steady-${i}`;
-    inflight.push(
-      Promise.all([
-        identity.buyerToken(userId),
-        identity.admissionToken({ sub: userId, eventId: load.eventId, purchaseCell: cellId }),
-      ]).then(([bearer, admission]) =>
-        fetch(`http://127.0.0.1:${port}/events/${load.eventId}/holds`, {
-          method: 'POST',
-          headers: {
-            authorization: `Bearer ${bearer}`,
-            'x-admission-token': admission,
-            'idempotency-key': randomUUID(),
-            'content-type': 'application/json',
-          },
-          body: JSON.stringify({ seatIds: [load.seats[i]!.id] }),
-        }).then((r) => r.arrayBuffer()),
-      ),
-    );
+    inflight.push(hold(i));
   }
   await Promise.all(inflight);
-  for (let i = 0; i < 100; i++) {
-    const [row] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL');
-    if (row!.n === 0) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await drained();
   const ages = (
     await db.query<{ ms: number }>(
       `SELECT (extract(epoch FROM published_at - created_at) * 1000)::float8 AS ms FROM outbox`,
