@@ -1,6 +1,7 @@
 import { cellTopics, type EventLoad } from '@onsale/contracts';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startProcess } from '../../scripts/platform/process';
 import { admittedBuyer } from '../../test/support/buyer';
 import { startTestCell, type TestCell } from '../../test/support/cell';
 import { startIdentity, type TestIdentity } from '../../test/support/identity';
@@ -12,7 +13,6 @@ import {
   readTopic,
   uniqueCellId,
 } from '../../test/support/kafka';
-import { startCellProcess } from '../../test/support/process';
 import { envelope, inject, outboxEvents, recordPaymentIntent } from '../../test/support/saga';
 import { eventLoad, loadIntoCell } from '../../test/support/seed';
 import { startCellWorkers } from '../../test/support/workers';
@@ -74,7 +74,7 @@ const holdCreatedIds = async (orderIds: string[]) =>
 describe('faults at the backbone boundaries', () => {
   it('a relay crash after Kafka accepted the batch and before marking it: delivered twice, applied once', async () => {
     const orders = await holdOrders(5);
-    const crashing = await startCellProcess(
+    const crashing = await startProcess(
       'cell/src/relay/main.ts',
       workerEnv({ FAILPOINTS: 'relay.after-publish=crash', RELAY_LEASE_MS: '1000' }),
     );
@@ -85,7 +85,7 @@ describe('faults at the backbone boundaries', () => {
     );
     expect(unmarked).toHaveLength(5);
 
-    const relay = await startCellProcess('cell/src/relay/main.ts', workerEnv({ RELAY_LEASE_MS: '1000' }));
+    const relay = await startProcess('cell/src/relay/main.ts', workerEnv({ RELAY_LEASE_MS: '1000' }));
     await eventually(
       async () => (await cell.db.query('SELECT 1 FROM outbox WHERE published_at IS NULL')).length === 0,
       'the outbox to drain',
@@ -117,7 +117,7 @@ describe('faults at the backbone boundaries', () => {
     const orders = await holdOrders(3);
     const relay = await startCellWorkers(cellId, cell.db.url, { relay: true });
     try {
-      const crashing = await startCellProcess(
+      const crashing = await startProcess(
         'cell/src/saga/main.ts',
         workerEnv({ FAILPOINTS: 'saga.after-commit=crash' }),
       );
@@ -146,7 +146,7 @@ describe('faults at the backbone boundaries', () => {
         expect(at).toBeLessThanOrEqual(Number(m.offset));
       }
 
-      const saga = await startCellProcess('cell/src/saga/main.ts', workerEnv());
+      const saga = await startProcess('cell/src/saga/main.ts', workerEnv());
       await eventually(
         async () => (await countOf(orders, 'PaymentAuthorizationRequested')) === 3,
         'the replay',

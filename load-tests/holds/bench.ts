@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Agent, setGlobalDispatcher } from 'undici';
 import { migrateCell } from '../../cell/src/db/migrate';
+import { startProcess } from '../../scripts/platform/process';
 import { createTestDatabase } from '../../test/support/db';
 import { BUYER_AUDIENCE, BUYER_ISSUER, startIdentity } from '../../test/support/identity';
-import { startCellProcess } from '../../test/support/process';
 import { eventLoad } from '../../test/support/seed';
 import { repoRoot, serviceEnv } from '../../test/support/services';
 import { percentile, round, runPool } from '../lib/stats';
@@ -33,7 +33,7 @@ const identity = await startIdentity();
 const internalToken = randomBytes(16).toString('hex');
 setGlobalDispatcher(new Agent({ connections: CONCURRENCY * 2, pipelining: 1 }));
 
-const api = await startCellProcess(
+const api = await startProcess(
   'cell/src/api/main.ts',
   {
     CELL_ID,
@@ -49,7 +49,7 @@ const api = await startCellProcess(
     KAFKA_BROKERS: env.KAFKA_BROKERS!,
     LOG_LEVEL: 'warn',
   },
-  `http://127.0.0.1:${PORT}/readyz`,
+  { readyUrl: `http://127.0.0.1:${PORT}/readyz` },
 );
 
 try {

@@ -10,10 +10,10 @@ import { cellTopics, createLogger } from '@onsale/contracts';
 import { migrateCell } from '../../cell/src/db/migrate';
 import { createKafkaBroker, deleteTopics } from '../../cell/src/messaging/kafka-broker';
 import { createRelay } from '../../cell/src/relay/relay';
+import { startProcess } from '../../scripts/platform/process';
 import { createTestDatabase } from '../../test/support/db';
 import { BUYER_AUDIENCE, BUYER_ISSUER, startIdentity } from '../../test/support/identity';
 import { kafkaBrokers, provisionCellTopics, uniqueCellId } from '../../test/support/kafka';
-import { startCellProcess } from '../../test/support/process';
 import { eventLoad } from '../../test/support/seed';
 import { serviceEnv } from '../../test/support/services';
 import { workerContext } from '../../test/support/workers';
@@ -126,7 +126,7 @@ try {
   const internalToken = randomBytes(16).toString('hex');
   const port = 18_282;
   const common = { CELL_ID: cellId, DATABASE_URL: db.url, KAFKA_BROKERS: kafkaBrokers().join(','), LOG_LEVEL: 'warn' };
-  const api = await startCellProcess(
+  const api = await startProcess(
     'cell/src/api/main.ts',
     {
       ...common,
@@ -138,9 +138,9 @@ try {
       CELL_INTERNAL_TOKEN: internalToken,
       REDIS_URL: env.REDIS_URL!,
     },
-    `http://127.0.0.1:${port}/readyz`,
+    { readyUrl: `http://127.0.0.1:${port}/readyz` },
   );
-  const relayProcess = await startCellProcess('cell/src/relay/main.ts', common);
+  const relayProcess = await startProcess('cell/src/relay/main.ts', common);
   const load = eventLoad(HOLD_RATE * HOLD_SECONDS + 1);
   await fetch(`http://127.0.0.1:${port}/internal/events/${load.eventId}`, {
     method: 'PUT',

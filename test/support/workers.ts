@@ -1,11 +1,13 @@
 import { createLogger } from '@onsale/contracts';
 import { exportJWK, generateKeyPair } from 'jose';
+import type Stripe from 'stripe';
 import type { CellContext } from '../../cell/src/context';
 import { openDatabase } from '../../cell/src/db/client';
 import { createExpiryWorker } from '../../cell/src/expiry/expiry-worker';
 import type { Broker } from '../../cell/src/messaging/broker';
 import { type RetryPolicy, runConsumer } from '../../cell/src/messaging/consumer-runner';
 import { createKafkaBroker } from '../../cell/src/messaging/kafka-broker';
+import { paymentHandlers } from '../../cell/src/payments/handlers';
 import { createRelay } from '../../cell/src/relay/relay';
 import { sagaHandlers } from '../../cell/src/saga/transitions';
 import { ticketHandlers } from '../../cell/src/tickets/issue-tickets';
@@ -33,12 +35,14 @@ export const fastRetry: RetryPolicy = { shortDelayMs: 200, shortAttempts: 2, lon
 export async function startCellWorkers(
   cellId: string,
   databaseUrl: string,
-  roles: { relay?: boolean; saga?: boolean; tickets?: boolean; expiry?: boolean } = {
+  roles: { relay?: boolean; saga?: boolean; tickets?: boolean; expiry?: boolean; payments?: boolean } = {
     relay: true,
     saga: true,
     tickets: true,
   },
   ticketKey?: string,
+  /** The payment worker's Stripe client (required with `payments`) and its retry schedule. */
+  options: { stripe?: Stripe; paymentsRetry?: RetryPolicy } = {},
 ) {
   const ctx = workerContext(cellId, databaseUrl);
   const broker: Broker = createKafkaBroker({ brokers: kafkaBrokers(), clientId: `test-${cellId}`, log: ctx.log });
@@ -68,6 +72,17 @@ export async function startCellWorkers(
       broker,
       handlers: ticketHandlers(sign, ctx.log),
       retry: fastRetry,
+    });
+    stops.push(() => c.stop());
+  }
+  if (roles.payments) {
+    if (!options.stripe) throw new Error('the payments role needs options.stripe');
+    const c = await runConsumer({
+      name: 'payments',
+      ctx,
+      broker,
+      handlers: paymentHandlers({ ctx, stripe: options.stripe }),
+      retry: options.paymentsRetry ?? fastRetry,
     });
     stops.push(() => c.stop());
   }

@@ -1,4 +1,4 @@
-import { ConfigError, createLogger } from '@onsale/contracts';
+import { ConfigError, cellTopics, createLogger } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import type { CellApiConfig } from '../config';

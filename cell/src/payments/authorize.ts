@@ -4,6 +4,7 @@ import { failpoint } from '../failpoints';
 import { type Handler, PermanentError } from '../messaging/consumer-runner';
 import { appendEvent } from '../outbox/append';
 import { nothingToRecord, type PaymentDeps } from './deps';
+import { recordIntent } from './record-intent';
 import { createIntent } from './stripe-calls';
 import { rethrowStripe } from './stripe-errors';
 
@@ -35,11 +36,7 @@ export async function createPaymentIntent(
   failpoint('payments.after-stripe');
 
   return async (tx, _event, cause) => {
-    const inserted = await tx.execute(sql`
-      INSERT INTO payments (order_id, payment_intent_id, status, amount, currency, client_secret)
-      VALUES (${orderId}, ${intent.id}, ${intent.status}, ${intent.amount}, ${intent.currency}, ${intent.client_secret})
-      ON CONFLICT (order_id) DO NOTHING`);
-    if (inserted.rowCount === 0) return;
+    if (!(await recordIntent(tx, orderId, intent))) return;
     await appendEvent(tx, cause, 'PaymentIntentCreated', orderId, {
       orderId,
       paymentIntentId: intent.id,

@@ -20,7 +20,7 @@ import { Alarms } from './alarms';
 import { AuroraPostgres } from './aurora';
 import { FargateService, type ServiceScaling } from './fargate-service';
 import { allow } from './firewall';
-import type { Statement } from './iam';
+import { putMetricData, type Statement } from './iam';
 import { InternalAlb } from './internal-alb';
 import { KafkaCluster } from './kafka';
 import { Network } from './network';
@@ -52,13 +52,13 @@ export interface CellRuntimeProps {
   readonly mode: CellMode;
 }
 
-export const CellAlarmThreshold = {
+const CellAlarmThreshold = {
   /** The seeds' ceiling for a hold, not a goal. */
   holdP99Ms: 800,
   /** Conflicts are normal in a stampede; most attempts losing means the availability cache is lying. */
   holdConflictRatio: 0.5,
+  /** The release controller backs off at this many lock waits and this share of the pool in use. */
   lockWaits: 50,
-  /** The fraction of the proxy's pool in use at which the release controller already backs off. */
   connectionUse: 0.85,
   /** Deadlocks per second; sorted seat locking should make any sustained rate a bug. */
   deadlocksPerSecond: 0.1,
@@ -395,14 +395,4 @@ export class CellRuntime extends Construct {
     });
     return alarms;
   }
-}
-
-/** PutMetricData cannot be scoped to a resource; the namespace condition keeps each stack to its own. */
-export function putMetricData(namespace: string): Statement {
-  return {
-    sid: 'PublishOwnMetrics',
-    actions: ['cloudwatch:PutMetricData'],
-    resources: ['*'],
-    conditions: [{ test: 'StringEquals', variable: 'cloudwatch:namespace', values: [namespace] }],
-  };
 }

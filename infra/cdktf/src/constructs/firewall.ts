@@ -1,4 +1,3 @@
-import type { AwsProvider } from '@cdktf/provider-aws/lib/provider';
 import type { SecurityGroup } from '@cdktf/provider-aws/lib/security-group';
 import { VpcSecurityGroupEgressRule } from '@cdktf/provider-aws/lib/vpc-security-group-egress-rule';
 import { VpcSecurityGroupIngressRule } from '@cdktf/provider-aws/lib/vpc-security-group-ingress-rule';
@@ -14,7 +13,6 @@ export interface Flow {
   readonly to: SecurityGroup;
   readonly port: number;
   readonly description: string;
-  readonly provider?: AwsProvider;
 }
 
 /**
@@ -23,7 +21,6 @@ export interface Flow {
  */
 export function allow(scope: Construct, id: string, flow: Flow): void {
   const base = {
-    provider: flow.provider,
     ipProtocol: 'tcp',
     fromPort: flow.port,
     toPort: flow.port,
@@ -62,11 +59,9 @@ export function allowEgress(
   port: number,
   cidrs: readonly string[],
   description: string,
-  provider?: AwsProvider,
 ): void {
   cidrs.forEach((cidr, i) => {
     new VpcSecurityGroupEgressRule(scope, `${id}-${i}`, {
-      provider,
       securityGroupId: group.id,
       ipProtocol: 'tcp',
       fromPort: port,

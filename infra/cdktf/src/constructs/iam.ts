@@ -87,3 +87,13 @@ export function sameAccountTrust(ctx: AwsContext, sourceArnPattern?: string): Co
   if (sourceArnPattern) conditions.push({ test: 'ArnLike', variable: 'aws:SourceArn', values: [sourceArnPattern] });
   return conditions;
 }
+
+/** PutMetricData cannot be scoped to a resource; the namespace condition keeps each stack to its own. */
+export function putMetricData(namespace: string): Statement {
+  return {
+    sid: 'PublishOwnMetrics',
+    actions: ['cloudwatch:PutMetricData'],
+    resources: ['*'],
+    conditions: [{ test: 'StringEquals', variable: 'cloudwatch:namespace', values: [namespace] }],
+  };
+}

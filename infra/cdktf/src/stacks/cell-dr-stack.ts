@@ -15,8 +15,8 @@ import type { ControlPlaneStack } from './control-plane-stack';
 import { OnsaleStack } from './onsale-stack';
 
 /** Replication lag (ms) past which the DR copy stops being a failover target that loses little. */
-const DatabaseLagAlarmMs = 5_000;
-const TopicLagAlarmMs = 60_000;
+const DATABASE_LAG_ALARM_MS = 5_000;
+const TOPIC_LAG_ALARM_MS = 60_000;
 
 /**
  * The warm secondary of one cell in its DR region: an Aurora global-database secondary, an MSK cluster
@@ -186,20 +186,20 @@ export class CellDrStack extends OnsaleStack {
 
     const alarms = this.runtime.alarms;
     alarms.metric('database-replication-lag', {
-      description: `Aurora global replication from ${cell.region} is more than ${DatabaseLagAlarmMs / 1000} s behind`,
+      description: `Aurora global replication from ${cell.region} is more than ${DATABASE_LAG_ALARM_MS / 1000} s behind`,
       namespace: 'AWS/RDS',
       dimensions: { DBClusterIdentifier: this.runtime.database.cluster.clusterIdentifier },
       metricName: 'AuroraGlobalDBReplicationLag',
       statistic: 'Maximum',
-      threshold: DatabaseLagAlarmMs,
+      threshold: DATABASE_LAG_ALARM_MS,
     });
     alarms.metric('topic-replication-lag', {
-      description: `MSK Replicator is more than ${TopicLagAlarmMs / 1000} s behind ${cell.region}`,
+      description: `MSK Replicator is more than ${TOPIC_LAG_ALARM_MS / 1000} s behind ${cell.region}`,
       namespace: 'AWS/Kafka',
       dimensions: { ReplicatorName: replicator.replicatorName },
       metricName: 'ReplicationLatency',
       statistic: 'Maximum',
-      threshold: TopicLagAlarmMs,
+      threshold: TOPIC_LAG_ALARM_MS,
     });
 
     new CellDirectoryEntry(this, 'directory', {

@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import { CellPaymentsConfig } from '../config';
+import { stripeFromConfig } from '../payments/stripe-client';
+import { startWorker } from '../runtime/worker';
+import { reconcileOnce } from './reconcile';
+
+const worker = startWorker(
+  'reconciler',
+  CellPaymentsConfig.extend({
+    RECONCILE_INTERVAL_MS: z.coerce.number().int().min(1_000).default(30_000),
+    RECONCILE_GRACE_MS: z.coerce.number().int().min(0).default(120_000),
+    RECONCILE_BATCH_SIZE: z.coerce.number().int().min(1).max(5_000).default(200),
+  }),
+);
+const deps = { ctx: worker.ctx, stripe: stripeFromConfig(worker.config) };
+let stopping = false;
+let wake: () => void = () => {};
+
+async function run() {
+  while (!stopping) {
+    const report = await reconcileOnce(deps, {
+      graceMs: worker.config.RECONCILE_GRACE_MS,
+      batchSize: worker.config.RECONCILE_BATCH_SIZE,
+    }).catch((err) => {
+      worker.log.warn('reconcile pass failed', { err });
+      return null;
+    });
+    if (report) worker.log.info('reconcile pass', { checked: report.checked, fixed: report.fixed.length });
+    await new Promise<void>((r) => {
+      wake = r;
+      setTimeout(r, worker.config.RECONCILE_INTERVAL_MS);
+    });
+  }
+}
+const running = run();
+worker.onShutdown(async () => {
+  stopping = true;
+  wake();
+  await running;
+});

@@ -1,0 +1,253 @@
+import type { EventLoad } from '@onsale/contracts';
+import Stripe from 'stripe';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { reconcileOnce } from '../src/reconciler/reconcile';
+import type { Emulator } from '../../stripe-emulator/src/index';
+import { admittedBuyer } from '../../test/support/buyer';
+import { startTestCell, type TestCell } from '../../test/support/cell';
+import { startCellApiOn, startPgProxy } from '../../test/support/db-outage';
+import { startIdentity, type TestIdentity } from '../../test/support/identity';
+import { dropCellTopics, eventually, provisionCellTopics, uniqueCellId } from '../../test/support/kafka';
+import { orderStatus } from '../../test/support/saga';
+import { eventLoad, loadIntoCell } from '../../test/support/seed';
+import {
+  eventCounts,
+  intentsFor,
+  newWebhookSecret,
+  payInBrowser,
+  sendWebhooksTo,
+  startStripeEmulator,
+  stripeApiEnv,
+  stripeClient,
+} from '../../test/support/stripe';
+import { startCellWorkers } from '../../test/support/workers';
+
+let identity: TestIdentity;
+let emulator: Emulator;
+let stripe: Stripe;
+let cell: TestCell;
+let event: EventLoad;
+let workers: Awaited<ReturnType<typeof startCellWorkers>>;
+let webhookSecret: string;
+const cellId = uniqueCellId('whk');
+let nextSeat = 0;
+
+beforeAll(async () => {
+  identity = await startIdentity();
+  emulator = await startStripeEmulator();
+  stripe = stripeClient(emulator);
+  webhookSecret = newWebhookSecret();
+  cell = await startTestCell(identity, { cellId, env: stripeApiEnv(emulator, webhookSecret) });
+  await provisionCellTopics(cellId);
+  event = await loadIntoCell(cell, eventLoad(40));
+  workers = await startCellWorkers(
+    cellId,
+    cell.db.url,
+    { relay: true, saga: true, tickets: true, payments: true },
+    undefined,
+    { stripe: stripeClient(emulator) },
+  );
+});
+afterAll(async () => {
+  await workers?.stop();
+  await cell?.close();
+  await emulator?.close();
+  await identity?.close();
+  await dropCellTopics(cellId);
+});
+beforeEach(() => {
+  emulator.control.reset();
+  for (const endpoint of emulator.control.webhookEndpoints()) emulator.control.removeWebhookEndpoint(endpoint.id);
+});
+
+async function holdSeat() {
+  const buyer = await admittedBuyer(identity, cell, event.eventId);
+  const res = await buyer.hold([event.seats[nextSeat++]!.id]);
+  expect(res.status).toBe(202);
+  return { buyer, orderId: (await res.json()).orderId as string };
+}
+
+/** The order's client secret as the page gets it: the intent exists and is recorded. */
+const intentOf = (buyer: Awaited<ReturnType<typeof holdSeat>>['buyer'], orderId: string) =>
+  eventually(async () => (await (await buyer.order(orderId)).json()).payment?.paymentIntentId as string, 'intent');
+
+const statusIs = (orderId: string, status: string) => async () => (await orderStatus(cell, orderId)) === status;
+const count = async (table: string) => (await cell.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`))[0]!.n;
+
+describe('the Stripe webhook endpoint', () => {
+  it('refuses a forged, a stale or a missing signature with 400 and writes nothing', async () => {
+    const { buyer, orderId } = await holdSeat();
+    const paymentIntentId = await intentOf(buyer, orderId);
+    const intent = await stripe.paymentIntents.retrieve(paymentIntentId);
+    const payload = JSON.stringify({
+      id: 'evt_forged_1',
+      object: 'event',
+      type: 'payment_intent.amount_capturable_updated',
+      data: { object: { ...intent, status: 'requires_capture', amount_capturable: intent.amount } },
+    });
+    const before = { events: await count('stripe_events'), outbox: await count('outbox') };
+    const post = (signature?: string) =>
+      fetch(`${cell.url}/webhooks/stripe`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(signature && { 'stripe-signature': signature }) },
+        body: payload,
+      });
+
+    const forged = await post(Stripe.webhooks.generateTestHeaderString({ payload, secret: newWebhookSecret() }));
+    const stale = await post(
+      Stripe.webhooks.generateTestHeaderString({
+        payload,
+        secret: webhookSecret,
+        timestamp: Math.floor(Date.now() / 1000) - 600,
+      }),
+    );
+    const missing = await post();
+    for (const res of [forged, stale, missing]) {
+      expect(res.status).toBe(400);
+      const body = await res.json();
+      expect(body.error.code).toMatch(/^(bad_request|validation_failed)$/);
+      expect(body.error.requestId).toBeTruthy();
+    }
+    expect({ events: await count('stripe_events'), outbox: await count('outbox') }).toEqual(before);
+    expect(await orderStatus(cell, orderId)).toBe('pending_payment');
+
+    // The same bytes signed with the endpoint's secret are accepted: the refusals were the signature's.
+    const genuine = await post(Stripe.webhooks.generateTestHeaderString({ payload, secret: webhookSecret }));
+    expect(genuine.status).toBe(200);
+  });
+
+  it('answers 5xx while its database is unreachable; Stripe’s retry later goes through', async () => {
+    const proxy = await startPgProxy(cell.db.url);
+    const partitioned = await startCellApiOn(cell, identity, proxy.url, stripeApiEnv(emulator, webhookSecret));
+    try {
+      sendWebhooksTo(emulator, partitioned.url, webhookSecret);
+      const { buyer, orderId } = await holdSeat();
+      await intentOf(buyer, orderId);
+      proxy.down();
+      const { paymentIntentId } = await payInBrowser(stripe, () => buyer.order(orderId), 'pm_card_visa');
+
+      const failed = () =>
+        emulator.control.webhookAttempts().filter((a) => a.eventType === 'payment_intent.amount_capturable_updated');
+      await eventually(async () => failed().length >= 2, 'two refused deliveries');
+      expect(failed().every((a) => a.outcome === 'failed' && (a.status ?? 0) >= 500)).toBe(true);
+      expect(await cell.db.query('SELECT id FROM stripe_events WHERE payment_intent_id = $1', [paymentIntentId])).toEqual(
+        [],
+      );
+      expect(await orderStatus(cell, orderId)).toBe('pending_payment');
+
+      proxy.up();
+      await eventually(statusIs(orderId, 'ticketed'), 'ticketed after the database came back');
+      expect(failed().at(-1)?.outcome).toBe('delivered');
+    } finally {
+      await partitioned.close();
+      await proxy.close();
+    }
+  });
+
+  it('an intent not yet recorded is refused (404) so Stripe delivers again; another cell’s is acknowledged', async () => {
+    sendWebhooksTo(emulator, cell.url, webhookSecret);
+    const strayOrder = '00000000-0000-4000-8000-000000000001';
+    // Ours by its metadata but unknown here (the worker's commit is a moment behind Stripe's answer).
+    const ours = await stripe.paymentIntents.create({
+      amount: 5_000,
+      currency: 'eur',
+      capture_method: 'manual',
+      metadata: { orderId: strayOrder, cellId, eventId: event.eventId },
+    });
+    const theirs = await stripe.paymentIntents.create({
+      amount: 5_000,
+      currency: 'eur',
+      capture_method: 'manual',
+      metadata: { orderId: strayOrder, cellId: 'another-cell', eventId: event.eventId },
+    });
+    await stripe.paymentIntents.confirm(ours.id, { payment_method: 'pm_card_visa' });
+    await stripe.paymentIntents.confirm(theirs.id, { payment_method: 'pm_card_visa' });
+    const attempts = () =>
+      emulator.control.webhookAttempts().filter((a) => a.eventType === 'payment_intent.amount_capturable_updated');
+    await eventually(async () => attempts().filter((a) => a.status === 404).length >= 2, 'refusals of ours');
+    expect(attempts().filter((a) => a.status === 200)).toHaveLength(1);
+    expect(await count('stripe_events')).toBe(
+      (await cell.db.query('SELECT 1 FROM stripe_events WHERE payment_intent_id <> ALL($1)', [[ours.id, theirs.id]]))
+        .length,
+    );
+    await stripe.paymentIntents.cancel(ours.id);
+    await stripe.paymentIntents.cancel(theirs.id);
+  });
+
+  it('webhooks out of order (succeeded before amount_capturable_updated): one capture, a legal end state', async () => {
+    sendWebhooksTo(emulator, cell.url, webhookSecret);
+    const { buyer, orderId } = await holdSeat();
+    await intentOf(buyer, orderId);
+    // From now on deliveries are held in pairs and sent in reverse.
+    emulator.control.setWebhookFaults({ reorder: { batchSize: 2, order: 'reverse', windowMs: 30_000 } });
+    const { paymentIntentId } = await payInBrowser(stripe, () => buyer.order(orderId), 'pm_card_visa');
+
+    // The authorization webhook is held back; the reconciler sees the intent authorized at
+    // Stripe and pushes the order forward, whose capture then releases both webhooks, reversed.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await orderStatus(cell, orderId)).toBe('pending_payment');
+    const report = await reconcileOnce({ ctx: workers.ctx, stripe }, { graceMs: 0, batchSize: 100 });
+    expect(report.fixed).toContainEqual({ kind: 'authorization_observed', orderId });
+
+    await eventually(statusIs(orderId, 'ticketed'), 'ticketed order');
+    await emulator.control.waitForWebhooks(30_000);
+    const sequence = emulator.control
+      .webhookAttempts()
+      .filter((a) => a.outcome === 'delivered' && a.eventType !== 'payment_intent.created')
+      .map((a) => a.eventType);
+    expect(sequence).toEqual(['payment_intent.succeeded', 'payment_intent.amount_capturable_updated']);
+    expect(emulator.control.counters().captures).toBe(1);
+    expect(intentsFor(emulator, orderId).map((pi) => pi.id)).toEqual([paymentIntentId]);
+    expect(await eventCounts(cell, orderId)).toMatchObject({
+      OrderConfirmed: 1,
+      CaptureRequested: 1,
+      TicketIssueRequested: 1,
+    });
+    expect(await orderStatus(cell, orderId)).toBe('ticketed');
+  });
+});
+
+describe('the reconciler', () => {
+  it('re-requests tickets for a paid order that was never ticketed, once per grace period', async () => {
+    sendWebhooksTo(emulator, cell.url, webhookSecret);
+    const { buyer, orderId } = await holdSeat();
+    await payInBrowser(stripe, () => buyer.order(orderId), 'pm_card_visa');
+    await eventually(statusIs(orderId, 'ticketed'), 'ticketed order');
+    // Lose the tickets' outcome: the order is paid, its ticket rows and TicketIssued gone.
+    await cell.db.query('DELETE FROM tickets WHERE order_id = $1', [orderId]);
+    await cell.db.query(`UPDATE orders SET status = 'paid', updated_at = now() - interval '1 hour' WHERE id = $1`, [
+      orderId,
+    ]);
+
+    const report = await reconcileOnce({ ctx: workers.ctx, stripe }, { graceMs: 60_000, batchSize: 100 });
+    expect(report.fixed).toContainEqual({ kind: 'ticketing_retried', orderId });
+    await eventually(statusIs(orderId, 'ticketed'), 'ticketed again');
+    expect((await cell.db.query('SELECT 1 FROM tickets WHERE order_id = $1', [orderId])).length).toBe(1);
+    const again = await reconcileOnce({ ctx: workers.ctx, stripe }, { graceMs: 60_000, batchSize: 100 });
+    expect(again.fixed.filter((f) => f.orderId === orderId)).toEqual([]);
+  });
+
+  it('observes a capture whose webhook and event were lost, and refunds money taken for released seats', async () => {
+    const { buyer, orderId } = await holdSeat();
+    const paymentIntentId = await intentOf(buyer, orderId);
+    // No webhook endpoint: Stripe's news never arrives. The buyer pays; the seats are then released.
+    await stripe.paymentIntents.confirm(paymentIntentId, { payment_method: 'pm_card_visa' });
+    await stripe.paymentIntents.capture(paymentIntentId);
+    await cell.db.query(`UPDATE orders SET status = 'released', updated_at = now() - interval '1 hour' WHERE id = $1`, [
+      orderId,
+    ]);
+    await cell.db.query(`UPDATE holds SET status = 'released' WHERE order_id = $1`, [orderId]);
+    await cell.db.query(
+      `UPDATE hold_seats SET released_at = now() WHERE hold_id IN (SELECT id FROM holds WHERE order_id = $1)`,
+      [orderId],
+    );
+
+    const report = await reconcileOnce({ ctx: workers.ctx, stripe }, { graceMs: 60_000, batchSize: 100 });
+    expect(report.fixed).toContainEqual({ kind: 'captured_after_release', orderId });
+    await eventually(statusIs(orderId, 'refunded'), 'refunded order');
+    expect(await cell.db.query('SELECT kind FROM incidents WHERE order_id = $1', [orderId])).toEqual([
+      { kind: 'captured_after_release' },
+    ]);
+    expect(emulator.control.counters().refunds).toBe(1);
+  });
+});

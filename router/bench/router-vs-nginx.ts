@@ -1,0 +1,242 @@
+/**
+ * What the router adds to a hold, beside nginx as a plain reverse proxy to the same cell, in one run: the same holds
+ * (distinct seats, a buyer JWT and an admission token each) sent direct to the cell, through the router and through
+ * nginx, at the same concurrency. The cell, the router and nginx each run as their own process, as in production.
+ *
+ *   npx tsx router/bench/router-vs-nginx.ts        (services up first; nginx from Debian's package)
+ *
+ * Knobs: BENCH_HOLDS (measured holds per path), BENCH_WARMUP (holds per path before measuring), BENCH_CONCURRENCY
+ * (requests in flight), BENCH_POOL (the cell's database pool).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { resolve } from 'node:path';
+import { Agent, request } from 'undici';
+import { migrateCell } from '../../cell/src/db/migrate';
+import { percentile, round } from '../../load-tests/lib/stats';
+import { startProcess } from '../../scripts/platform/process';
+import { createTestDatabase } from '../../test/support/db';
+import { BUYER_AUDIENCE, BUYER_ISSUER, startIdentity } from '../../test/support/identity';
+import { eventLoad } from '../../test/support/seed';
+import { repoRoot, serviceEnv } from '../../test/support/services';
+import { startFakeControlPlane } from '../test/fakes';
+
+const HOLDS = Number(process.env.BENCH_HOLDS ?? 3_000);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 300);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
+const POOL = Number(process.env.BENCH_POOL ?? 16);
+const SEATS_PER_HOLD = 2;
+const CELL_ID = 'bench';
+const CELL_PORT = 18_281;
+const ROUTER_PORT = 18_282;
+const NGINX_PORT = 18_283;
+const PATHS = ['direct', 'router', 'nginx'] as const;
+type Path = (typeof PATHS)[number];
+
+const env = serviceEnv();
+const db = await createTestDatabase('bench_router');
+await migrateCell(db.url, CELL_ID, 1);
+const identity = await startIdentity();
+const controlPlane = await startFakeControlPlane();
+const internalToken = randomBytes(16).toString('hex');
+const cellUrl = `http://127.0.0.1:${CELL_PORT}`;
+const stops: (() => Promise<void>)[] = [];
+
+try {
+  const cell = await startProcess(
+    'cell/src/api/main.ts',
+    {
+      CELL_ID,
+      DATABASE_URL: db.url,
+      DB_POOL_SIZE: String(POOL),
+      PORT: String(CELL_PORT),
+      IDENTITY_JWKS_URL: identity.buyerJwksUrl,
+      IDENTITY_ISSUER: BUYER_ISSUER,
+      IDENTITY_AUDIENCE: BUYER_AUDIENCE,
+      ADMISSION_JWKS_URL: identity.admissionJwksUrl,
+      CELL_INTERNAL_TOKEN: internalToken,
+      REDIS_URL: env.REDIS_URL!,
+      KAFKA_BROKERS: env.KAFKA_BROKERS!,
+      LOG_LEVEL: 'warn',
+    },
+    { readyUrl: `${cellUrl}/readyz` },
+  );
+  stops.push(cell.stop);
+
+  const perPath = WARMUP + HOLDS;
+  const event = eventLoad(perPath * PATHS.length * SEATS_PER_HOLD);
+  const loaded = await fetch(`${cellUrl}/internal/events/${event.eventId}`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${internalToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify(event),
+  });
+  if (!loaded.ok) throw new Error(`load failed ${loaded.status}`);
+
+  controlPlane.addCell(CELL_ID, cellUrl);
+  controlPlane.placeEvent(event.eventId, CELL_ID);
+  const router = await startProcess(
+    'router/src/main.ts',
+    {
+      PORT: String(ROUTER_PORT),
+      CONTROL_PLANE_URL: controlPlane.url,
+      ADMISSION_JWKS_URL: identity.admissionJwksUrl,
+      LOG_LEVEL: 'warn',
+    },
+    { readyUrl: `http://127.0.0.1:${ROUTER_PORT}/readyz` },
+  );
+  stops.push(router.stop);
+  stops.push(await startNginx());
+
+  // Tokens are minted before any clock starts: the waiting room's work is no proxy's.
+  const buyers = await Promise.all(
+    Array.from({ length: perPath * PATHS.length }, async (_, i) => {
+      const userId = `bench-${i}`;
+      return {
+        bearer: await identity.buyerToken(userId),
+        admission: await identity.admissionToken({ sub: userId, eventId: event.eventId, purchaseCell: CELL_ID }),
+        body: JSON.stringify({
+          seatIds: event.seats.slice(i * SEATS_PER_HOLD, (i + 1) * SEATS_PER_HOLD).map((s) => s.id),
+        }),
+      };
+    }),
+  );
+  const origins: Record<Path, string> = {
+    direct: cellUrl,
+    router: `http://127.0.0.1:${ROUTER_PORT}`,
+    nginx: `http://127.0.0.1:${NGINX_PORT}`,
+  };
+  // The client keeps as many connections as requests in flight, to each front, for every path alike.
+  const client = new Agent({ connections: CONCURRENCY, pipelining: 1 });
+
+  async function run(path: Path, from: number, count: number) {
+    const statuses: Record<number, number> = {};
+    const durations: number[] = [];
+    let next = from;
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < from + count) {
+          const b = buyers[next++]!;
+          const t0 = performance.now();
+          const res = await request(`${origins[path]}/events/${event.eventId}/holds`, {
+            dispatcher: client,
+            method: 'POST',
+            headers: {
+              authorization: `Bearer ${b.bearer}`,
+              'x-admission-token': b.admission,
+              'idempotency-key': randomUUID(),
+              'content-type': 'application/json',
+            },
+            body: b.body,
+          });
+          await res.body.dump();
+          durations.push(performance.now() - t0);
+          statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
+        }
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    return {
+      holds: statuses[202] ?? 0,
+      statuses,
+      reqPerSecond: round(count / seconds),
+      p50Ms: round(percentile(durations, 50), 2),
+      p99Ms: round(percentile(durations, 99), 2),
+    };
+  }
+
+  const results = {} as Record<Path, Awaited<ReturnType<typeof run>>>;
+  for (const [i, path] of PATHS.entries()) {
+    await run(path, i * perPath, WARMUP);
+    results[path] = await run(path, i * perPath + WARMUP, HOLDS);
+  }
+  await client.close();
+
+  const { direct, router: viaRouter, nginx } = results;
+  const oversold = await db.query(
+    `SELECT seat_id FROM hold_seats WHERE released_at IS NULL GROUP BY seat_id HAVING count(*) > 1`,
+  );
+  console.log(
+    JSON.stringify(
+      {
+        machine: { cpus: cpus().length, model: cpus()[0]?.model },
+        settings: { holds: HOLDS, warmup: WARMUP, concurrency: CONCURRENCY, pool: POOL, seatsPerHold: SEATS_PER_HOLD },
+        results,
+        ratios: {
+          routerThroughputVsDirect: round(viaRouter.reqPerSecond / direct.reqPerSecond, 3),
+          nginxThroughputVsDirect: round(nginx.reqPerSecond / direct.reqPerSecond, 3),
+          routerThroughputVsNginx: round(viaRouter.reqPerSecond / nginx.reqPerSecond, 3),
+          routerAddedP50Ms: round(viaRouter.p50Ms - direct.p50Ms, 2),
+          nginxAddedP50Ms: round(nginx.p50Ms - direct.p50Ms, 2),
+          routerAddedP99Ms: round(viaRouter.p99Ms - direct.p99Ms, 2),
+          nginxAddedP99Ms: round(nginx.p99Ms - direct.p99Ms, 2),
+        },
+        seatsInTwoActiveHolds: oversold.length,
+      },
+      null,
+      2,
+    ),
+  );
+} finally {
+  for (const stop of stops.reverse()) await stop();
+  await controlPlane.close();
+  await identity.close();
+  await db.drop();
+}
+
+/** nginx as a plain keep-alive reverse proxy to the cell: one worker (the router is one Node process), no logs. */
+async function startNginx(): Promise<() => Promise<void>> {
+  const prefix = resolve(repoRoot, '.data/bench-nginx');
+  mkdirSync(resolve(prefix, 'logs'), { recursive: true });
+  const conf = resolve(prefix, 'nginx.conf');
+  writeFileSync(
+    conf,
+    `daemon off;
+worker_processes 1;
+pid ${prefix}/nginx.pid;
+error_log ${prefix}/logs/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path ${prefix}/client_body;
+  proxy_temp_path ${prefix}/proxy;
+  fastcgi_temp_path ${prefix}/fastcgi;
+  uwsgi_temp_path ${prefix}/uwsgi;
+  scgi_temp_path ${prefix}/scgi;
+  upstream cell { server 127.0.0.1:${CELL_PORT}; keepalive 64; }
+  server {
+    listen 127.0.0.1:${NGINX_PORT};
+    location / {
+      proxy_pass http://cell;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host $host;
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+      proxy_set_header X-Forwarded-Proto $scheme;
+    }
+  }
+}
+`,
+  );
+  const child: ChildProcess = spawn('nginx', ['-p', prefix, '-c', conf], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`nginx exited with ${child.exitCode}`);
+    try {
+      await fetch(`http://127.0.0.1:${NGINX_PORT}/`);
+      break;
+    } catch {}
+    if (Date.now() > deadline) throw new Error('nginx did not start');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const pid = Number(readFileSync(resolve(prefix, 'nginx.pid'), 'utf8'));
+  return () =>
+    new Promise<void>((r) => {
+      if (child.exitCode !== null) return r();
+      child.once('exit', () => r());
+      // The master's own PID, from its pid file: SIGQUIT lets in-flight requests finish, then it exits.
+      process.kill(pid, 'SIGQUIT');
+    });
+}

@@ -1,0 +1,217 @@
+import { randomUUID } from 'node:crypto';
+import type { EventLoad } from '@onsale/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestCell, type TestCell } from '../../test/support/cell';
+import { startIdentity, type TestIdentity } from '../../test/support/identity';
+import { eventLoad, loadIntoCell } from '../../test/support/seed';
+import type { RunningRouter } from '../src/router';
+import { type FakeControlPlane, metricValue, routerFor, startFakeControlPlane } from './fakes';
+
+/** Two real cells (each its own database) behind the router, with a fake control plane serving the directory. */
+let identity: TestIdentity;
+let cellA: TestCell;
+let cellB: TestCell;
+let controlPlane: FakeControlPlane;
+let router: RunningRouter;
+let eventA: EventLoad;
+let eventB: EventLoad;
+
+beforeAll(async () => {
+  identity = await startIdentity();
+  [cellA, cellB] = await Promise.all([
+    startTestCell(identity, { cellId: 'cell-a' }),
+    startTestCell(identity, { cellId: 'cell-b' }),
+  ]);
+  eventA = await loadIntoCell(cellA, eventLoad(40));
+  eventB = await loadIntoCell(cellB, eventLoad(40));
+  controlPlane = await startFakeControlPlane();
+  controlPlane.addCell('cell-a', cellA.url);
+  controlPlane.addCell('cell-b', cellB.url);
+  controlPlane.placeEvent(eventA.eventId, 'cell-a');
+  controlPlane.placeEvent(eventB.eventId, 'cell-b');
+  router = await routerFor(controlPlane, identity.admissionJwksUrl);
+});
+
+afterAll(async () => {
+  await router?.close();
+  await controlPlane?.close();
+  await Promise.all([cellA?.close(), cellB?.close()]);
+  await identity?.close();
+});
+
+/** A buyer who talks to the router only: buyer JWT, admission token minted for `purchaseCell`. */
+async function buyerVia(eventId: string, purchaseCell: string, directoryEpoch = 1) {
+  const userId = `buyer-${randomUUID()}`;
+  const bearer = await identity.buyerToken(userId);
+  const admission = await identity.admissionToken({ sub: userId, eventId, purchaseCell, directoryEpoch });
+  return {
+    userId,
+    hold: (seatIds: string[], extra: Record<string, string> = {}) =>
+      fetch(`${router.url}/events/${eventId}/holds`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${bearer}`,
+          'x-admission-token': admission,
+          'idempotency-key': randomUUID(),
+          'content-type': 'application/json',
+          ...extra,
+        },
+        body: JSON.stringify({ seatIds }),
+      }),
+    order: (orderId: string) =>
+      fetch(`${router.url}/events/${eventId}/orders/${orderId}`, { headers: { authorization: `Bearer ${bearer}` } }),
+  };
+}
+
+const ordersOf = (cell: TestCell, userId: string) =>
+  cell.db.query<{ id: string; correlation_id: string }>('SELECT id, correlation_id FROM orders WHERE user_id = $1', [
+    userId,
+  ]);
+
+async function setStatus(cellId: string, status: 'active' | 'draining' | 'down') {
+  controlPlane.setStatus(cellId, status);
+  await router.refreshDirectory();
+}
+
+describe('routing to real cells', () => {
+  it('a hold with a token for cell-a lands in cell-a, with the correlation id, and nowhere else', async () => {
+    const buyer = await buyerVia(eventA.eventId, 'cell-a');
+    const res = await buyer.hold([eventA.seats[0]!.id, eventA.seats[1]!.id], { 'x-correlation-id': 'corr-hold-1' });
+    expect(res.status).toBe(202);
+    expect(res.headers.get('x-correlation-id')).toBe('corr-hold-1');
+    const { orderId } = (await res.json()) as { orderId: string };
+
+    expect(await ordersOf(cellA, buyer.userId)).toEqual([{ id: orderId, correlation_id: 'corr-hold-1' }]);
+    expect(await ordersOf(cellB, buyer.userId)).toEqual([]);
+  });
+
+  it('an order read without an admission token is routed by the directory', async () => {
+    const buyer = await buyerVia(eventA.eventId, 'cell-a');
+    const { orderId } = (await (await buyer.hold([eventA.seats[2]!.id])).json()) as { orderId: string };
+
+    const res = await buyer.order(orderId);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ orderId, eventId: eventA.eventId });
+  });
+
+  it("refuses a token for cell-a presented for cell-b's event, and writes nothing in either cell", async () => {
+    const buyer = await buyerVia(eventB.eventId, 'cell-a');
+    const res = await buyer.hold([eventB.seats[0]!.id]);
+    expect(res.status).toBe(403);
+    expect(await res.json()).toMatchObject({ error: { code: 'admission_invalid', details: { reason: 'stale_cell' } } });
+
+    // The same token's event presented on another event's path is refused too.
+    const crossed = await fetch(`${router.url}/events/${eventA.eventId}/holds`, {
+      method: 'POST',
+      headers: {
+        'x-admission-token': await identity.admissionToken({
+          sub: buyer.userId,
+          eventId: eventB.eventId,
+          purchaseCell: 'cell-b',
+        }),
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ seatIds: [eventA.seats[3]!.id] }),
+    });
+    expect(crossed.status).toBe(403);
+    expect(await crossed.json()).toMatchObject({ error: { code: 'admission_invalid', details: { reason: 'event' } } });
+
+    expect(await ordersOf(cellA, buyer.userId)).toEqual([]);
+    expect(await ordersOf(cellB, buyer.userId)).toEqual([]);
+    const held = await cellB.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM holds WHERE event_id = $1 AND status = 'active'`,
+      [eventB.eventId],
+    );
+    expect(held[0]!.n).toBe(0);
+  });
+
+  it('refuses a forged admission token with the error body before any cell sees it', async () => {
+    const userId = `buyer-${randomUUID()}`;
+    const res = await fetch(`${router.url}/events/${eventA.eventId}/holds`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${await identity.buyerToken(userId)}`,
+        'x-admission-token': await identity.forgedAdmissionToken({
+          sub: userId,
+          eventId: eventA.eventId,
+          purchaseCell: 'cell-a',
+        }),
+        'idempotency-key': randomUUID(),
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ seatIds: [eventA.seats[4]!.id] }),
+    });
+    expect(res.status).toBe(403);
+    const body = (await res.json()) as { error: { code: string; requestId: string } };
+    expect(body.error.code).toBe('admission_invalid');
+    expect(body.error.requestId).toBe(res.headers.get('x-request-id'));
+    expect(await ordersOf(cellA, userId)).toEqual([]);
+  });
+
+  it('an event the directory does not know is event_not_found', async () => {
+    const res = await fetch(`${router.url}/events/${randomUUID()}/availability`);
+    expect(res.status).toBe(404);
+    expect(await res.json()).toMatchObject({ error: { code: 'event_not_found' } });
+  });
+
+  it.each(['draining', 'down'] as const)('a %s cell answers 503 while the other cell sells', async (status) => {
+    await setStatus('cell-b', status);
+    try {
+      const refused = await fetch(`${router.url}/events/${eventB.eventId}/availability`);
+      expect(refused.status).toBe(503);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(await refused.json()).toMatchObject({
+        error: { code: 'cell_unavailable', details: { cellId: 'cell-b', status } },
+      });
+      const tokenHold = await (await buyerVia(eventB.eventId, 'cell-b')).hold([eventB.seats[5]!.id]);
+      expect(tokenHold.status).toBe(503);
+
+      const buyer = await buyerVia(eventA.eventId, 'cell-a');
+      const seat = status === 'draining' ? 10 : 11;
+      expect((await buyer.hold([eventA.seats[seat]!.id])).status).toBe(202);
+      expect((await fetch(`${router.url}/events/${eventA.eventId}/availability`)).status).toBe(200);
+    } finally {
+      await setStatus('cell-b', 'active');
+    }
+    expect((await fetch(`${router.url}/events/${eventB.eventId}/availability`)).status).toBe(200);
+  });
+
+  it('a cell process that stops answering gets 503 quickly, and the other cell is untouched', async () => {
+    const cellC = await startTestCell(identity, { cellId: 'cell-c' });
+    const eventC = await loadIntoCell(cellC, eventLoad(5));
+    controlPlane.addCell('cell-c', cellC.url);
+    controlPlane.placeEvent(eventC.eventId, 'cell-c');
+    await router.refreshDirectory();
+    // A first request leaves a pooled keep-alive connection behind, as live traffic would.
+    expect((await fetch(`${router.url}/events/${eventC.eventId}/availability`)).status).toBe(200);
+
+    await cellC.close();
+    const started = performance.now();
+    const res = await fetch(`${router.url}/events/${eventC.eventId}/availability`, {
+      signal: AbortSignal.timeout(5_000),
+    });
+    const elapsed = performance.now() - started;
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBeTruthy();
+    expect(await res.json()).toMatchObject({
+      error: { code: 'cell_unavailable', details: { cellId: 'cell-c', status: 'unreachable' } },
+    });
+    expect(elapsed).toBeLessThan(1_000);
+    expect((await fetch(`${router.url}/events/${eventA.eventId}/availability`)).status).toBe(200);
+    expect(await metricValue(router.url, 'router_upstream_errors_total{cell="cell-c",reason="unreachable"}')).toBe(1);
+  });
+
+  it('counts requests per cell and status class', async () => {
+    const before = await metricValue(router.url, 'router_requests_total{cell="cell-a",class="2xx"}');
+    for (let i = 0; i < 3; i++) await fetch(`${router.url}/events/${eventA.eventId}/availability`);
+    await fetch(`${router.url}/events/${eventB.eventId}/availability`);
+
+    expect(await metricValue(router.url, 'router_requests_total{cell="cell-a",class="2xx"}')).toBe(before + 3);
+    expect(await metricValue(router.url, 'router_requests_total{cell="cell-b",class="2xx"}')).toBeGreaterThan(0);
+    // The draining and down refusals of cell-b were counted against cell-b.
+    expect(await metricValue(router.url, 'router_requests_total{cell="cell-b",class="5xx"}')).toBe(4);
+    const text = await (await fetch(`${router.url}/metrics`)).text();
+    expect(text).toMatch(/router_request_duration_seconds_bucket\{cell="cell-a",le="0.1"\} \d+/);
+    expect(text).toMatch(/router_directory_version \d+/);
+  });
+});

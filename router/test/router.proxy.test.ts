@@ -1,0 +1,251 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startIdentity, type TestIdentity } from '../../test/support/identity';
+import type { RunningRouter } from '../src/router';
+import {
+  type FakeControlPlane,
+  metricValue,
+  type Recorded,
+  routerFor,
+  startFakeControlPlane,
+  startFakeServer,
+} from './fakes';
+
+/**
+ * Forwarding mechanics against fake upstreams, where the test controls and records the far side: an echo cell, a
+ * cell slower than the time-out, and the control plane.
+ */
+const TIMEOUT_MS = 400;
+const MAX_BODY = 4096;
+
+let identity: TestIdentity;
+let controlPlane: FakeControlPlane;
+let echo: Awaited<ReturnType<typeof startFakeServer>>;
+let slow: Awaited<ReturnType<typeof startFakeServer>>;
+let router: RunningRouter;
+const echoEvent = randomUUID();
+const slowEvent = randomUUID();
+
+beforeAll(async () => {
+  identity = await startIdentity();
+  echo = await startFakeServer((req, res) => {
+    res
+      .writeHead(200, {
+        'content-type': 'application/json',
+        connection: 'keep-alive, X-Upstream-Hop',
+        'x-upstream-hop': 'must-not-leak',
+        'keep-alive': 'timeout=99, max=7',
+        'proxy-authenticate': 'Basic realm="cell"',
+        trailer: 'X-Never',
+        'x-end-to-end': 'kept',
+      })
+      .end(JSON.stringify({ url: req.url }));
+  });
+  slow = await startFakeServer(async (_req, res) => {
+    await new Promise((r) => setTimeout(r, TIMEOUT_MS * 5));
+    if (!res.destroyed) res.writeHead(200).end('late');
+  });
+  controlPlane = await startFakeControlPlane();
+  controlPlane.addCell('cell-echo', echo.url);
+  controlPlane.addCell('cell-slow', slow.url);
+  controlPlane.placeEvent(echoEvent, 'cell-echo');
+  controlPlane.placeEvent(slowEvent, 'cell-slow');
+  router = await routerFor(controlPlane, identity.admissionJwksUrl, {
+    UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS),
+    MAX_BODY_BYTES: String(MAX_BODY),
+  });
+});
+
+afterAll(async () => {
+  await router?.close();
+  await Promise.all([controlPlane?.close(), echo?.close(), slow?.close()]);
+  await identity?.close();
+});
+
+const lastAt = (server: { requests: Recorded[] }): Recorded => server.requests.at(-1)!;
+
+/** node:http, because fetch will not send hop-by-hop headers nor expose the ones it receives unfiltered. */
+function rawRequest(
+  path: string,
+  opts: { method?: string; headers?: Record<string, string>; chunks?: Buffer[] } = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${router.url}${path}`, { method: opts.method ?? 'GET', headers: opts.headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString() }),
+      );
+    });
+    req.on('error', reject);
+    for (const chunk of opts.chunks ?? []) req.write(chunk);
+    req.end();
+  });
+}
+
+describe('forwarding', () => {
+  it('strips hop-by-hop headers in both directions and keeps end-to-end ones', async () => {
+    const res = await rawRequest(`/events/${echoEvent}/availability?x=1`, {
+      headers: {
+        connection: 'keep-alive, X-Client-Hop',
+        'x-client-hop': 'must-not-leak',
+        'keep-alive': 'timeout=5',
+        'proxy-authorization': 'Basic c2VjcmV0',
+        te: 'trailers',
+        upgrade: 'h2c',
+        'x-end-to-end': 'kept',
+      },
+    });
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body)).toEqual({ url: `/events/${echoEvent}/availability?x=1` });
+
+    const seen = lastAt(echo);
+    for (const name of ['x-client-hop', 'keep-alive', 'proxy-authorization', 'te', 'upgrade'])
+      expect(seen.headers[name], name).toBeUndefined();
+    expect(seen.headers.connection ?? '').not.toMatch(/x-client-hop/i);
+    expect(seen.headers['x-end-to-end']).toBe('kept');
+
+    for (const name of ['x-upstream-hop', 'proxy-authenticate', 'trailer'])
+      expect(res.headers[name], name).toBeUndefined();
+    expect(String(res.headers.connection ?? '')).not.toMatch(/x-upstream-hop/i);
+    expect(String(res.headers['keep-alive'] ?? '')).not.toMatch(/max=7/);
+    expect(res.headers['x-end-to-end']).toBe('kept');
+  });
+
+  it('creates a correlation id when absent, forwards a given one, and adds X-Forwarded-*', async () => {
+    const created = await rawRequest(`/events/${echoEvent}/availability`, {
+      headers: { 'x-forwarded-for': '6.6.6.6' },
+    });
+    const minted = lastAt(echo).headers;
+    expect(minted['x-correlation-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(created.headers['x-correlation-id']).toBe(minted['x-correlation-id']);
+    // The router does not trust the client's chain unless TRUST_PROXY says a trusted hop is in front.
+    expect(minted['x-forwarded-for']).toBe('127.0.0.1');
+    expect(minted['x-forwarded-proto']).toBe('http');
+
+    const given = await rawRequest(`/events/${echoEvent}/availability`, { headers: { 'x-correlation-id': 'corr-42' } });
+    expect(lastAt(echo).headers['x-correlation-id']).toBe('corr-42');
+    expect(given.headers['x-correlation-id']).toBe('corr-42');
+  });
+
+  it('answers 504 upstream_timeout when a cell is slower than UPSTREAM_TIMEOUT_MS', async () => {
+    const started = performance.now();
+    const res = await fetch(`${router.url}/events/${slowEvent}/availability`);
+    const elapsed = performance.now() - started;
+    expect(res.status).toBe(504);
+    expect(await res.json()).toMatchObject({ error: { code: 'upstream_timeout', details: { cellId: 'cell-slow' } } });
+    expect(elapsed).toBeGreaterThanOrEqual(TIMEOUT_MS - 20);
+    expect(elapsed).toBeLessThan(TIMEOUT_MS * 3);
+    expect(await metricValue(router.url, 'router_upstream_errors_total{cell="cell-slow",reason="timeout"}')).toBe(1);
+  });
+
+  it('refuses a body over MAX_BODY_BYTES with 413, declared or chunked', async () => {
+    const before = echo.requests.length;
+    const declared = await rawRequest(`/events/${echoEvent}/holds`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': String(MAX_BODY + 1) },
+      chunks: [Buffer.alloc(MAX_BODY + 1, 'a')],
+    });
+    expect(declared.status).toBe(413);
+    expect(JSON.parse(declared.body)).toMatchObject({ error: { code: 'payload_too_large' } });
+    expect(echo.requests.length).toBe(before);
+
+    const chunked = await rawRequest(`/events/${echoEvent}/holds`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      chunks: [Buffer.alloc(MAX_BODY / 2, 'a'), Buffer.alloc(MAX_BODY / 2, 'b'), Buffer.alloc(16, 'c')],
+    });
+    expect(chunked.status).toBe(413);
+    expect(echo.requests.length).toBe(before);
+
+    const atCap = await rawRequest(`/events/${echoEvent}/holds`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      chunks: [Buffer.alloc(MAX_BODY, 'a')],
+    });
+    expect(atCap.status).toBe(200);
+    expect(lastAt(echo)).toMatchObject({ method: 'POST' });
+  });
+
+  it('routes waiting-room, console, JWKS and directory paths to the control plane, and nothing else', async () => {
+    for (const [method, path] of [
+      ['POST', `/events/${echoEvent}/queue`],
+      ['GET', `/events/${echoEvent}/queue/me`],
+      ['GET', '/console/events'],
+      ['GET', '/promoter/reports'],
+      ['GET', '/.well-known/jwks.json'],
+    ] as const) {
+      const res = await fetch(`${router.url}${path}`, { method });
+      expect(res.status, path).toBe(200);
+      expect(await res.json()).toEqual({ servedBy: 'control-plane', method, url: path });
+    }
+    expect((await fetch(`${router.url}/directory`)).status).toBe(200);
+    expect((await fetch(`${router.url}/operator/cells`)).status).toBe(404);
+    expect((await fetch(`${router.url}/internal/events/${echoEvent}`, { method: 'PUT' })).status).toBe(404);
+  });
+});
+
+describe('Stripe webhooks', () => {
+  it('pass the raw body byte for byte, with Stripe-Signature, to the named cell', async () => {
+    // Not UTF-8, CRLFs, trailing spaces, a BOM: anything a re-encoding would change.
+    const raw = Buffer.concat([
+      Buffer.from([0xef, 0xbb, 0xbf]),
+      Buffer.from('{"id":"evt_1",  "type":"payment_intent.amount_capturable_updated"}\r\n  '),
+      randomBytes(512),
+    ]);
+    const signature = `t=${Math.floor(Date.now() / 1000)},v1=${randomBytes(32).toString('hex')}`;
+    const res = await fetch(`${router.url}/cells/cell-echo/webhooks/stripe?attempt=2`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': signature },
+      body: raw,
+    });
+    expect(res.status).toBe(200);
+    const seen = lastAt(echo);
+    expect(seen.url).toBe('/webhooks/stripe?attempt=2');
+    expect(seen.headers['stripe-signature']).toBe(signature);
+    expect(seen.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(createHash('sha256').update(seen.body).digest('hex')).toBe(createHash('sha256').update(raw).digest('hex'));
+    expect(seen.body.equals(raw)).toBe(true);
+  });
+
+  it('answer 503 for a cell that is down, 404 for a GET, 413 over the cap', async () => {
+    controlPlane.setStatus('cell-slow', 'down');
+    await router.refreshDirectory();
+    const down = await fetch(`${router.url}/cells/cell-slow/webhooks/stripe`, { method: 'POST', body: '{}' });
+    controlPlane.setStatus('cell-slow', 'active');
+    await router.refreshDirectory();
+    expect(down.status).toBe(503);
+    expect(down.headers.get('retry-after')).toBeTruthy();
+    expect(await down.json()).toMatchObject({
+      error: { code: 'cell_unavailable', details: { cellId: 'cell-slow', status: 'down' } },
+    });
+    expect((await fetch(`${router.url}/cells/cell-echo/webhooks/stripe`)).status).toBe(404);
+    const big = await fetch(`${router.url}/cells/cell-echo/webhooks/stripe`, {
+      method: 'POST',
+      body: Buffer.alloc(MAX_BODY + 1),
+    });
+    expect(big.status).toBe(413);
+  });
+});
+
+describe('the directory', () => {
+  it('is polled with If-None-Match and a 304 keeps the copy', async () => {
+    const version = router.directory.current!.version;
+    const polls = controlPlane.feedRequests();
+    await router.refreshDirectory();
+    expect(controlPlane.feedRequests()).toBe(polls + 1);
+    expect(router.directory.current!.version).toBe(version);
+  });
+
+  it('refuses a token signed by a key the JWKS never listed', async () => {
+    const token = await identity.unknownKidAdmissionToken({ sub: 'u1', eventId: echoEvent, purchaseCell: 'cell-echo' });
+    const res = await fetch(`${router.url}/events/${echoEvent}/holds`, {
+      method: 'POST',
+      headers: { 'x-admission-token': token },
+      body: '{}',
+    });
+    expect(res.status).toBe(403);
+    expect(await res.json()).toMatchObject({ error: { code: 'admission_invalid' } });
+  });
+});

@@ -1,0 +1,60 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+export interface RunningProcess {
+  name: string;
+  child: ChildProcess;
+  exited: Promise<number | null>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts one process role (a TypeScript entry point run by tsx) as its own OS process, as
+ * production runs it. Its output goes to `logFile` (or is dropped); with `readyUrl` it waits
+ * until that URL answers 2xx, failing if the process exits first.
+ */
+export async function startProcess(
+  entry: string,
+  env: Record<string, string>,
+  options: { name?: string; readyUrl?: string; logFile?: string; timeoutMs?: number } = {},
+): Promise<RunningProcess> {
+  const name = options.name ?? entry;
+  const child = spawn(process.execPath, ['--import', 'tsx', resolve(repoRoot, entry)], {
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', options.logFile ? 'pipe' : 'ignore', options.logFile ? 'pipe' : 'inherit'],
+  });
+  if (options.logFile) {
+    mkdirSync(dirname(options.logFile), { recursive: true });
+    const out = createWriteStream(options.logFile, { flags: 'a' });
+    child.stdout?.pipe(out);
+    child.stderr?.pipe(out);
+  }
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  if (options.readyUrl) {
+    const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}`);
+      try {
+        if ((await fetch(options.readyUrl)).ok) break;
+      } catch {}
+      if (Date.now() > deadline) throw new Error(`${name} did not become ready at ${options.readyUrl}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return {
+    name,
+    child,
+    exited,
+    stop: () =>
+      new Promise<void>((r) => {
+        if (child.exitCode !== null || child.signalCode !== null) return r();
+        child.once('exit', () => r());
+        child.kill('SIGTERM');
+      }),
+  };
+}

@@ -1,0 +1,91 @@
+import type { AddressInfo } from 'node:net';
+import { createServer, type Socket, connect } from 'node:net';
+import { serve } from '@hono/node-server';
+import { buildCellApi } from '../../cell/src/api/server';
+import { CellApiConfig } from '../../cell/src/config';
+import type { TestCell } from './cell';
+import { BUYER_AUDIENCE, BUYER_ISSUER, type TestIdentity } from './identity';
+import { serviceEnv } from './services';
+
+/**
+ * A TCP proxy in front of PostgreSQL for one process's pool: `down()` cuts every connection
+ * and refuses new ones, as a network partition or a failed-over writer looks to that process,
+ * without touching the shared server the other tests use.
+ */
+export async function startPgProxy(targetUrl: string) {
+  const target = new URL(targetUrl);
+  const open = new Set<Socket>();
+  let up = true;
+  const server = createServer((client) => {
+    if (!up) return client.destroy();
+    const upstream = connect(Number(target.port), target.hostname);
+    open.add(client).add(upstream);
+    const close = () => {
+      client.destroy();
+      upstream.destroy();
+      open.delete(client);
+      open.delete(upstream);
+    };
+    client.on('error', close).on('close', close);
+    upstream.on('error', close).on('close', close);
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const proxied = new URL(targetUrl);
+  proxied.hostname = '127.0.0.1';
+  proxied.port = String((server.address() as AddressInfo).port);
+  return {
+    url: proxied.toString(),
+    down() {
+      up = false;
+      for (const socket of open) socket.destroy();
+    },
+    up() {
+      up = true;
+    },
+    close: () =>
+      new Promise<void>((r) => {
+        for (const socket of open) socket.destroy();
+        server.close(() => r());
+      }),
+  };
+}
+
+/** A second API process of the same cell, on another database URL (e.g. through the proxy). */
+export async function startCellApiOn(
+  cell: TestCell,
+  identity: TestIdentity,
+  databaseUrl: string,
+  env: Record<string, string>,
+) {
+  const services = serviceEnv();
+  const api = buildCellApi(
+    CellApiConfig.parse({
+      CELL_ID: cell.cellId,
+      DATABASE_URL: databaseUrl,
+      DB_POOL_SIZE: '5',
+      IDENTITY_JWKS_URL: identity.buyerJwksUrl,
+      IDENTITY_ISSUER: BUYER_ISSUER,
+      IDENTITY_AUDIENCE: BUYER_AUDIENCE,
+      ADMISSION_JWKS_URL: identity.admissionJwksUrl,
+      CELL_INTERNAL_TOKEN: cell.internalToken,
+      REDIS_URL: services.REDIS_URL,
+      KAFKA_BROKERS: services.KAFKA_BROKERS,
+      LOG_LEVEL: 'warn',
+      ...env,
+    }),
+  );
+  const server = serve({ fetch: api.app.fetch, hostname: '127.0.0.1', port: 0 });
+  await new Promise<void>((r) => server.once('listening', () => r()));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    async close() {
+      await new Promise<void>((r) => {
+        server.close(() => r());
+        // The emulator's keep-alive connections would otherwise hold close() open.
+        if ('closeAllConnections' in server) server.closeAllConnections();
+      });
+      await api.close();
+    },
+  };
+}

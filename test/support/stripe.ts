@@ -1,0 +1,121 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { setLogSink } from '@onsale/contracts';
+import Stripe from 'stripe';
+import { createEmulator, type Emulator } from '../../stripe-emulator/src/index';
+import type { TestCell } from './cell';
+import { repoRoot } from './services';
+
+export const STRIPE_TEST_KEY = 'sk_test_onsale_platform';
+
+/** The emulator on a free port with delivery retries fast enough to watch within a test. */
+export async function startStripeEmulator(): Promise<Emulator> {
+  return createEmulator({
+    processingDelayMs: 200,
+    webhookRetry: { baseDelayMs: 200, maxDelayMs: 1_000, maxAttempts: 30, timeoutMs: 5_000 },
+  });
+}
+
+/** The SDK pointed at the emulator, with the SDK's own retries off so tests see every failure. */
+export function stripeClient(emulator: Emulator, maxNetworkRetries = 0): Stripe {
+  return new Stripe(STRIPE_TEST_KEY, { host: emulator.host, port: emulator.port, protocol: 'http', maxNetworkRetries });
+}
+
+export const newWebhookSecret = () => `whsec_${randomBytes(24).toString('base64url')}`;
+
+/** What a cell API needs to take the emulator's webhooks (pass as `startTestCell(..., { env })`). */
+export function stripeApiEnv(emulator: Emulator, webhookSecret: string): Record<string, string> {
+  return { STRIPE_SECRET_KEY: STRIPE_TEST_KEY, STRIPE_API_BASE: emulator.url, STRIPE_WEBHOOK_SECRET: webhookSecret };
+}
+
+/** What the payment worker process needs to reach the emulator. */
+export function stripeWorkerEnv(emulator: Emulator): Record<string, string> {
+  return { STRIPE_SECRET_KEY: STRIPE_TEST_KEY, STRIPE_API_BASE: emulator.url, STRIPE_MAX_NETWORK_RETRIES: '0' };
+}
+
+/** Points the emulator's deliveries at the cell's webhook route. */
+export function sendWebhooksTo(emulator: Emulator, cellUrl: string, secret: string) {
+  return emulator.control.addWebhookEndpoint({ url: `${cellUrl}/webhooks/stripe`, secret });
+}
+
+/**
+ * Plays the buyer's browser: reads the client secret from the order view (as the page does)
+ * and confirms the PaymentIntent it names with a test card. Returns the intent id and, for a
+ * declined card, the SDK's card error.
+ */
+export async function payInBrowser(
+  stripe: Stripe,
+  order: () => Promise<Response>,
+  paymentMethod: string,
+  timeoutMs = 30_000,
+): Promise<{ paymentIntentId: string; clientSecret: string; declined?: Stripe.errors.StripeCardError }> {
+  const deadline = Date.now() + timeoutMs;
+  let clientSecret: string | undefined;
+  while (!clientSecret) {
+    const view = await (await order()).json();
+    clientSecret = view.payment?.clientSecret;
+    if (!clientSecret && Date.now() > deadline) throw new Error(`no client secret on the order (${view.status})`);
+    if (!clientSecret) await new Promise((r) => setTimeout(r, 100));
+  }
+  const paymentIntentId = clientSecret.slice(0, clientSecret.indexOf('_secret_'));
+  try {
+    await stripe.paymentIntents.confirm(paymentIntentId, { payment_method: paymentMethod });
+    return { paymentIntentId, clientSecret };
+  } catch (err) {
+    if (err instanceof Stripe.errors.StripeCardError) return { paymentIntentId, clientSecret, declined: err };
+    throw err;
+  }
+}
+
+/** Every line the platform logs in this process from now on (and still printed, for failures). */
+export function captureLogs() {
+  const lines: string[] = [];
+  const previous = setLogSink((line) => {
+    lines.push(line);
+    if (process.env.TEST_SHOW_LOGS) previous(line);
+  });
+  return { lines, restore: () => setLogSink(previous) };
+}
+
+export interface LoggedProcess {
+  child: ChildProcess;
+  output: string[];
+  exited: Promise<number | null>;
+  stop(): Promise<void>;
+}
+
+/** A cell process role as its own OS process, with its stdout and stderr kept for inspection. */
+export function startLoggedProcess(entry: string, env: Record<string, string>): LoggedProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', resolve(repoRoot, entry)], {
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  child.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  return {
+    child,
+    output,
+    exited,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** Rows the cell wrote for one order, for "one effect" assertions. */
+export async function eventCounts(cell: TestCell, orderId: string): Promise<Record<string, number>> {
+  const rows = await cell.db.query<{ event_type: string; n: number }>(
+    'SELECT event_type, count(*)::int AS n FROM outbox WHERE aggregate_id = $1 GROUP BY event_type',
+    [orderId],
+  );
+  return Object.fromEntries(rows.map((r) => [r.event_type, r.n]));
+}
+
+/** The intents the emulator holds for one order (found by the metadata the platform sets). */
+export const intentsFor = (emulator: Emulator, orderId: string) =>
+  emulator.control.paymentIntents().filter((pi) => pi.metadata.orderId === orderId);
