@@ -1,7 +1,7 @@
 import { cellTopics, type EventLoad } from '@onsale/contracts';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startProcess } from '../../scripts/platform/process';
+import { startProcess } from '../../scripts/local-platform/process';
 import { admittedBuyer } from '../../test/support/buyer';
 import { startTestCell, type TestCell } from '../../test/support/cell';
 import { startIdentity, type TestIdentity } from '../../test/support/identity';

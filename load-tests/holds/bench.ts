@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Agent, setGlobalDispatcher } from 'undici';
 import { migrateCell } from '../../cell/src/db/migrate';
-import { startProcess } from '../../scripts/platform/process';
+import { startProcess } from '../../scripts/local-platform/process';
 import { createTestDatabase } from '../../test/support/db';
 import { BUYER_AUDIENCE, BUYER_ISSUER, startIdentity } from '../../test/support/identity';
 import { eventLoad } from '../../test/support/seed';

@@ -10,7 +10,7 @@ import { cellTopics, createLogger } from '@onsale/contracts';
 import { migrateCell } from '../../cell/src/db/migrate';
 import { createKafkaBroker, deleteTopics } from '../../cell/src/messaging/kafka-broker';
 import { createRelay } from '../../cell/src/relay/relay';
-import { startProcess } from '../../scripts/platform/process';
+import { startProcess } from '../../scripts/local-platform/process';
 import { createTestDatabase } from '../../test/support/db';
 import { BUYER_AUDIENCE, BUYER_ISSUER, startIdentity } from '../../test/support/identity';
 import { kafkaBrokers, provisionCellTopics, uniqueCellId } from '../../test/support/kafka';

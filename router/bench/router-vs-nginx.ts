@@ -5,8 +5,11 @@
  *
  *   npx tsx router/bench/router-vs-nginx.ts        (services up first; nginx from Debian's package)
  *
- * Knobs: BENCH_HOLDS (measured holds per path), BENCH_WARMUP (holds per path before measuring), BENCH_CONCURRENCY
- * (requests in flight), BENCH_POOL (the cell's database pool).
+ * The paths take turns in rounds, in rotating order, so the cell's growing tables and any drift of a shared machine
+ * fall on all three alike.
+ *
+ * Knobs: BENCH_HOLDS (measured holds per path), BENCH_ROUNDS, BENCH_WARMUP (holds per path before measuring),
+ * BENCH_CONCURRENCY (requests in flight), BENCH_POOL (the cell's database pool).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -16,7 +19,7 @@ import { resolve } from 'node:path';
 import { Agent, request } from 'undici';
 import { migrateCell } from '../../cell/src/db/migrate';
 import { percentile, round } from '../../load-tests/lib/stats';
-import { startProcess } from '../../scripts/platform/process';
+import { startProcess } from '../../scripts/local-platform/process';
 import { createTestDatabase } from '../../test/support/db';
 import { BUYER_AUDIENCE, BUYER_ISSUER, startIdentity } from '../../test/support/identity';
 import { eventLoad } from '../../test/support/seed';
@@ -24,6 +27,7 @@ import { repoRoot, serviceEnv } from '../../test/support/services';
 import { startFakeControlPlane } from '../test/fakes';
 
 const HOLDS = Number(process.env.BENCH_HOLDS ?? 3_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 300);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const POOL = Number(process.env.BENCH_POOL ?? 16);
@@ -110,15 +114,19 @@ try {
   // The client keeps as many connections as requests in flight, to each front, for every path alike.
   const client = new Agent({ connections: CONCURRENCY, pipelining: 1 });
 
-  async function run(path: Path, from: number, count: number) {
-    const statuses: Record<number, number> = {};
-    const durations: number[] = [];
-    let next = from;
+  let nextBuyer = 0;
+  /** Sends `count` holds (each with fresh buyers and seats) through one path; returns each latency and the wall time. */
+  async function run(
+    path: Path,
+    count: number,
+    into?: { durations: number[]; seconds: number; statuses: Record<number, number> },
+  ) {
+    const end = nextBuyer + count;
     const started = performance.now();
     await Promise.all(
       Array.from({ length: CONCURRENCY }, async () => {
-        while (next < from + count) {
-          const b = buyers[next++]!;
+        while (nextBuyer < end) {
+          const b = buyers[nextBuyer++]!;
           const t0 = performance.now();
           const res = await request(`${origins[path]}/events/${event.eventId}/holds`, {
             dispatcher: client,
@@ -132,26 +140,42 @@ try {
             body: b.body,
           });
           await res.body.dump();
-          durations.push(performance.now() - t0);
-          statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
+          if (!into) continue;
+          into.durations.push(performance.now() - t0);
+          into.statuses[res.statusCode] = (into.statuses[res.statusCode] ?? 0) + 1;
         }
       }),
     );
-    const seconds = (performance.now() - started) / 1000;
-    return {
-      holds: statuses[202] ?? 0,
-      statuses,
-      reqPerSecond: round(count / seconds),
-      p50Ms: round(percentile(durations, 50), 2),
-      p99Ms: round(percentile(durations, 99), 2),
-    };
+    if (into) into.seconds += (performance.now() - started) / 1000;
   }
 
-  const results = {} as Record<Path, Awaited<ReturnType<typeof run>>>;
-  for (const [i, path] of PATHS.entries()) {
-    await run(path, i * perPath, WARMUP);
-    results[path] = await run(path, i * perPath + WARMUP, HOLDS);
+  const samples = Object.fromEntries(
+    PATHS.map((p) => [p, { durations: [] as number[], seconds: 0, statuses: {} as Record<number, number> }]),
+  ) as Record<Path, { durations: number[]; seconds: number; statuses: Record<number, number> }>;
+  for (const path of PATHS) await run(path, WARMUP);
+  const perRound = Math.floor(HOLDS / ROUNDS);
+  for (let r = 0; r < ROUNDS; r++) {
+    for (let k = 0; k < PATHS.length; k++)
+      await run(PATHS[(r + k) % PATHS.length]!, perRound, samples[PATHS[(r + k) % PATHS.length]!]);
   }
+  const results = Object.fromEntries(
+    PATHS.map((p) => {
+      const s = samples[p];
+      return [
+        p,
+        {
+          holds: s.statuses[202] ?? 0,
+          statuses: s.statuses,
+          reqPerSecond: round(s.durations.length / s.seconds),
+          p50Ms: round(percentile(s.durations, 50), 2),
+          p99Ms: round(percentile(s.durations, 99), 2),
+        },
+      ];
+    }),
+  ) as Record<
+    Path,
+    { holds: number; statuses: Record<number, number>; reqPerSecond: number; p50Ms: number; p99Ms: number }
+  >;
   await client.close();
 
   const { direct, router: viaRouter, nginx } = results;
@@ -162,7 +186,14 @@ try {
     JSON.stringify(
       {
         machine: { cpus: cpus().length, model: cpus()[0]?.model },
-        settings: { holds: HOLDS, warmup: WARMUP, concurrency: CONCURRENCY, pool: POOL, seatsPerHold: SEATS_PER_HOLD },
+        settings: {
+          holds: perRound * ROUNDS,
+          rounds: ROUNDS,
+          warmup: WARMUP,
+          concurrency: CONCURRENCY,
+          pool: POOL,
+          seatsPerHold: SEATS_PER_HOLD,
+        },
         results,
         ratios: {
           routerThroughputVsDirect: round(viaRouter.reqPerSecond / direct.reqPerSecond, 3),

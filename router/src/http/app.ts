@@ -58,7 +58,7 @@ export function createRouterApp(deps: RouterDeps) {
         requestId,
         correlationId,
         method: incoming.method,
-        path: c.req.path,
+        path: incoming.url?.split('?')[0],
         upstream: c.get('upstream'),
         status,
         ms: Math.round(ms),

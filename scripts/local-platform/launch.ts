@@ -1,0 +1,221 @@
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+import { exportJWK, generateKeyPair } from 'jose';
+import { migrateCell } from '../../cell/src/db/migrate';
+import { type RunningProcess, repoRoot, startProcess } from './process';
+
+/** Every process role a cell runs; each is its own entry point and OS process. */
+const CELL_WORKERS = ['relay', 'saga', 'payments', 'tickets', 'expiry', 'reconciler'] as const;
+
+export interface PlatformOptions {
+  /** Cell ids; each gets its own database, topics and processes. */
+  cells: { id: string; databaseUrl: string }[];
+  controlPlaneDatabaseUrl: string;
+  services: { redisUrl: string; kafkaBrokers: string };
+  /** Where each process's output goes, one file per process. */
+  logDir: string;
+  /** Fixed ports for a person to remember; tests leave them out and get free ones. */
+  ports?: { router?: number; controlPlane?: number; identity?: number; stripe?: number; cells?: number[] };
+  /** Extra environment for every process (tests shorten ticks and raise rate limits). */
+  env?: Record<string, string>;
+}
+
+export interface CellHandle {
+  id: string;
+  url: string;
+  databaseUrl: string;
+  webhookSecret: string;
+  running: boolean;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const srv = createServer();
+    srv.once('error', rej);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => res(port));
+    });
+  });
+}
+
+async function ticketKeys() {
+  const { privateKey, publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
+  const kid = `tickets-${randomBytes(4).toString('hex')}`;
+  return {
+    signing: JSON.stringify({ ...(await exportJWK(privateKey)), kid }),
+    public: JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid, alg: 'EdDSA', use: 'sig' }] }),
+  };
+}
+
+/**
+ * The whole platform on this machine: the Stripe emulator and a development identity issuer,
+ * the control plane (API and worker), every cell's API and workers, and the edge router, each
+ * its own process, wired together with generated secrets. The services (PostgreSQL, Redis,
+ * Kafka) must already be up. `stop()` ends everything it started.
+ */
+export async function startPlatform(options: PlatformOptions) {
+  const processes = new Map<string, RunningProcess>();
+  const port = async (fixed?: number) => fixed ?? (await freePort());
+  const ports = {
+    router: await port(options.ports?.router),
+    controlPlane: await port(options.ports?.controlPlane),
+    identity: await port(options.ports?.identity),
+    stripe: await port(options.ports?.stripe),
+  };
+  const url = (p: number) => `http://127.0.0.1:${p}`;
+  const internalToken = randomBytes(24).toString('hex');
+  const stripeKey = `sk_test_${randomBytes(12).toString('hex')}`;
+  const common = { LOG_LEVEL: 'info', ...options.env };
+
+  const run = async (name: string, entry: string, env: Record<string, string>, readyUrl?: string) => {
+    const p = await startProcess(
+      entry,
+      { ...common, ...env },
+      { name, readyUrl, logFile: resolve(options.logDir, `${name}.log`) },
+    );
+    processes.set(name, p);
+    return p;
+  };
+
+  const stopAll = async () => {
+    await Promise.all([...processes.values()].map((p) => p.stop()));
+    processes.clear();
+  };
+
+  try {
+    await run(
+      'stripe-emulator',
+      'stripe-emulator/src/main.ts',
+      { STRIPE_EMULATOR_PORT: String(ports.stripe) },
+      `${url(ports.stripe)}/__emulator/health`,
+    );
+    await run(
+      'dev-identity',
+      'control-plane/src/dev-identity/server.ts',
+      { DEV_IDENTITY_PORT: String(ports.identity) },
+      `${url(ports.identity)}/.well-known/jwks.json`,
+    );
+    const identity = {
+      jwks: `${url(ports.identity)}/.well-known/jwks.json`,
+      issuer: 'onsale:dev-identity',
+      audience: 'onsale:platform',
+    };
+
+    const controlPlaneEnv = {
+      PORT: String(ports.controlPlane),
+      DATABASE_URL_CONTROL_PLANE: options.controlPlaneDatabaseUrl,
+      REDIS_URL: options.services.redisUrl,
+      IDENTITY_JWKS_URL: identity.jwks,
+      IDENTITY_ISSUER: identity.issuer,
+      IDENTITY_AUDIENCE: identity.audience,
+      CELL_INTERNAL_TOKEN: internalToken,
+      SIGNING_KEY_KEK: randomBytes(32).toString('base64'),
+      TRUST_PROXY: 'true',
+    };
+    await run('control-plane-migrate', 'control-plane/src/db/migrate.ts', controlPlaneEnv).then((p) => p.exited);
+    await run('control-plane-api', 'control-plane/src/main.ts', controlPlaneEnv, `${url(ports.controlPlane)}/healthz`);
+    await run('control-plane-worker', 'control-plane/src/worker.ts', controlPlaneEnv);
+    const admissionJwks = `${url(ports.controlPlane)}/.well-known/jwks.json`;
+
+    const cells = new Map<string, CellHandle & { env: Record<string, string> }>();
+    for (const [i, cell] of options.cells.entries()) {
+      const cellPort = await port(options.ports?.cells?.[i]);
+      const keys = await ticketKeys();
+      const webhookSecret = `whsec_${randomBytes(24).toString('hex')}`;
+      const env = {
+        CELL_ID: cell.id,
+        DATABASE_URL: cell.databaseUrl,
+        KAFKA_BROKERS: options.services.kafkaBrokers,
+        REDIS_URL: options.services.redisUrl,
+        PORT: String(cellPort),
+        IDENTITY_JWKS_URL: identity.jwks,
+        IDENTITY_ISSUER: identity.issuer,
+        IDENTITY_AUDIENCE: identity.audience,
+        ADMISSION_JWKS_URL: admissionJwks,
+        CELL_INTERNAL_TOKEN: internalToken,
+        TICKET_SIGNING_KEY: keys.signing,
+        TICKET_PUBLIC_JWKS: keys.public,
+        STRIPE_SECRET_KEY: stripeKey,
+        STRIPE_API_BASE: url(ports.stripe),
+        STRIPE_WEBHOOK_SECRET: webhookSecret,
+      };
+      await migrateCell(cell.databaseUrl, cell.id, 1);
+      await run(`${cell.id}-topics`, 'cell/src/messaging/provision-main.ts', env).then((p) => p.exited);
+      cells.set(cell.id, {
+        id: cell.id,
+        url: url(cellPort),
+        databaseUrl: cell.databaseUrl,
+        webhookSecret,
+        running: false,
+        env,
+      });
+    }
+
+    const startCell = async (id: string) => {
+      const cell = cells.get(id);
+      if (!cell) throw new Error(`no cell ${id}`);
+      await Promise.all([
+        run(`${id}-api`, 'cell/src/api/main.ts', cell.env, `${cell.url}/readyz`),
+        ...CELL_WORKERS.map((role) => run(`${id}-${role}`, `cell/src/${role}/main.ts`, cell.env)),
+      ]);
+      cell.running = true;
+    };
+    /** Stops every process of one cell, as a cell failure would: its database and topics stay. */
+    const stopCell = async (id: string) => {
+      const mine = [...processes.entries()].filter(([name]) => name.startsWith(`${id}-`));
+      await Promise.all(mine.map(([, p]) => p.stop()));
+      for (const [name] of mine) processes.delete(name);
+      const cell = cells.get(id);
+      if (cell) cell.running = false;
+    };
+    for (const id of cells.keys()) await startCell(id);
+
+    await run(
+      'router',
+      'router/src/main.ts',
+      {
+        PORT: String(ports.router),
+        CONTROL_PLANE_URL: url(ports.controlPlane),
+        ADMISSION_JWKS_URL: admissionJwks,
+        DIRECTORY_POLL_MS: '500',
+      },
+      `${url(ports.router)}/healthz`,
+    );
+    // Stripe sends every event to every endpoint; each cell's endpoint goes through the router.
+    for (const cell of cells.values()) {
+      const res = await fetch(`${url(ports.stripe)}/__emulator/webhook-endpoints`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          url: `${url(ports.router)}/cells/${cell.id}/webhooks/stripe`,
+          secret: cell.webhookSecret,
+        }),
+      });
+      if (!res.ok) throw new Error(`webhook endpoint for ${cell.id}: ${res.status} ${await res.text()}`);
+    }
+
+    return {
+      urls: {
+        router: url(ports.router),
+        controlPlane: url(ports.controlPlane),
+        identity: url(ports.identity),
+        stripe: url(ports.stripe),
+      },
+      stripeKey,
+      internalToken,
+      cells: [...cells.values()].map(({ env: _env, ...c }) => c),
+      cellUrl: (id: string) => cells.get(id)!.url,
+      startCell,
+      stopCell,
+      logFile: (name: string) => resolve(options.logDir, `${name}.log`),
+      stop: stopAll,
+    };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+export type Platform = Awaited<ReturnType<typeof startPlatform>>;
+export { repoRoot };

@@ -1,0 +1,70 @@
+/**
+ * The platform's main job on this machine: `bash scripts/platform up` (services first, then
+ * this). Starts everything, seeds a demo tenant with an event on each cell, prints where each
+ * part listens and how to try a purchase, and stops everything on Ctrl-C or SIGTERM.
+ */
+import { resolve } from 'node:path';
+import { seedDemo } from './demo';
+import { repoRoot, startPlatform } from './launch';
+
+const env = process.env;
+const need = (name: string) => {
+  const v = env[name];
+  if (!v)
+    throw new Error(`${name} is not set: start through "bash scripts/platform up", which sources .data/services.env`);
+  return v;
+};
+
+const platform = await startPlatform({
+  cells: [
+    { id: 'cell-1', databaseUrl: need('DATABASE_URL_CELL_1') },
+    { id: 'cell-2', databaseUrl: need('DATABASE_URL_CELL_2') },
+  ],
+  controlPlaneDatabaseUrl: need('DATABASE_URL_CONTROL_PLANE'),
+  services: { redisUrl: need('REDIS_URL'), kafkaBrokers: need('KAFKA_BROKERS') },
+  logDir: resolve(repoRoot, '.data/platform/logs'),
+  ports: { router: 8080, controlPlane: 4000, identity: 4100, stripe: 12111, cells: [8101, 8102] },
+});
+
+let stopping = false;
+const stop = async () => {
+  if (stopping) return;
+  stopping = true;
+  console.log('\nstopping the platform…');
+  await platform.stop();
+  process.exit(0);
+};
+process.on('SIGINT', () => void stop());
+process.on('SIGTERM', () => void stop());
+
+const demo = await seedDemo(platform, { seatsPerEvent: 2_000, maxReleaseRate: 20 });
+const [first] = demo.events;
+const r = platform.urls.router;
+console.log(`
+The onsale platform is running.
+
+  edge router (buyers, webhooks)  ${r}
+  control plane (console, room)   ${platform.urls.controlPlane}   OpenAPI: ${platform.urls.controlPlane}/openapi.json
+${platform.cells.map((c) => `  ${c.id.padEnd(31)} ${c.url}   OpenAPI: ${c.url}/openapi.json`).join('\n')}
+  stripe emulator                 ${platform.urls.stripe}
+  dev identity issuer             ${platform.urls.identity}
+  logs                            .data/platform/logs/
+
+Demo tenant ${demo.tenantId}:
+${demo.events.map((e) => `  ${e.name}: event ${e.eventId} on ${e.cellId} (${e.seats} seats)`).join('\n')}
+
+Try a purchase (through the router):
+  B=$(curl -s -XPOST ${platform.urls.identity}/tokens -H 'content-type: application/json' -d '{"kind":"buyer","sub":"me"}' | jq -r .token)
+  E=${first!.eventId}
+  curl -s -XPOST ${r}/events/$E/queue -H "authorization: Bearer $B"
+  curl -s ${r}/events/$E/queue/me -H "authorization: Bearer $B"          # repeat until admission.token appears
+  A=$(curl -s ${r}/events/$E/queue/me -H "authorization: Bearer $B" | jq -r .admission.token)
+  S=$(curl -s ${r}/events/$E/availability | jq -r '.availableSeatIds[0]')
+  curl -s -XPOST ${r}/events/$E/holds -H "authorization: Bearer $B" -H "x-admission-token: $A" \\
+       -H "idempotency-key: try-$(date +%s)" -H 'content-type: application/json' -d "{\\"seatIds\\":[\\"$S\\"]}"
+  curl -s ${r}/events/$E/orders/<orderId> -H "authorization: Bearer $B"   # shows payment.clientSecret's intent id
+  curl -s -XPOST ${platform.urls.stripe}/v1/payment_intents/<pi>/confirm -u ${platform.stripeKey}: -d payment_method=pm_card_visa
+  curl -s ${r}/events/$E/orders/<orderId> -H "authorization: Bearer $B"   # ticketed, with signed tickets
+
+Ctrl-C stops everything this started (the services keep running: bash scripts/services down).
+`);
