@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { createServer, type Socket, connect } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import { serve } from '@hono/node-server';
 import { buildCellApi } from '../../cell/src/api/server';
 import { CellApiConfig } from '../../cell/src/config';

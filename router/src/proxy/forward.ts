@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import { CappedBody, hasBody } from './body';
+import { CappedBody, declaredLength, hasBody, readCapped } from './body';
 import { clientResponseHeaders, type HeaderMap } from './headers';
 import type { Upstream } from './upstreams';
 
@@ -30,6 +30,8 @@ export type ForwardOutcome =
   | { kind: 'bad_request' }
   | { kind: 'client_gone' };
 
+const SMALL_BODY_BYTES = 16 * 1024;
+
 class Deadline extends Error {}
 class ClientGone extends Error {}
 
@@ -50,7 +52,9 @@ export async function forward(input: ForwardInput): Promise<ForwardOutcome> {
 
   let capped: CappedBody | undefined;
   let body: Buffer | Readable | null = input.body ?? null;
-  if (!input.body && hasBody(incoming)) {
+  const length = declaredLength(incoming);
+  const small = !body && length !== undefined && length > 0 && length <= SMALL_BODY_BYTES;
+  if (!body && !small && hasBody(incoming)) {
     capped = new CappedBody(input.maxBodyBytes);
     body = incoming.pipe(capped);
     // A client that aborts mid-body must fail the upstream request, not leave it waiting for bytes.
@@ -60,6 +64,12 @@ export async function forward(input: ForwardInput): Promise<ForwardOutcome> {
   }
 
   try {
+    if (small) {
+      // A small declared body (a hold is ~100 bytes) has all but arrived with its headers: read it whole so the
+      // upstream gets headers and body in one write. Larger and chunked bodies stream.
+      body = await readCapped(incoming, input.maxBodyBytes);
+      if (!body) return { kind: 'too_large' };
+    }
     const res = await input.upstream.pool.request({
       path: input.upstream.prefix + input.path,
       method: incoming.method as 'GET',
@@ -86,7 +96,6 @@ export async function forward(input: ForwardInput): Promise<ForwardOutcome> {
     });
     return { kind: 'answered', status: res.statusCode, broken };
   } catch (err) {
-    clearTimeout(deadline);
     if (capped?.exceeded) return { kind: 'too_large' };
     const reason = abort.signal.reason;
     if (reason instanceof ClientGone || outgoing.destroyed) return { kind: 'client_gone' };
@@ -97,6 +106,7 @@ export async function forward(input: ForwardInput): Promise<ForwardOutcome> {
     // Refused, reset, closed mid-request, DNS: the cell is not answering.
     return { kind: 'unreachable', cause: code ?? 'unknown' };
   } finally {
+    clearTimeout(deadline);
     outgoing.off('close', onClose);
   }
 }
