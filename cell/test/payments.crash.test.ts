@@ -39,7 +39,10 @@ beforeAll(async () => {
   emulator = await startStripeEmulator();
   stripe = stripeClient(emulator);
   const webhookSecret = newWebhookSecret();
-  cell = await startTestCell(identity, { cellId, env: { ...stripeApiEnv(emulator, webhookSecret), LOG_LEVEL: 'debug' } });
+  cell = await startTestCell(identity, {
+    cellId,
+    env: { ...stripeApiEnv(emulator, webhookSecret), LOG_LEVEL: 'debug' },
+  });
   sendWebhooksTo(emulator, cell.url, webhookSecret);
   await provisionCellTopics(cellId);
   event = await loadIntoCell(cell, eventLoad(10));
@@ -99,7 +102,11 @@ describe('a payment worker crash between Stripe’s answer and the local commit'
     expect(await orderStatus(cell, orderId)).toBe('confirmed');
 
     paymentWorker();
-    await eventually(async () => (await orderStatus(cell, orderId)) === 'ticketed', 'ticketed after the replay', 60_000);
+    await eventually(
+      async () => (await orderStatus(cell, orderId)) === 'ticketed',
+      'ticketed after the replay',
+      60_000,
+    );
     expect(emulator.control.counters()).toMatchObject({ paymentIntentsCreated: 1, captures: 1 });
 
     const lines = [...logs.lines, ...processes.flatMap((p) => p.output)];

@@ -38,7 +38,10 @@ beforeAll(async () => {
   emulator = await startStripeEmulator();
   stripe = stripeClient(emulator);
   const webhookSecret = newWebhookSecret();
-  cell = await startTestCell(identity, { cellId, env: { ...stripeApiEnv(emulator, webhookSecret), LOG_LEVEL: 'debug' } });
+  cell = await startTestCell(identity, {
+    cellId,
+    env: { ...stripeApiEnv(emulator, webhookSecret), LOG_LEVEL: 'debug' },
+  });
   sendWebhooksTo(emulator, cell.url, webhookSecret);
   await provisionCellTopics(cellId);
   event = await loadIntoCell(cell, eventLoad(60));

@@ -1,7 +1,6 @@
 import type { EventLoad } from '@onsale/contracts';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { reconcileOnce } from '../src/reconciler/reconcile';
 import type { Emulator } from '../../stripe-emulator/src/index';
 import { admittedBuyer } from '../../test/support/buyer';
 import { startTestCell, type TestCell } from '../../test/support/cell';
@@ -21,6 +20,7 @@ import {
   stripeClient,
 } from '../../test/support/stripe';
 import { startCellWorkers } from '../../test/support/workers';
+import { reconcileOnce } from '../src/reconciler/reconcile';
 
 let identity: TestIdentity;
 let emulator: Emulator;
@@ -72,7 +72,8 @@ const intentOf = (buyer: Awaited<ReturnType<typeof holdSeat>>['buyer'], orderId:
   eventually(async () => (await (await buyer.order(orderId)).json()).payment?.paymentIntentId as string, 'intent');
 
 const statusIs = (orderId: string, status: string) => async () => (await orderStatus(cell, orderId)) === status;
-const count = async (table: string) => (await cell.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`))[0]!.n;
+const count = async (table: string) =>
+  (await cell.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`))[0]!.n;
 
 describe('the Stripe webhook endpoint', () => {
   it('refuses a forged, a stale or a missing signature with 400 and writes nothing', async () => {
@@ -130,9 +131,9 @@ describe('the Stripe webhook endpoint', () => {
         emulator.control.webhookAttempts().filter((a) => a.eventType === 'payment_intent.amount_capturable_updated');
       await eventually(async () => failed().length >= 2, 'two refused deliveries');
       expect(failed().every((a) => a.outcome === 'failed' && (a.status ?? 0) >= 500)).toBe(true);
-      expect(await cell.db.query('SELECT id FROM stripe_events WHERE payment_intent_id = $1', [paymentIntentId])).toEqual(
-        [],
-      );
+      expect(
+        await cell.db.query('SELECT id FROM stripe_events WHERE payment_intent_id = $1', [paymentIntentId]),
+      ).toEqual([]);
       expect(await orderStatus(cell, orderId)).toBe('pending_payment');
 
       proxy.up();

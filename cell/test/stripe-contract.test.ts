@@ -5,7 +5,6 @@ import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStripeClient } from '../src/payments/stripe-client';
 import {
   cancelIntent,
   captureIntent,
@@ -15,6 +14,7 @@ import {
   refundIntent,
   retrieveIntent,
 } from '../src/payments/stripe-calls';
+import { createStripeClient } from '../src/payments/stripe-client';
 
 /**
  * Every request the payment worker, the webhook endpoint and the reconciler send to Stripe,
@@ -55,14 +55,16 @@ beforeAll(async () => {
   const binary = findStripeMock();
   const [http, https] = [await freePort(), await freePort()];
   mock = spawn(binary, ['-http-addr', `127.0.0.1:${http}`, '-https-addr', `127.0.0.1:${https}`], {
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   const started = new Promise<void>((resolve, reject) => {
     let output = '';
-    mock.stderr?.on('data', (chunk: Buffer) => {
+    const read = (chunk: Buffer) => {
       output += chunk.toString();
       if (output.includes('Listening for HTTP')) resolve();
-    });
+    };
+    mock.stdout?.on('data', read);
+    mock.stderr?.on('data', read);
     mock.once('exit', (code) => reject(new Error(`stripe-mock exited with ${code}: ${output}`)));
   });
   await started;

@@ -46,7 +46,9 @@ describe('a buyer journey through the edge router, on two cells', () => {
           return ((await res.json()) as { orderId: string }).orderId;
         }),
       );
-      const cards = buyers.map((_, i) => (i < 4 ? 'pm_card_visa' : 'pm_card_chargeDeclined') as const);
+      const cards = buyers.map((_, i): 'pm_card_visa' | 'pm_card_chargeDeclined' =>
+        i < 4 ? 'pm_card_visa' : 'pm_card_chargeDeclined',
+      );
       await Promise.all(buyers.map((b, i) => b.pay(orders[i]!, cards[i]!)));
 
       const finals = await Promise.all(buyers.map((b, i) => b.until(orders[i]!, ['ticketed', 'failed'])));

@@ -21,7 +21,7 @@ export async function startTestPlatform(options: { seatsPerEvent: number; maxRel
   };
   const controlPlane = await db('e2e_cp');
   const cellIds = [uniqueCellId('e2ea'), uniqueCellId('e2eb')];
-  const cells = [];
+  const cells: { id: string; databaseUrl: string; db: TestDatabase }[] = [];
   for (const id of cellIds) cells.push({ id, databaseUrl: (await db('e2e_cell')).url, db: dbs.at(-1)! });
   const platform = await startPlatform({
     cells: cells.map(({ id, databaseUrl }) => ({ id, databaseUrl })),

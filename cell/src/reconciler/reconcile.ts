@@ -44,7 +44,12 @@ type Candidate = {
 type Push = { kind: FixKind; write: (tx: Tx, cause: Causation) => Promise<unknown> };
 
 const ENDED = ['expired', 'released', 'failed', 'canceled'];
-const OPEN_INTENT = new Set(['requires_payment_method', 'requires_confirmation', 'requires_action', 'requires_capture']);
+const OPEN_INTENT = new Set([
+  'requires_payment_method',
+  'requires_confirmation',
+  'requires_action',
+  'requires_capture',
+]);
 
 /**
  * One pass of the reconciler: finds orders stuck in a stage for longer than the grace period,
