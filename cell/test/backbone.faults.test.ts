@@ -229,4 +229,32 @@ describe('faults at the backbone boundaries', () => {
       await workers.stop();
     }
   });
+
+  it('a dead letter replayed after its cause is fixed is applied once, and a second replay changes nothing', async () => {
+    const deadOrders = (await readTopic(cellTopics(cellId).deadLetter, 10, 2_000))
+      .filter(
+        (m) => m.headers['x-retry-consumer'] === 'saga' && /capture seen/.test(m.headers['x-failure-reason'] ?? ''),
+      )
+      .map((m) => m.key!);
+    expect(deadOrders).toHaveLength(1);
+    const orderId = deadOrders[0]!;
+    // The fix: the confirmation the capture was waiting for.
+    await cell.db.query(`UPDATE holds SET status = 'confirmed' WHERE order_id = $1`, [orderId]);
+    await cell.db.query(`UPDATE orders SET status = 'confirmed' WHERE id = $1`, [orderId]);
+
+    const workers = await startCellWorkers(cellId, cell.db.url, { saga: true });
+    try {
+      const replay = () =>
+        startProcess('cell/src/ops/replay-dlq.ts', workerEnv({ DLQ_CONSUMER: 'saga' })).then((p) => p.exited);
+      expect(await replay()).toBe(0);
+      await eventually(async () => (await countOf([orderId], 'TicketIssueRequested')) === 1, 'the replayed capture');
+      expect(await replay()).toBe(0);
+      await new Promise((r) => setTimeout(r, 1_500));
+      expect(await countOf([orderId], 'TicketIssueRequested')).toBe(1);
+      const [order] = await cell.db.query<{ status: string }>('SELECT status FROM orders WHERE id = $1', [orderId]);
+      expect(order!.status).toBe('paid');
+    } finally {
+      await workers.stop();
+    }
+  });
 });

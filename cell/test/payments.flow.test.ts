@@ -190,6 +190,18 @@ describe('payments through Stripe (the emulator), one cell', () => {
     expect((await other.hold(seatIds)).status).toBe(202);
   });
 
+  it('a capture whose response is lost (Stripe captured) is retried with its key: one capture', async () => {
+    const before = emulator.control.counters();
+    const { buyer, orderId } = await holdSeats();
+    emulator.control.injectFailures('payment_intents.capture', 1, 'lost_response');
+    await pay(buyer, orderId, 'pm_card_visa');
+
+    await eventually(statusIs(orderId, 'ticketed'), 'ticketed order');
+    expect(emulator.control.pendingFailures()).toEqual([]);
+    expect(emulator.control.counters().captures - before.captures).toBe(1);
+    expect(await eventCounts(cell, orderId)).toMatchObject({ CaptureRequested: 1, TicketIssueRequested: 1 });
+  });
+
   it('a capture Stripe refuses releases the seats and fails the order', async () => {
     const before = emulator.control.counters();
     const { buyer, orderId, seatIds } = await holdSeats();

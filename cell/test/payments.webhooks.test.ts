@@ -228,6 +228,21 @@ describe('the reconciler', () => {
     expect(again.fixed.filter((f) => f.orderId === orderId)).toEqual([]);
   });
 
+  it('finds an intent Stripe has but the cell lost (by its metadata) and records it', async () => {
+    const { buyer, orderId } = await holdSeat();
+    const paymentIntentId = await intentOf(buyer, orderId);
+    // As if the worker's commit had been lost and its message dead-lettered.
+    await cell.db.query('DELETE FROM payments WHERE order_id = $1', [orderId]);
+    await cell.db.query(`UPDATE orders SET updated_at = now() - interval '1 hour' WHERE id = $1`, [orderId]);
+
+    const report = await reconcileOnce({ ctx: workers.ctx, stripe }, { graceMs: 60_000, batchSize: 100 });
+    expect(report.fixed).toContainEqual({ kind: 'intent_recorded', orderId });
+    const view = await (await buyer.order(orderId)).json();
+    expect(view.payment.paymentIntentId).toBe(paymentIntentId);
+    expect(view.payment.clientSecret).toMatch(new RegExp(`^${paymentIntentId}_secret_`));
+    expect(intentsFor(emulator, orderId)).toHaveLength(1);
+  });
+
   it('observes a capture whose webhook and event were lost, and refunds money taken for released seats', async () => {
     const { buyer, orderId } = await holdSeat();
     const paymentIntentId = await intentOf(buyer, orderId);

@@ -25,7 +25,10 @@ export async function createPaymentIntent(
   const order = found.rows[0];
   if (!order) throw new PermanentError(`order ${orderId} does not exist in this cell`);
   // One intent per order; and none for an order nobody can pay for any more.
-  if (order.payment_intent_id || order.status !== 'pending_payment') return nothingToRecord;
+  if (order.payment_intent_id || order.status !== 'pending_payment') {
+    ctx.log.info('no intent created', { orderId, status: order.status, paymentIntentId: order.payment_intent_id });
+    return nothingToRecord;
+  }
 
   const intent = await createIntent(stripe, {
     amount,

@@ -5,7 +5,7 @@ import type { Handler } from '../messaging/consumer-runner';
 import { appendEvent } from '../outbox/append';
 import type { PaymentDeps } from './deps';
 import { captureIntent } from './stripe-calls';
-import { describe, intentAfterRefusal, isRefusal, rethrowStripe } from './stripe-errors';
+import { intentAfterRefusal, isRefusal, rethrowStripe, stripeReason } from './stripe-errors';
 
 /**
  * Collects the authorized money once the order is confirmed. The key is the order's, so every
@@ -26,7 +26,7 @@ export async function capturePayment(
   } catch (err) {
     if (!isRefusal(err)) rethrowStripe(err, 'capture');
     intent = await intentAfterRefusal(stripe, err, paymentIntentId);
-    refusal = describe(err);
+    refusal = stripeReason(err);
   }
 
   return async (tx, _event, cause) => {

@@ -5,7 +5,7 @@ import { type Handler, PermanentError } from '../messaging/consumer-runner';
 import { appendEvent } from '../outbox/append';
 import type { PaymentDeps } from './deps';
 import { latestRefund, refundIntent } from './stripe-calls';
-import { describe, isRefusal, rethrowStripe } from './stripe-errors';
+import { isRefusal, rethrowStripe, stripeReason } from './stripe-errors';
 
 /**
  * Gives captured money back (a capture that landed after the seats were released). One refund
@@ -24,7 +24,7 @@ export async function refundPayment(
   } catch (err) {
     if (!(isRefusal(err) && err.code === 'charge_already_refunded')) rethrowStripe(err, 'refund');
     refund = await latestRefund(stripe, paymentIntentId);
-    if (!refund) throw new PermanentError(`refund: ${describe(err)} but no refund found for ${paymentIntentId}`);
+    if (!refund) throw new PermanentError(`refund: ${stripeReason(err)} but no refund found for ${paymentIntentId}`);
   }
   if (refund.status === 'failed' || refund.status === 'canceled') {
     throw new PermanentError(`refund ${refund.id} for order ${orderId} is ${refund.status}`);

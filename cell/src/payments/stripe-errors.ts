@@ -22,7 +22,7 @@ function isMisuse(err: unknown): boolean {
 }
 
 /** A short, secret-free description for DLQ headers and domain events (never the raw error). */
-export function describe(err: Stripe.errors.StripeError): string {
+export function stripeReason(err: Stripe.errors.StripeError): string {
   return [err.type, err.code, err.decline_code].filter(Boolean).join(':');
 }
 
@@ -33,7 +33,7 @@ export function describe(err: Stripe.errors.StripeError): string {
  */
 export function rethrowStripe(err: unknown, what: string): never {
   if (isRefusal(err) || isMisuse(err)) {
-    throw new PermanentError(`${what}: ${describe(err as Stripe.errors.StripeError)}: ${(err as Error).message}`);
+    throw new PermanentError(`${what}: ${stripeReason(err as Stripe.errors.StripeError)}: ${(err as Error).message}`);
   }
   throw err;
 }
