@@ -12,6 +12,7 @@ export const errorCodes = {
   admission_invalid: 403,
   not_found: 404,
   seats_not_found: 404,
+  event_not_found: 404,
   seats_unavailable: 409,
   idempotency_key_reused: 409,
   conflict: 409,

@@ -1,13 +1,6 @@
-import { type ErrorBody, errorCodes } from '@onsale/contracts';
+import { type ErrorBody, type ErrorCode, errorCodes } from '@onsale/contracts';
 import type { Context } from 'hono';
 import type { RouterEnv } from './env';
-
-/**
- * The platform's codes, plus the router's own. `event_not_found` belongs in contracts' errorCodes (the router is its
- * only producer today); until it moves there it lives here.
- */
-export const routerErrorCodes = { ...errorCodes, event_not_found: 404 } as const;
-export type RouterErrorCode = keyof typeof routerErrorCodes;
 
 export interface ErrorOptions {
   details?: unknown;
@@ -16,7 +9,7 @@ export interface ErrorOptions {
 }
 
 /** An answer the router makes itself, in the platform's one error body. */
-export function errorResponse(c: Context<RouterEnv>, code: RouterErrorCode, message: string, opts: ErrorOptions = {}) {
+export function errorResponse(c: Context<RouterEnv>, code: ErrorCode, message: string, opts: ErrorOptions = {}) {
   const body: ErrorBody = {
     error: {
       code,
@@ -28,5 +21,5 @@ export function errorResponse(c: Context<RouterEnv>, code: RouterErrorCode, mess
   if (opts.retryAfter !== undefined) c.header('Retry-After', String(opts.retryAfter));
   // The rest of an oversized body is never read, so this connection cannot carry another request.
   if (code === 'payload_too_large') c.header('Connection', 'close');
-  return c.json(body, routerErrorCodes[code]);
+  return c.json(body, errorCodes[code]);
 }
