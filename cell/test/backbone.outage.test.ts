@@ -1,10 +1,18 @@
 import { execFileSync } from 'node:child_process';
 import { cellTopics, type EventLoad } from '@onsale/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startProcess } from '../../scripts/local-platform/process';
 import { admittedBuyer } from '../../test/support/buyer';
 import { startTestCell, type TestCell } from '../../test/support/cell';
 import { startIdentity, type TestIdentity } from '../../test/support/identity';
-import { dropCellTopics, eventually, provisionCellTopics, readTopic, uniqueCellId } from '../../test/support/kafka';
+import {
+  dropCellTopics,
+  eventually,
+  kafkaBrokers,
+  provisionCellTopics,
+  readTopic,
+  uniqueCellId,
+} from '../../test/support/kafka';
 import { eventLoad, loadIntoCell } from '../../test/support/seed';
 import { repoRoot } from '../../test/support/services';
 import { startCellWorkers } from '../../test/support/workers';
@@ -47,6 +55,13 @@ describe('Kafka down for 30 s while buyers keep holding seats', () => {
       await eventually(async () => (await unpublished()) === 0, 'the first event to be published');
 
       services('stop', 'kafka');
+      // A worker that starts while the broker is away waits for it rather than dying.
+      const saga = await startProcess('cell/src/saga/main.ts', {
+        CELL_ID: cellId,
+        DATABASE_URL: cell.db.url,
+        KAFKA_BROKERS: kafkaBrokers().join(','),
+        LOG_LEVEL: 'error',
+      });
       const statuses: number[] = [];
       const until = Date.now() + OUTAGE_MS;
       while (Date.now() < until) {
@@ -68,6 +83,12 @@ describe('Kafka down for 30 s while buyers keep holding seats', () => {
       const published = await readTopic(cellTopics(cellId).purchase, rows.length, 60_000);
       const ids = new Set(published.map((m) => JSON.parse(m.value).eventId));
       for (const { event_id } of rows) expect(ids.has(event_id)).toBe(true);
+
+      expect(saga.child.exitCode).toBeNull();
+      const requested = async () =>
+        (await cell.db.query(`SELECT 1 FROM outbox WHERE event_type = 'PaymentAuthorizationRequested'`)).length;
+      await eventually(async () => (await requested()) === rows.length, 'the saga to catch up', 60_000);
+      await saga.stop();
     } finally {
       await relay.stop();
     }

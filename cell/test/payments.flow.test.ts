@@ -52,8 +52,6 @@ beforeAll(async () => {
     undefined,
     {
       stripe: stripeClient(emulator),
-      // Slow enough that a test can act between a failed Stripe call and its retry.
-      paymentsRetry: { shortDelayMs: 1_500, shortAttempts: 2, longDelayMs: 1_500, longAttempts: 1 },
     },
   );
 });
@@ -205,16 +203,19 @@ describe('payments through Stripe (the emulator), one cell', () => {
   it('a capture Stripe refuses releases the seats and fails the order', async () => {
     const before = emulator.control.counters();
     const { buyer, orderId, seatIds } = await holdSeats();
-    // The first capture attempt fails (a transient 500, retried after 1.5 s); meanwhile the
-    // authorization is voided at Stripe, so the retry meets a permanent refusal.
-    emulator.control.injectFailures('payment_intents.capture', 1, 'error');
+    // The capture is held at Stripe for 1.5 s; meanwhile the authorization is voided there (as
+    // an expired or issuer-reversed authorization is), so the capture meets a permanent refusal.
+    emulator.control.setLatency('payment_intents.capture', 1_500);
     const { paymentIntentId } = await pay(buyer, orderId, 'pm_card_visa');
-    await eventually(async () => emulator.control.pendingFailures().length === 0, 'first capture attempt');
+    await eventually(statusIs(orderId, 'confirmed'), 'confirmed order');
+    await new Promise((r) => setTimeout(r, 300));
     await stripe.paymentIntents.cancel(paymentIntentId);
 
     await eventually(statusIs(orderId, 'failed'), 'failed order');
+    emulator.control.setLatency('payment_intents.capture', 0);
     const order = (await cell.db.query('SELECT failure_reason FROM orders WHERE id = $1', [orderId]))[0];
     expect(order?.failure_reason).toContain('capture_failed');
+    expect(order?.failure_reason).toContain('payment_intent_unexpected_state');
     expect(emulator.control.counters().captures - before.captures).toBe(0);
     const other = await admittedBuyer(identity, cell, event.eventId);
     expect((await other.hold(seatIds)).status).toBe(202);

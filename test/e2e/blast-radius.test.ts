@@ -47,7 +47,7 @@ describe('blast radius: one cell stops in the middle of its onsale', () => {
 
     await t.platform.stopCell(b!.cellId);
     // The buyer pays while the cell is down: Stripe authorizes, the webhook cannot be delivered yet.
-    await stranded.pay(strandedOrder, 'pm_card_visa');
+    await stranded.confirm(view.payment!.paymentIntentId, 'pm_card_visa');
 
     // Cell b's buyers get a fast 503 with a reason, not a hang.
     const started = Date.now();

@@ -89,12 +89,16 @@ export async function shopper(platform: Platform, eventId: string, name: string)
         intent = (await this.order(orderId)).payment;
       }
       if (!intent?.clientSecret) throw new Error(`${name}: no payment intent for ${orderId}`);
+      await this.confirm(intent.paymentIntentId, paymentMethod);
+      return intent.paymentIntentId;
+    },
+    /** The browser's part with Stripe alone: no call to the platform. A decline is an answer, not an error. */
+    async confirm(paymentIntentId: string, paymentMethod: 'pm_card_visa' | 'pm_card_chargeDeclined') {
       try {
-        await stripe.paymentIntents.confirm(intent.paymentIntentId, { payment_method: paymentMethod });
+        await stripe.paymentIntents.confirm(paymentIntentId, { payment_method: paymentMethod });
       } catch (err) {
         if (!(err instanceof Stripe.errors.StripeCardError)) throw err;
       }
-      return intent.paymentIntentId;
     },
   };
 }

@@ -60,10 +60,22 @@ export function createKafkaBroker(options: KafkaBrokerOptions): Broker {
       sessionTimeout: options.sessionTimeoutMs ?? 10_000,
       heartbeatInterval: 1_000,
       maxWaitTimeInMs: 250,
+      // After an outage longer than its retries, kafkajs restarts the consumer only if asked to.
+      retry: { retries: 8, initialRetryTime: 300, maxRetryTime: 5_000, restartOnFailure: async () => true },
     });
     consumers.add(consumer);
-    await consumer.connect();
-    await consumer.subscribe({ topics: opts.topics, fromBeginning: true });
+    // A worker that starts while the broker is away waits for it instead of dying.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await consumer.connect();
+        await consumer.subscribe({ topics: opts.topics, fromBeginning: true });
+        break;
+      } catch (err) {
+        options.log.warn('broker unavailable, consumer waiting', { groupId: opts.groupId, attempt, err });
+        await consumer.disconnect().catch(() => {});
+        await new Promise((r) => setTimeout(r, Math.min(5_000, 250 * attempt)));
+      }
+    }
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
