@@ -5,15 +5,13 @@
  * and pgbench's client count), BENCH_SEATS_PER_HOLD.
  */
 import { execFileSync } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Agent, setGlobalDispatcher } from 'undici';
-import { migrateCell } from '../../cell/src/db/migrate';
-import { startProcess } from '../../scripts/local-platform/process';
-import { createTestDatabase } from '../../test/support/db';
-import { BUYER_AUDIENCE, BUYER_ISSUER, startIdentity } from '../../test/support/identity';
+import { startCellApiProcess } from '../../test/support/cell-process';
+import { startIdentity } from '../../test/support/identity';
 import { eventLoad } from '../../test/support/seed';
 import { repoRoot, serviceEnv } from '../../test/support/services';
 import { percentile, round, runPool } from '../lib/stats';
@@ -27,42 +25,15 @@ const CELL_ID = 'bench';
 const PORT = 18_181;
 
 const env = serviceEnv();
-const db = await createTestDatabase('bench_holds');
-await migrateCell(db.url, CELL_ID, 1);
 const identity = await startIdentity();
-const internalToken = randomBytes(16).toString('hex');
 setGlobalDispatcher(new Agent({ connections: CONCURRENCY * 2, pipelining: 1 }));
-
-const api = await startProcess(
-  'cell/src/api/main.ts',
-  {
-    CELL_ID,
-    DATABASE_URL: db.url,
-    DB_POOL_SIZE: String(POOL),
-    PORT: String(PORT),
-    IDENTITY_JWKS_URL: identity.buyerJwksUrl,
-    IDENTITY_ISSUER: BUYER_ISSUER,
-    IDENTITY_AUDIENCE: BUYER_AUDIENCE,
-    ADMISSION_JWKS_URL: identity.admissionJwksUrl,
-    CELL_INTERNAL_TOKEN: internalToken,
-    REDIS_URL: env.REDIS_URL!,
-    KAFKA_BROKERS: env.KAFKA_BROKERS!,
-    LOG_LEVEL: 'warn',
-  },
-  { readyUrl: `http://127.0.0.1:${PORT}/readyz` },
-);
+const cell = await startCellApiProcess(identity, { cellId: CELL_ID, port: PORT, poolSize: POOL });
+const { db } = cell;
 
 try {
   const httpEvent = eventLoad(SEATS);
   const sqlEvent = eventLoad(SEATS);
-  for (const load of [httpEvent, sqlEvent]) {
-    const res = await fetch(`http://127.0.0.1:${PORT}/internal/events/${load.eventId}`, {
-      method: 'PUT',
-      headers: { authorization: `Bearer ${internalToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify(load),
-    });
-    if (!res.ok) throw new Error(`load failed ${res.status}`);
-  }
+  for (const load of [httpEvent, sqlEvent]) await cell.loadEvent(load);
 
   // Tokens are minted before the clock starts: the waiting room's work is not the cell's.
   const holds = Math.min(HOLDS, SEATS / SEATS_PER_HOLD);
@@ -176,7 +147,7 @@ try {
     ),
   );
 } finally {
-  await api.stop();
+  await cell.api.stop();
   await identity.close();
   await db.drop();
 }

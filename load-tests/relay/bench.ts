@@ -5,17 +5,17 @@
  * Knobs: BENCH_EVENTS (rows to relay), BENCH_HOLD_RATE (holds/s), BENCH_HOLD_SECONDS.
  */
 import { execFileSync } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { cellTopics, createLogger } from '@onsale/contracts';
 import { migrateCell } from '../../cell/src/db/migrate';
 import { createKafkaBroker, deleteTopics } from '../../cell/src/messaging/kafka-broker';
 import { createRelay } from '../../cell/src/relay/relay';
 import { startProcess } from '../../scripts/local-platform/process';
+import { startCellApiProcess } from '../../test/support/cell-process';
 import { createTestDatabase } from '../../test/support/db';
-import { BUYER_AUDIENCE, BUYER_ISSUER, startIdentity } from '../../test/support/identity';
+import { startIdentity } from '../../test/support/identity';
 import { kafkaBrokers, provisionCellTopics, uniqueCellId } from '../../test/support/kafka';
 import { eventLoad } from '../../test/support/seed';
-import { serviceEnv } from '../../test/support/services';
 import { workerContext } from '../../test/support/workers';
 import { percentile, round } from '../lib/stats';
 
@@ -23,7 +23,6 @@ const EVENTS = Number(process.env.BENCH_EVENTS ?? 50_000);
 const HOLD_RATE = Number(process.env.BENCH_HOLD_RATE ?? 100);
 const HOLD_SECONDS = Number(process.env.BENCH_HOLD_SECONDS ?? 20);
 const PARTITIONS = 6;
-const env = serviceEnv();
 const cellId = uniqueCellId('rb');
 const db = await createTestDatabase('bench_relay');
 await migrateCell(db.url, cellId, 1);
@@ -123,30 +122,15 @@ try {
   // 3. Delivery latency under a steady hold load: real API and relay processes.
   await db.query('DELETE FROM outbox');
   const identity = await startIdentity();
-  const internalToken = randomBytes(16).toString('hex');
   const port = 18_282;
-  const common = { CELL_ID: cellId, DATABASE_URL: db.url, KAFKA_BROKERS: kafkaBrokers().join(','), LOG_LEVEL: 'warn' };
-  const api = await startProcess(
-    'cell/src/api/main.ts',
-    {
-      ...common,
-      PORT: String(port),
-      IDENTITY_JWKS_URL: identity.buyerJwksUrl,
-      IDENTITY_ISSUER: BUYER_ISSUER,
-      IDENTITY_AUDIENCE: BUYER_AUDIENCE,
-      ADMISSION_JWKS_URL: identity.admissionJwksUrl,
-      CELL_INTERNAL_TOKEN: internalToken,
-      REDIS_URL: env.REDIS_URL!,
-    },
-    { readyUrl: `http://127.0.0.1:${port}/readyz` },
-  );
-  const relayProcess = await startProcess('cell/src/relay/main.ts', common);
-  const load = eventLoad(HOLD_RATE * HOLD_SECONDS + 1);
-  await fetch(`http://127.0.0.1:${port}/internal/events/${load.eventId}`, {
-    method: 'PUT',
-    headers: { authorization: `Bearer ${internalToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify(load),
+  const cell = await startCellApiProcess(identity, { cellId, port, poolSize: 20, database: db });
+  const relayProcess = await startProcess('cell/src/relay/main.ts', {
+    CELL_ID: cellId,
+    DATABASE_URL: db.url,
+    KAFKA_BROKERS: kafkaBrokers().join(','),
+    LOG_LEVEL: 'warn',
   });
+  const load = await cell.loadEvent(eventLoad(HOLD_RATE * HOLD_SECONDS + 1));
   const hold = async (i: number) => {
     const userId = `steady-${i}`;
     const [bearer, admission] = await Promise.all([
@@ -191,7 +175,7 @@ try {
     )
   ).map((r) => r.ms);
   await relayProcess.stop();
-  await api.stop();
+  await cell.api.stop();
   await identity.close();
 
   const relayRate = EVENTS / relaySeconds;

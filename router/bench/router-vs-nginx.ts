@@ -12,18 +12,18 @@
  * BENCH_CONCURRENCY (requests in flight), BENCH_POOL (the cell's database pool).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { resolve } from 'node:path';
 import { Agent, request } from 'undici';
-import { migrateCell } from '../../cell/src/db/migrate';
 import { percentile, round } from '../../load-tests/lib/stats';
 import { startProcess } from '../../scripts/local-platform/process';
+import { startCellApiProcess } from '../../test/support/cell-process';
 import { createTestDatabase } from '../../test/support/db';
-import { BUYER_AUDIENCE, BUYER_ISSUER, startIdentity } from '../../test/support/identity';
+import { startIdentity } from '../../test/support/identity';
 import { eventLoad } from '../../test/support/seed';
-import { repoRoot, serviceEnv } from '../../test/support/services';
+import { repoRoot } from '../../test/support/services';
 import { startFakeControlPlane } from '../test/fakes';
 
 const HOLDS = Number(process.env.BENCH_HOLDS ?? 3_000);
@@ -39,44 +39,19 @@ const NGINX_PORT = 18_283;
 const PATHS = ['direct', 'router', 'nginx'] as const;
 type Path = (typeof PATHS)[number];
 
-const env = serviceEnv();
 const db = await createTestDatabase('bench_router');
-await migrateCell(db.url, CELL_ID, 1);
 const identity = await startIdentity();
 const controlPlane = await startFakeControlPlane();
-const internalToken = randomBytes(16).toString('hex');
 const cellUrl = `http://127.0.0.1:${CELL_PORT}`;
 const stops: (() => Promise<void>)[] = [];
 
 try {
-  const cell = await startProcess(
-    'cell/src/api/main.ts',
-    {
-      CELL_ID,
-      DATABASE_URL: db.url,
-      DB_POOL_SIZE: String(POOL),
-      PORT: String(CELL_PORT),
-      IDENTITY_JWKS_URL: identity.buyerJwksUrl,
-      IDENTITY_ISSUER: BUYER_ISSUER,
-      IDENTITY_AUDIENCE: BUYER_AUDIENCE,
-      ADMISSION_JWKS_URL: identity.admissionJwksUrl,
-      CELL_INTERNAL_TOKEN: internalToken,
-      REDIS_URL: env.REDIS_URL!,
-      KAFKA_BROKERS: env.KAFKA_BROKERS!,
-      LOG_LEVEL: 'warn',
-    },
-    { readyUrl: `${cellUrl}/readyz` },
-  );
-  stops.push(cell.stop);
+  const cell = await startCellApiProcess(identity, { cellId: CELL_ID, port: CELL_PORT, poolSize: POOL, database: db });
+  stops.push(cell.api.stop);
 
   const perPath = WARMUP + HOLDS;
   const event = eventLoad(perPath * PATHS.length * SEATS_PER_HOLD);
-  const loaded = await fetch(`${cellUrl}/internal/events/${event.eventId}`, {
-    method: 'PUT',
-    headers: { authorization: `Bearer ${internalToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify(event),
-  });
-  if (!loaded.ok) throw new Error(`load failed ${loaded.status}`);
+  await cell.loadEvent(event);
 
   controlPlane.addCell(CELL_ID, cellUrl);
   controlPlane.placeEvent(event.eventId, CELL_ID);

@@ -1,0 +1,54 @@
+import { randomBytes } from 'node:crypto';
+import type { EventLoad } from '@onsale/contracts';
+import { migrateCell } from '../../cell/src/db/migrate';
+import { type RunningProcess, startProcess } from '../../scripts/local-platform/process';
+import { createTestDatabase, type TestDatabase } from './db';
+import { BUYER_AUDIENCE, BUYER_ISSUER, type TestIdentity } from './identity';
+import { serviceEnv } from './services';
+
+/**
+ * A cell API as its own OS process (what the benchmarks measure), on a migrated database:
+ * a fresh one unless `database` is given.
+ */
+export async function startCellApiProcess(
+  identity: TestIdentity,
+  opts: { cellId: string; port: number; poolSize: number; database?: TestDatabase },
+) {
+  const env = serviceEnv();
+  const db = opts.database ?? (await createTestDatabase(`bench_${opts.cellId.replace(/-/g, '_')}`));
+  await migrateCell(db.url, opts.cellId, 1);
+  const internalToken = randomBytes(16).toString('hex');
+  const url = `http://127.0.0.1:${opts.port}`;
+  const api: RunningProcess = await startProcess(
+    'cell/src/api/main.ts',
+    {
+      CELL_ID: opts.cellId,
+      DATABASE_URL: db.url,
+      DB_POOL_SIZE: String(opts.poolSize),
+      PORT: String(opts.port),
+      IDENTITY_JWKS_URL: identity.buyerJwksUrl,
+      IDENTITY_ISSUER: BUYER_ISSUER,
+      IDENTITY_AUDIENCE: BUYER_AUDIENCE,
+      ADMISSION_JWKS_URL: identity.admissionJwksUrl,
+      CELL_INTERNAL_TOKEN: internalToken,
+      REDIS_URL: env.REDIS_URL!,
+      KAFKA_BROKERS: env.KAFKA_BROKERS!,
+      LOG_LEVEL: 'warn',
+    },
+    { readyUrl: `${url}/readyz` },
+  );
+  return {
+    url,
+    db,
+    api,
+    async loadEvent(load: EventLoad) {
+      const res = await fetch(`${url}/internal/events/${load.eventId}`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${internalToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify(load),
+      });
+      if (!res.ok) throw new Error(`load failed: ${res.status} ${await res.text()}`);
+      return load;
+    },
+  };
+}
