@@ -257,4 +257,33 @@ describe('faults at the backbone boundaries', () => {
       await workers.stop();
     }
   });
+
+  it('two relays draining one outbox at once publish every row', async () => {
+    const orders = await holdOrders(40);
+    const [a, b] = await Promise.all([
+      startCellWorkers(cellId, cell.db.url, { relay: true }),
+      startCellWorkers(cellId, cell.db.url, { relay: true }),
+    ]);
+    try {
+      await eventually(
+        async () => (await cell.db.query('SELECT 1 FROM outbox WHERE published_at IS NULL')).length === 0,
+        'both relays to drain the outbox',
+      );
+      const ids = new Set(await holdCreatedIds(orders));
+      // The topic also holds the poison messages of an earlier test: skip what is not JSON.
+      const eventIdOf = (value: string): string | undefined => {
+        try {
+          return JSON.parse(value).eventId;
+        } catch {
+          return undefined;
+        }
+      };
+      const published = (await readTopic(cellTopics(cellId).purchase, 10_000, 5_000))
+        .map((m) => eventIdOf(m.value))
+        .filter((id) => id && ids.has(id));
+      expect(new Set(published)).toEqual(ids);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
 });

@@ -26,8 +26,14 @@ async function ticketsPerSeat(cellId: string) {
 }
 
 describe('a buyer journey through the edge router, on two cells', () => {
-  it('the promoter placed one event on each cell and both are loaded', () => {
+  it('the promoter placed one event on each cell, and the scheduler loaded each into its running cell', async () => {
     expect(t.demo.events.map((e) => e.cellId)).toEqual(t.platform.cells.map((c) => c.id));
+    for (const e of t.demo.events) {
+      const [loaded] = await t
+        .cellDb(e.cellId)
+        .query<{ seat_count: number }>('SELECT seat_count FROM events WHERE id = $1', [e.eventId]);
+      expect(loaded!.seat_count).toBe(SEATS);
+    }
   });
 
   it('queue, admission, hold, pay, tickets; a declined card ends failed with its seats back on sale', async () => {
