@@ -61,12 +61,17 @@ export async function seedDemo(
   const cp = platform.urls.controlPlane;
   const operator = await devToken(platform.urls.identity, { kind: 'operator', sub: 'platform-operator' });
   for (const cell of platform.cells) {
-    await call(cp, 'POST', '/operator/cells', operator, {
-      id: cell.id,
-      baseUrl: cell.url,
-      region: 'local',
-      capacity: 100,
+    const registered = await fetch(`${cp}/operator/cells`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${operator}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ id: cell.id, baseUrl: cell.url, region: 'local', capacity: 100 }),
     });
+    // A platform started again on the same databases finds its cells registered: point them here.
+    if (registered.status === 409) {
+      await call(cp, 'PATCH', `/operator/cells/${cell.id}`, operator, { baseUrl: cell.url, status: 'active' });
+    } else if (!registered.ok) {
+      throw new Error(`POST /operator/cells: ${registered.status} ${await registered.text()}`);
+    }
   }
   const tenant = await call<{ id: string }>(cp, 'POST', '/operator/tenants', operator, { name: 'Demo Promotions' });
   const promoter = await devToken(platform.urls.identity, {

@@ -37,7 +37,11 @@ const stop = async () => {
 process.on('SIGINT', () => void stop());
 process.on('SIGTERM', () => void stop());
 
-const demo = await seedDemo(platform, { seatsPerEvent: 2_000, maxReleaseRate: 20 });
+const demo = await seedDemo(platform, { seatsPerEvent: 2_000, maxReleaseRate: 20 }).catch(async (err) => {
+  console.error(err);
+  await platform.stop();
+  process.exit(1);
+});
 const [first] = demo.events;
 const r = platform.urls.router;
 console.log(`
