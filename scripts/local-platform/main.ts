@@ -70,5 +70,5 @@ Try a purchase (through the router):
   curl -s -XPOST ${platform.urls.stripe}/v1/payment_intents/<pi>/confirm -u ${platform.stripeKey}: -d payment_method=pm_card_visa
   curl -s ${r}/events/$E/orders/<orderId> -H "authorization: Bearer $B"   # ticketed, with signed tickets
 
-Ctrl-C stops everything this started (the services keep running: bash scripts/services down).
+Ctrl-C stops everything this started (and the services, if this command started them).
 `);
