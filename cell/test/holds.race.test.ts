@@ -95,13 +95,19 @@ describe('racing for seats', () => {
     ).rejects.toThrow(/tickets_seat_uq/);
   });
 
-  it('an unknown seat is named and nothing is written', async () => {
+  it('an unknown seat is named, an unknown event is a 404, and nothing is written', async () => {
     const b = await admittedBuyer(identity, cell, event.eventId);
     const before = await cell.db.query('SELECT count(*)::int AS n FROM orders');
     const ghost = randomUUID();
     const res = await b.hold([event.seats[100]!.id, ghost]);
     expect(res.status).toBe(404);
     expect((await res.json()).error).toMatchObject({ code: 'seats_not_found', details: { seatIds: [ghost] } });
+    expect(await cell.db.query('SELECT count(*)::int AS n FROM orders')).toEqual(before);
+
+    const elsewhere = await admittedBuyer(identity, cell, randomUUID());
+    const unknown = await elsewhere.hold([event.seats[100]!.id]);
+    expect(unknown.status).toBe(404);
+    expect((await unknown.json()).error.code).toBe('not_found');
     expect(await cell.db.query('SELECT count(*)::int AS n FROM orders')).toEqual(before);
   });
 });

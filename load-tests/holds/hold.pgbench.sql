@@ -5,10 +5,8 @@ SELECT k, (SELECT seat_id FROM bench_seat_numbers WHERE n = 2 * k - 1) AS s1, (S
 BEGIN;
 SELECT epoch FROM cell_epoch WHERE cell_id = '{{CELL_ID}}' FOR SHARE;
 INSERT INTO idempotency_keys (user_id, key, request_hash, expires_at) VALUES ('pgbench-' || :k, 'key-' || :k, 'hash', now() + interval '24 hours') ON CONFLICT (user_id, key) DO NOTHING;
-SELECT hold_ttl_seconds, max_seats_per_order FROM events WHERE id = '{{EVENT_ID}}';
-SELECT id, price, currency FROM seats WHERE event_id = '{{EVENT_ID}}' AND id = ANY(CAST(ARRAY[':s1', ':s2'] AS uuid[])) ORDER BY id FOR UPDATE;
-SELECT DISTINCT h.order_id FROM hold_seats hs JOIN holds h ON h.id = hs.hold_id WHERE hs.seat_id = ANY(CAST(ARRAY[':s1', ':s2'] AS uuid[])) AND hs.released_at IS NULL AND h.status = 'active' AND h.expires_at <= now();
-SELECT seat_id FROM hold_seats WHERE seat_id = ANY(CAST(ARRAY[':s1', ':s2'] AS uuid[])) AND released_at IS NULL UNION SELECT seat_id FROM tickets WHERE seat_id = ANY(CAST(ARRAY[':s1', ':s2'] AS uuid[]));
+SELECT s.id, s.price, s.currency, e.hold_ttl_seconds, e.max_seats_per_order FROM seats s JOIN events e ON e.id = s.event_id WHERE s.event_id = '{{EVENT_ID}}' AND s.id = ANY(CAST(ARRAY[':s1', ':s2'] AS uuid[])) ORDER BY s.id FOR UPDATE OF s;
+SELECT hs.seat_id, h.order_id, (h.status = 'active' AND h.expires_at <= now()) AS lapsed FROM hold_seats hs JOIN holds h ON h.id = hs.hold_id WHERE hs.seat_id = ANY(CAST(ARRAY[':s1', ':s2'] AS uuid[])) AND hs.released_at IS NULL UNION ALL SELECT seat_id, NULL, false FROM tickets WHERE seat_id = ANY(CAST(ARRAY[':s1', ':s2'] AS uuid[]));
 INSERT INTO orders (id, event_id, user_id, status, amount, currency, correlation_id) VALUES (gen_random_uuid(), '{{EVENT_ID}}', 'pgbench-' || :k, 'pending_payment', 10000, 'eur', 'pgbench') RETURNING id AS order_id \gset
 INSERT INTO holds (id, order_id, event_id, user_id, status, expires_at) VALUES (gen_random_uuid(), ':order_id', '{{EVENT_ID}}', 'pgbench-' || :k, 'active', now() + make_interval(secs => 600)) RETURNING id AS hold_id, expires_at \gset
 INSERT INTO hold_seats (hold_id, seat_id) VALUES (':hold_id', ':s1'), (':hold_id', ':s2');

@@ -2,11 +2,12 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { HoldResponse } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import type { CellContext } from '../context';
+import type { Tx } from '../db/client';
 import { holdSeats, holds, orders } from '../db/schema';
 import { uuids } from '../db/sql';
 import { withWriteTx } from '../db/tx';
 import { DomainError } from '../errors';
-import { appendEvent } from '../outbox/append';
+import { appendEvent, type Causation } from '../outbox/append';
 import { expireOrders } from './expire';
 import { claimIdempotencyKey, storeIdempotentResponse } from './idempotency';
 
@@ -22,6 +23,14 @@ export interface PlaceHoldResult {
   body: HoldResponse;
   replayed: boolean;
 }
+
+type LockedSeat = {
+  id: string;
+  price: number;
+  currency: string;
+  hold_ttl_seconds: number;
+  max_seats_per_order: number;
+};
 
 /**
  * The hold: one transaction takes every requested seat or none. Seat rows are locked in id
@@ -40,91 +49,104 @@ export async function placeHold(ctx: CellContext, input: PlaceHoldInput): Promis
   return withWriteTx(ctx, async (tx) => {
     const prior = await claimIdempotencyKey(tx, input.userId, input.idempotencyKey, requestHash);
     if (prior) return { body: prior as HoldResponse, replayed: true };
-
-    const event = await tx.execute<{ hold_ttl_seconds: number; max_seats_per_order: number }>(
-      sql`SELECT hold_ttl_seconds, max_seats_per_order FROM events WHERE id = ${input.eventId}`,
-    );
-    const rules = event.rows[0];
-    if (!rules) throw new DomainError('not_found', 'event not found in this cell', { eventId: input.eventId });
-    if (seatIds.length > rules.max_seats_per_order) {
-      throw new DomainError('validation_failed', `at most ${rules.max_seats_per_order} seats per order`, {
-        issues: [{ path: 'seatIds', message: `at most ${rules.max_seats_per_order} seats` }],
-      });
-    }
-
-    const locked = await tx.execute<{ id: string; price: number; currency: string }>(sql`
-      SELECT id, price, currency FROM seats
-       WHERE event_id = ${input.eventId} AND id = ANY(${uuids(seatIds)})
-       ORDER BY id FOR UPDATE`);
-    if (locked.rows.length !== seatIds.length) {
-      const found = new Set(locked.rows.map((s) => s.id));
-      throw new DomainError('seats_not_found', 'seats not found in this event', {
-        seatIds: seatIds.filter((id) => !found.has(id)),
-      });
-    }
-
-    const lapsed = await tx.execute<{ order_id: string }>(sql`
-      SELECT DISTINCT h.order_id FROM hold_seats hs JOIN holds h ON h.id = hs.hold_id
-       WHERE hs.seat_id = ANY(${uuids(seatIds)}) AND hs.released_at IS NULL
-         AND h.status = 'active' AND h.expires_at <= now()`);
-    await expireOrders(
-      tx,
-      cause,
-      lapsed.rows.map((r) => r.order_id),
-    );
-
-    const taken = await tx.execute<{ seat_id: string }>(sql`
-      SELECT seat_id FROM hold_seats WHERE seat_id = ANY(${uuids(seatIds)}) AND released_at IS NULL
-      UNION SELECT seat_id FROM tickets WHERE seat_id = ANY(${uuids(seatIds)})`);
-    if (taken.rows.length > 0) {
-      throw new DomainError('seats_unavailable', 'some seats are no longer available', {
-        seatIds: taken.rows.map((r) => r.seat_id).sort(),
-      });
-    }
-
-    const currencies = new Set(locked.rows.map((s) => s.currency));
-    if (currencies.size !== 1) throw new DomainError('bad_request', 'seats are priced in different currencies');
-    const amount = locked.rows.reduce((sum, s) => sum + s.price, 0);
-    const currency = locked.rows[0]!.currency;
-    const orderId = randomUUID();
-    const holdId = randomUUID();
-
-    await tx.insert(orders).values({
-      id: orderId,
-      eventId: input.eventId,
-      userId: input.userId,
-      status: 'pending_payment',
-      amount,
-      currency,
-      correlationId: input.correlationId,
-    });
-    // The database clock decides expiry everywhere, so it also sets it.
-    const [hold] = await tx
-      .insert(holds)
-      .values({
-        id: holdId,
-        orderId,
-        eventId: input.eventId,
-        userId: input.userId,
-        status: 'active',
-        expiresAt: sql`now() + make_interval(secs => ${rules.hold_ttl_seconds})`,
-      })
-      .returning({ expiresAt: holds.expiresAt });
-    const expiresAt = hold!.expiresAt;
-    await tx.insert(holdSeats).values(seatIds.map((seatId) => ({ holdId, seatId })));
-    await appendEvent(tx, cause, 'HoldCreated', orderId, {
-      orderId,
-      holdId,
-      eventId: input.eventId,
-      userId: input.userId,
-      seatIds,
-      amount,
-      currency,
-      expiresAt: expiresAt.toISOString(),
-    });
-
-    const body: HoldResponse = { orderId, holdId, status: 'pending_payment', expiresAt: expiresAt.toISOString() };
+    const seats = await lockSeats(tx, input.eventId, seatIds);
+    await refuseOccupied(tx, cause, seatIds);
+    const body = await insertHold(tx, cause, input, seats);
     await storeIdempotentResponse(tx, input.userId, input.idempotencyKey, body);
     return { body, replayed: false };
   });
+}
+
+/** Locks the requested seats of the event, in id order, with the event's rules alongside. */
+async function lockSeats(tx: Tx, eventId: string, seatIds: string[]): Promise<LockedSeat[]> {
+  const locked = await tx.execute<LockedSeat>(sql`
+    SELECT s.id, s.price, s.currency, e.hold_ttl_seconds, e.max_seats_per_order
+      FROM seats s JOIN events e ON e.id = s.event_id
+     WHERE s.event_id = ${eventId} AND s.id = ANY(${uuids(seatIds)})
+     ORDER BY s.id FOR UPDATE OF s`);
+  if (locked.rows.length !== seatIds.length) {
+    if (
+      locked.rows.length === 0 &&
+      (await tx.execute(sql`SELECT 1 FROM events WHERE id = ${eventId}`)).rows.length === 0
+    ) {
+      throw new DomainError('not_found', 'event not found in this cell', { eventId });
+    }
+    const found = new Set(locked.rows.map((s) => s.id));
+    throw new DomainError('seats_not_found', 'seats not found in this event', {
+      seatIds: seatIds.filter((id) => !found.has(id)),
+    });
+  }
+  const max = locked.rows[0]!.max_seats_per_order;
+  if (seatIds.length > max) {
+    throw new DomainError('validation_failed', `at most ${max} seats per order`, {
+      issues: [{ path: 'seatIds', message: `at most ${max} seats` }],
+    });
+  }
+  if (new Set(locked.rows.map((s) => s.currency)).size !== 1) {
+    throw new DomainError('bad_request', 'seats are priced in different currencies');
+  }
+  return locked.rows;
+}
+
+/**
+ * With the seats locked: holds on them that have lapsed are expired now (the seats come
+ * back), and a seat still held or ticketed refuses the whole request, naming the seats.
+ */
+async function refuseOccupied(tx: Tx, cause: Causation, seatIds: string[]): Promise<void> {
+  const occupied = await tx.execute<{ seat_id: string; order_id: string | null; lapsed: boolean }>(sql`
+    SELECT hs.seat_id, h.order_id, (h.status = 'active' AND h.expires_at <= now()) AS lapsed
+      FROM hold_seats hs JOIN holds h ON h.id = hs.hold_id
+     WHERE hs.seat_id = ANY(${uuids(seatIds)}) AND hs.released_at IS NULL
+    UNION ALL
+    SELECT seat_id, NULL, false FROM tickets WHERE seat_id = ANY(${uuids(seatIds)})`);
+  const lapsed = occupied.rows.filter((r) => r.lapsed).map((r) => r.order_id!);
+  await expireOrders(tx, cause, [...new Set(lapsed)]);
+  const taken = occupied.rows.filter((r) => !r.lapsed).map((r) => r.seat_id);
+  if (taken.length > 0) {
+    throw new DomainError('seats_unavailable', 'some seats are no longer available', {
+      seatIds: [...new Set(taken)].sort(),
+    });
+  }
+}
+
+async function insertHold(tx: Tx, cause: Causation, input: PlaceHoldInput, seats: LockedSeat[]): Promise<HoldResponse> {
+  const orderId = randomUUID();
+  const holdId = randomUUID();
+  const amount = seats.reduce((sum, s) => sum + s.price, 0);
+  const currency = seats[0]!.currency;
+  const seatIds = seats.map((s) => s.id);
+  await tx.insert(orders).values({
+    id: orderId,
+    eventId: input.eventId,
+    userId: input.userId,
+    status: 'pending_payment',
+    amount,
+    currency,
+    correlationId: input.correlationId,
+  });
+  // The database clock decides expiry everywhere, so it also sets it.
+  const [hold] = await tx
+    .insert(holds)
+    .values({
+      id: holdId,
+      orderId,
+      eventId: input.eventId,
+      userId: input.userId,
+      status: 'active',
+      expiresAt: sql`now() + make_interval(secs => ${seats[0]!.hold_ttl_seconds})`,
+    })
+    .returning({ expiresAt: holds.expiresAt });
+  const expiresAt = hold!.expiresAt.toISOString();
+  await tx.insert(holdSeats).values(seatIds.map((seatId) => ({ holdId, seatId })));
+  await appendEvent(tx, cause, 'HoldCreated', orderId, {
+    orderId,
+    holdId,
+    eventId: input.eventId,
+    userId: input.userId,
+    seatIds,
+    amount,
+    currency,
+    expiresAt,
+  });
+  return { orderId, holdId, status: 'pending_payment', expiresAt };
 }
