@@ -2,6 +2,8 @@ import type { Context } from 'hono';
 import type { Principal } from '../identity/verifier';
 import type { BuyerActor, OperatorActor, PromoterActor } from '../lib/actors';
 import { ServiceError } from '../lib/errors';
+import { enforceRateLimits } from '../waiting-room/rate-limit';
+import { clientIp } from './client-ip';
 import type { AppEnv } from './env';
 
 async function principal(c: Context<AppEnv>): Promise<Principal> {
@@ -32,6 +34,18 @@ export async function operator(c: Context<AppEnv>): Promise<OperatorActor> {
 export async function buyer(c: Context<AppEnv>): Promise<BuyerActor> {
   const p = await principal(c);
   return { kind: 'buyer', sub: p.sub };
+}
+
+/**
+ * A buyer on a waiting-room path: the IP's bucket is charged before the token is even checked
+ * (a flood of bad tokens costs us nothing more), then the buyer's own bucket.
+ */
+export async function rateLimitedBuyer(c: Context<AppEnv>): Promise<BuyerActor> {
+  const ctx = c.get('services');
+  await enforceRateLimits(ctx, { ip: clientIp(c) });
+  const actor = await buyer(c);
+  await enforceRateLimits(ctx, { buyer: actor.sub });
+  return actor;
 }
 
 export const bearerSecurity = [{ bearer: [] as string[] }];

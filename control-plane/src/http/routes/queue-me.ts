@@ -1,8 +1,6 @@
 import { createRoute } from '@hono/zod-openapi';
-import { enforceRateLimits } from '../../waiting-room/rate-limit';
 import { queueStatus } from '../../waiting-room/status';
-import { buyer } from '../auth';
-import { clientIp } from '../client-ip';
+import { rateLimitedBuyer } from '../auth';
 import type { App } from '../env';
 import { errorResponses } from '../errors';
 import { EventIdParam, QueueStatusSchema } from '../schemas';
@@ -25,11 +23,8 @@ const route = createRoute({
 
 export function registerQueueMe(app: App) {
   app.openapi(route, async (c) => {
-    const ctx = c.get('services');
-    await enforceRateLimits(ctx, { ip: clientIp(c) });
-    const actor = await buyer(c);
-    await enforceRateLimits(ctx, { buyer: actor.sub });
+    const actor = await rateLimitedBuyer(c);
     c.header('cache-control', 'no-store');
-    return c.json(await queueStatus({ ctx, actor, eventId: c.req.valid('param').eventId }), 200);
+    return c.json(await queueStatus({ ctx: c.get('services'), actor, eventId: c.req.valid('param').eventId }), 200);
   });
 }
