@@ -99,7 +99,18 @@ describe('a payment worker crash between Stripe’s answer and the local commit'
     const { clientSecret } = await payInBrowser(stripe, () => buyer.order(orderId), 'pm_card_visa');
     expect(await third.exited).toBe(137);
     expect(emulator.control.counters().captures).toBe(1);
-    expect(await orderStatus(cell, orderId)).toBe('confirmed');
+    // The worker's local commit never happened: its inbox has no row for the capture request.
+    // (The order may already be paid: Stripe's succeeded webhook can carry the capture too.)
+    const captureRequests = await cell.db.query<{ event_id: string }>(
+      `SELECT event_id FROM outbox WHERE aggregate_id = $1 AND event_type = 'CaptureRequested'`,
+      [orderId],
+    );
+    expect(captureRequests).toHaveLength(1);
+    expect(
+      await cell.db.query(`SELECT 1 FROM inbox WHERE consumer = 'payments' AND event_id = $1`, [
+        captureRequests[0]!.event_id,
+      ]),
+    ).toEqual([]);
 
     paymentWorker();
     await eventually(
