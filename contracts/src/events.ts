@@ -51,6 +51,36 @@ export const eventPayloads = {
   Refunded: z.object({ orderId: Uuid, paymentIntentId: z.string(), refundId: z.string() }),
 } as const;
 
+/**
+ * What reporting needs to place a fact without asking the cell: the tenant, the event, the
+ * order's total and every seat with its section, price tier and price (minor units).
+ */
+export const SaleContext = z.object({
+  tenantId: z.string(),
+  eventId: Uuid,
+  amount: Money,
+  currency: Currency,
+  seats: z.array(z.object({ seatId: Uuid, section: z.string(), tier: z.string().nullable(), price: Money })),
+});
+export type SaleContext = z.infer<typeof SaleContext>;
+
+/**
+ * Version 2 of the events whose outcome reporting counts: v1 plus the sale context. A v2
+ * payload is a v1 payload with one more field, so every v1 consumer's handler reads it as is;
+ * v1 messages already on the topics keep parsing.
+ */
+export const eventPayloadsV2 = {
+  HoldCreated: eventPayloads.HoldCreated.extend({ sale: SaleContext }),
+  HoldReleased: eventPayloads.HoldReleased.extend({ sale: SaleContext }),
+  HoldExpired: eventPayloads.HoldExpired.extend({ sale: SaleContext }),
+  PaymentFailed: eventPayloads.PaymentFailed.extend({ sale: SaleContext }),
+  PaymentCaptured: eventPayloads.PaymentCaptured.extend({ sale: SaleContext }),
+  TicketIssued: eventPayloads.TicketIssued.extend({ sale: SaleContext }),
+  Refunded: eventPayloads.Refunded.extend({ sale: SaleContext }),
+} as const;
+export type V2EventType = keyof typeof eventPayloadsV2;
+export const hasV2 = (eventType: string): eventType is V2EventType => eventType in eventPayloadsV2;
+
 export type EventType = keyof typeof eventPayloads;
 export type EventPayload<T extends EventType> = z.infer<(typeof eventPayloads)[T]>;
 export const EVENT_TYPES = Object.keys(eventPayloads) as EventType[];
@@ -89,8 +119,13 @@ export function parseEnvelope(raw: unknown): TypedEnvelope {
   const envelope = Envelope.safeParse(raw);
   if (!envelope.success) throw new EnvelopeError('invalid envelope', envelope.error.issues);
   const { eventType, schemaVersion } = envelope.data;
-  const schema = eventPayloads[eventType as EventType];
-  if (!schema || schemaVersion !== 1) {
+  const schema =
+    schemaVersion === 1
+      ? eventPayloads[eventType as EventType]
+      : schemaVersion === 2 && hasV2(eventType)
+        ? eventPayloadsV2[eventType]
+        : undefined;
+  if (!schema) {
     throw new EnvelopeError(`unknown event ${eventType} v${schemaVersion}`, []);
   }
   const payload = schema.safeParse(envelope.data.payload);

@@ -44,6 +44,8 @@ export const SeatLoad = z.object({
   row: z.string().min(1).max(16),
   price: z.number().int().positive(),
   currency: z.string().regex(/^[a-z]{3}$/),
+  /** The price tier's code; reporting groups sales by it. */
+  tier: z.string().min(1).max(64).optional(),
 });
 export const EventLoad = z.object({
   eventId: z.string().uuid(),

@@ -71,11 +71,12 @@ export async function loadEvent(ctx: CellContext, load: EventLoad): Promise<Load
       const chunk = load.seats.slice(i, i + CHUNK);
       const col = <K extends keyof (typeof chunk)[number]>(k: K) => sql.param(chunk.map((s) => s[k]));
       await tx.execute(sql`
-        INSERT INTO seats (id, event_id, label, section, row, price, currency)
-        SELECT id, ${load.eventId}, label, section, row, price, currency
+        INSERT INTO seats (id, event_id, label, section, row, price, currency, tier)
+        SELECT id, ${load.eventId}, label, section, row, price, currency, tier
           FROM unnest(${col('id')}::uuid[], ${col('label')}::text[], ${col('section')}::text[],
-                      ${col('row')}::text[], ${col('price')}::int[], ${col('currency')}::text[])
-               AS t(id, label, section, row, price, currency)`);
+                      ${col('row')}::text[], ${col('price')}::int[], ${col('currency')}::text[],
+                      ${sql.param(chunk.map((s) => s.tier ?? null))}::text[])
+               AS t(id, label, section, row, price, currency, tier)`);
     }
     return { eventId: load.eventId, seats: load.seats.length, created: true };
   });

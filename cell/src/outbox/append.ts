@@ -1,5 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { cellTopics, type EventPayload, type EventType, eventPayloads, type TypedEnvelope } from '@onsale/contracts';
+import {
+  cellTopics,
+  type EventPayload,
+  type EventType,
+  eventPayloads,
+  eventPayloadsV2,
+  hasV2,
+  type SaleContext,
+  type TypedEnvelope,
+} from '@onsale/contracts';
+import { sql } from 'drizzle-orm';
 import type { Tx } from '../db/client';
 import { outbox } from '../db/schema';
 
@@ -11,9 +21,46 @@ export interface Causation {
 }
 
 /**
+ * The order's sale context as the ledger has it inside this transaction: reporting reads it
+ * from the event alone, because nothing outside the cell may query the cell's database.
+ */
+async function saleContext(tx: Tx, orderId: string): Promise<SaleContext> {
+  const rows = await tx.execute<{
+    tenant_id: string;
+    event_id: string;
+    amount: number;
+    currency: string;
+    seat_id: string | null;
+    section: string | null;
+    tier: string | null;
+    price: number | null;
+  }>(sql`
+    SELECT e.tenant_id, o.event_id, o.amount, o.currency, s.id AS seat_id, s.section, s.tier, s.price
+      FROM orders o
+      JOIN events e ON e.id = o.event_id
+      LEFT JOIN holds h ON h.order_id = o.id
+      LEFT JOIN hold_seats hs ON hs.hold_id = h.id
+      LEFT JOIN seats s ON s.id = hs.seat_id
+     WHERE o.id = ${orderId}
+     ORDER BY s.id`);
+  const first = rows.rows[0];
+  if (!first) throw new Error(`order ${orderId} is not in the ledger`);
+  return {
+    tenantId: first.tenant_id,
+    eventId: first.event_id,
+    amount: Number(first.amount),
+    currency: first.currency,
+    seats: rows.rows
+      .filter((r) => r.seat_id !== null)
+      .map((r) => ({ seatId: r.seat_id!, section: r.section!, tier: r.tier, price: Number(r.price) })),
+  };
+}
+
+/**
  * Records a saga event in the outbox inside the caller's transaction, so it commits (or not)
  * with the business write. The payload is validated against the shared contract first: a
- * producer can never publish what consumers would reject.
+ * producer can never publish what consumers would reject. Events whose outcome reporting
+ * counts go out as version 2, carrying the sale context (a superset of v1).
  */
 export async function appendEvent<T extends EventType>(
   tx: Tx,
@@ -22,16 +69,19 @@ export async function appendEvent<T extends EventType>(
   aggregateId: string,
   payload: EventPayload<T>,
 ): Promise<TypedEnvelope<T>> {
+  const v2 = hasV2(eventType);
   const envelope = {
     eventId: randomUUID(),
     eventType,
-    schemaVersion: 1,
+    schemaVersion: v2 ? 2 : 1,
     aggregateId,
     occurredAt: new Date().toISOString(),
     correlationId: cause.correlationId,
     causationId: cause.causationId,
     cellId: cause.cellId,
-    payload: eventPayloads[eventType].parse(payload) as EventPayload<T>,
+    payload: (v2
+      ? eventPayloadsV2[eventType].parse({ ...payload, sale: await saleContext(tx, aggregateId) })
+      : eventPayloads[eventType].parse(payload)) as EventPayload<T>,
   };
   await tx.insert(outbox).values({
     eventId: envelope.eventId,

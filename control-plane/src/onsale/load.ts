@@ -25,8 +25,9 @@ export async function buildEventLoad(
     row: string;
     price: number;
     currency: string;
+    tier: string;
   }>(sql`
-    select s.id, s.label, s.section, s.row, t.price, t.currency
+    select s.id, s.label, s.section, s.row, t.price, t.currency, t.code as tier
     from seats s join price_tiers t on t.event_id = s.event_id and t.code = s.tier_code
     where s.event_id = ${eventId} order by s.label`);
   return {
@@ -47,6 +48,7 @@ export async function buildEventLoad(
         row: s.row,
         price: Number(s.price),
         currency: s.currency,
+        tier: s.tier,
       })),
     },
   };

@@ -47,6 +47,7 @@ export const seats = pgTable(
     row: text('row').notNull(),
     price: integer('price').notNull(),
     currency: char('currency', { length: 3 }).notNull(),
+    tier: text('tier'),
   },
   (t) => [uniqueIndex('seats_event_label_uq').on(t.eventId, t.label)],
 );
