@@ -11,6 +11,7 @@ export const errorCodes = {
   forbidden: 403,
   admission_invalid: 403,
   not_found: 404,
+  method_not_allowed: 405,
   seats_not_found: 404,
   event_not_found: 404,
   seats_unavailable: 409,

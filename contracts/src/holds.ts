@@ -8,7 +8,8 @@ export const HoldRequest = z
       .array(z.string().uuid())
       .min(1)
       .max(MAX_SEATS_PER_HOLD)
-      .refine((ids) => new Set(ids).size === ids.length, { message: 'seat ids must be distinct' }),
+      .refine((ids) => new Set(ids).size === ids.length, { message: 'seat ids must be distinct' })
+      .meta({ uniqueItems: true }),
   })
   .strict();
 export type HoldRequest = z.infer<typeof HoldRequest>;

@@ -32,6 +32,19 @@ export interface CreateEventInput {
   cellId?: string;
 }
 
+/**
+ * The one rule for an event's start, on create and on update: in the future. It also keeps every
+ * stored start within years that PostgreSQL and JavaScript both read back as written (a year
+ * below 100 would come back as 19xx, or not at all).
+ */
+function assertFutureStart(ctx: Services, startsAt: Date) {
+  if (startsAt.getTime() <= ctx.clock.now().getTime()) {
+    throw new ServiceError('validation_failed', 'startsAt must be in the future', {
+      issues: [{ path: 'startsAt', message: 'must be in the future' }],
+    });
+  }
+}
+
 export async function createEvent({
   ctx,
   actor,
@@ -42,11 +55,7 @@ export async function createEvent({
   input: CreateEventInput;
 }) {
   assertRole(actor, 'manager');
-  if (input.startsAt.getTime() <= ctx.clock.now().getTime()) {
-    throw new ServiceError('validation_failed', 'startsAt must be in the future', {
-      issues: [{ path: 'startsAt', message: 'must be in the future' }],
-    });
-  }
+  assertFutureStart(ctx, input.startsAt);
   return ctx.db.transaction(async (tx) => {
     const [tenant] = await tx.select({ id: tenants.id }).from(tenants).where(eq(tenants.id, actor.tenantId));
     if (!tenant) throw new ServiceError('forbidden', 'unknown tenant');
@@ -108,6 +117,7 @@ export async function updateEvent({
   input: UpdateEventInput;
 }) {
   assertRole(actor, 'manager');
+  if (input.startsAt) assertFutureStart(ctx, input.startsAt);
   return ctx.db.transaction(async (tx) => {
     const ev = await eventForTenant(tx, actor.tenantId, eventId, { lock: true });
     if (ev.status !== 'draft' && ev.status !== 'scheduled')

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { nulIssues } from '@onsale/contracts';
 import { eq, sql } from 'drizzle-orm';
 import type { Services } from '../context';
 import { priceTiers } from '../db/schema';
@@ -43,6 +44,10 @@ export async function uploadSeatMap({
     }
     parsed = parseSeatMapJson(body, known);
   } else parsed = parseSeatMapCsv(input.body, known);
+  // The parser checks shapes and lengths; the platform's input rule (no NUL) applies to what it accepted.
+  const nul = parsed.ok ? nulIssues(parsed.map) : [];
+  if (nul.length)
+    throw new ServiceError('validation_failed', 'the seat map has text with NUL characters', { issues: nul });
   if (!parsed.ok) {
     throw new ServiceError('validation_failed', `the seat map has ${parsed.total} problem(s); nothing was stored`, {
       issues: parsed.issues,

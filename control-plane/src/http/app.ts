@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { OpenAPIHono } from '@hono/zod-openapi';
+import { acceptedInputIssues, allowedMethods } from '@onsale/contracts';
 import { bodyLimit } from 'hono/body-limit';
 import type { Services } from '../context';
 import { ServiceError } from '../lib/errors';
@@ -31,13 +32,14 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export function createApp(services: Services): App {
   const app: App = new OpenAPIHono<AppEnv>({
     defaultHook: (result, c) => {
-      if (!result.success) {
-        const issues = result.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+      const issues = result.success
+        ? acceptedInputIssues({ target: result.target, data: result.data, contentType: c.req.header('content-type') })
+        : result.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+      if (issues.length)
         return toErrorResponse(
           new ServiceError('validation_failed', 'the request is not valid', { issues }),
           c as never,
         );
-      }
     },
   });
 
@@ -69,7 +71,12 @@ export function createApp(services: Services): App {
     }),
   );
   app.onError((err, c) => toErrorResponse(err, c));
-  app.notFound((c) => c.json(errorBody(c, 'not_found', 'no such route'), 404));
+  app.notFound((c) => {
+    const allow = allowedMethods(app.routes, c.req.path);
+    if (!allow.length) return c.json(errorBody(c, 'not_found', 'no such route'), 404);
+    c.header('allow', allow.join(', '));
+    return c.json(errorBody(c, 'method_not_allowed', `${c.req.method} is not allowed here`, { allow }), 405);
+  });
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
     type: 'http',

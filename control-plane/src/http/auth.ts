@@ -1,4 +1,4 @@
-import type { Context } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { Principal } from '../identity/verifier';
 import type { BuyerActor, OperatorActor, PromoterActor } from '../lib/actors';
 import { ServiceError } from '../lib/errors';
@@ -18,20 +18,20 @@ async function principal(c: Context<AppEnv>): Promise<Principal> {
 }
 
 /** A promoter of some tenant (any role); routes check the role they need through the domain verb. */
-export async function promoter(c: Context<AppEnv>): Promise<PromoterActor> {
+async function promoter(c: Context<AppEnv>): Promise<PromoterActor> {
   const p = await principal(c);
   if (!p.tenantId || !p.role || p.role === 'operator')
     throw new ServiceError('forbidden', 'a promoter token is required');
   return { kind: 'promoter', sub: p.sub, tenantId: p.tenantId, role: p.role };
 }
 
-export async function operator(c: Context<AppEnv>): Promise<OperatorActor> {
+async function operator(c: Context<AppEnv>): Promise<OperatorActor> {
   const p = await principal(c);
   if (p.role !== 'operator') throw new ServiceError('forbidden', 'an operator token is required');
   return { kind: 'operator', sub: p.sub };
 }
 
-export async function buyer(c: Context<AppEnv>): Promise<BuyerActor> {
+async function buyer(c: Context<AppEnv>): Promise<BuyerActor> {
   const p = await principal(c);
   return { kind: 'buyer', sub: p.sub };
 }
@@ -40,7 +40,7 @@ export async function buyer(c: Context<AppEnv>): Promise<BuyerActor> {
  * A buyer on a waiting-room path: the IP's bucket is charged before the token is even checked
  * (a flood of bad tokens costs us nothing more), then the buyer's own bucket.
  */
-export async function rateLimitedBuyer(c: Context<AppEnv>): Promise<BuyerActor> {
+async function rateLimitedBuyer(c: Context<AppEnv>): Promise<BuyerActor> {
   const ctx = c.get('services');
   await enforceRateLimits(ctx, { ip: clientIp(c) });
   const actor = await buyer(c);
@@ -48,4 +48,18 @@ export async function rateLimitedBuyer(c: Context<AppEnv>): Promise<BuyerActor> 
   return actor;
 }
 
-export const bearerSecurity = [{ bearer: [] as string[] }];
+/**
+ * Route middleware: runs before the route's validators, so a request without the right token is
+ * a 401 or 403 whatever its body; the handler finds the actor on the context.
+ */
+const requireActor =
+  <A>(check: (c: Context<AppEnv>) => Promise<A>): MiddlewareHandler<AppEnv & { Variables: { actor: A } }> =>
+  async (c, next) => {
+    c.set('actor', await check(c as never));
+    await next();
+  };
+
+export const asPromoter = requireActor(promoter);
+export const asOperator = requireActor(operator);
+/** A buyer on a waiting-room path (rate limited per IP, then per buyer). */
+export const asQueuedBuyer = requireActor(rateLimitedBuyer);

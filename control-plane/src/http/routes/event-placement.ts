@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { placeEvent } from '../../events/events';
 import { assertRole } from '../../lib/actors';
-import { promoter } from '../auth';
+import { asPromoter } from '../auth';
 import type { App } from '../env';
 import { errorResponses } from '../errors';
 import { EventIdParam, EventSchema, toEventDto } from '../schemas';
@@ -12,6 +12,7 @@ const route = createRoute({
   tags: ['events'],
   summary: 'Pin the event to a purchase cell (manager or owner), until the onsale starts',
   security: [{ bearer: [] }],
+  middleware: [asPromoter] as const,
   request: {
     params: EventIdParam,
     body: {
@@ -27,7 +28,7 @@ const route = createRoute({
 
 export function registerEventPlacement(app: App) {
   app.openapi(route, async (c) => {
-    const actor = await promoter(c);
+    const actor = c.get('actor');
     assertRole(actor, 'manager');
     const ev = await placeEvent({
       ctx: c.get('services'),

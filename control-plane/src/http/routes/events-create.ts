@@ -1,6 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { Instant } from '@onsale/contracts';
 import { createEvent } from '../../events/events';
-import { promoter } from '../auth';
+import { asPromoter } from '../auth';
 import type { App } from '../env';
 import { errorResponses } from '../errors';
 import { EventSchema, toEventDto } from '../schemas';
@@ -9,7 +10,7 @@ export const CreateEventBody = z
   .object({
     name: z.string().min(1).max(200),
     venue: z.string().min(1).max(200),
-    startsAt: z.string().datetime({ offset: true }),
+    startsAt: Instant,
     cellId: z
       .string()
       .min(1)
@@ -24,6 +25,7 @@ const route = createRoute({
   tags: ['events'],
   summary: 'Create an event (manager or owner)',
   security: [{ bearer: [] }],
+  middleware: [asPromoter] as const,
   request: { body: { required: true, content: { 'application/json': { schema: CreateEventBody } } } },
   responses: {
     201: { description: 'Created', content: { 'application/json': { schema: EventSchema } } },
@@ -33,7 +35,7 @@ const route = createRoute({
 
 export function registerCreateEvent(app: App) {
   app.openapi(route, async (c) => {
-    const actor = await promoter(c);
+    const actor = c.get('actor');
     const b = c.req.valid('json');
     const ev = await createEvent({ ctx: c.get('services'), actor, input: { ...b, startsAt: new Date(b.startsAt) } });
     return c.json(toEventDto(ev), 201);

@@ -1,6 +1,6 @@
 import { createRoute } from '@hono/zod-openapi';
 import { getEvent } from '../../events/events';
-import { promoter } from '../auth';
+import { asPromoter } from '../auth';
 import type { App } from '../env';
 import { errorResponses } from '../errors';
 import { EventIdParam, EventSchema, toEventDto } from '../schemas';
@@ -10,16 +10,17 @@ const route = createRoute({
   path: '/events/{eventId}',
   tags: ['events'],
   security: [{ bearer: [] }],
+  middleware: [asPromoter] as const,
   request: { params: EventIdParam },
   responses: {
     200: { description: 'The event', content: { 'application/json': { schema: EventSchema } } },
-    ...errorResponses('unauthenticated', 'forbidden', 'not_found'),
+    ...errorResponses('validation_failed', 'unauthenticated', 'forbidden', 'not_found'),
   },
 });
 
 export function registerGetEvent(app: App) {
   app.openapi(route, async (c) => {
-    const actor = await promoter(c);
+    const actor = c.get('actor');
     const ev = await getEvent({ ctx: c.get('services'), actor, eventId: c.req.valid('param').eventId });
     return c.json(toEventDto(ev), 200);
   });

@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { listEvents } from '../../events/events';
-import { promoter } from '../auth';
+import { asPromoter } from '../auth';
 import type { App } from '../env';
 import { errorResponses } from '../errors';
 import { EventSchema, toEventDto } from '../schemas';
@@ -11,6 +11,7 @@ const route = createRoute({
   tags: ['events'],
   summary: "The tenant's events",
   security: [{ bearer: [] }],
+  middleware: [asPromoter] as const,
   responses: {
     200: {
       description: 'Events',
@@ -22,7 +23,7 @@ const route = createRoute({
 
 export function registerListEvents(app: App) {
   app.openapi(route, async (c) => {
-    const actor = await promoter(c);
+    const actor = c.get('actor');
     const rows = await listEvents({ ctx: c.get('services'), actor });
     return c.json({ events: rows.map(toEventDto) }, 200);
   });

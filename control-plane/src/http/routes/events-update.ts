@@ -1,6 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { Instant } from '@onsale/contracts';
 import { updateEvent } from '../../events/events';
-import { promoter } from '../auth';
+import { asPromoter } from '../auth';
 import type { App } from '../env';
 import { errorResponses } from '../errors';
 import { EventIdParam, EventSchema, toEventDto } from '../schemas';
@@ -9,7 +10,7 @@ const Body = z
   .object({
     name: z.string().min(1).max(200).optional(),
     venue: z.string().min(1).max(200).optional(),
-    startsAt: z.string().datetime({ offset: true }).optional(),
+    startsAt: Instant.optional(),
   })
   .strict()
   .openapi('UpdateEvent');
@@ -20,6 +21,7 @@ const route = createRoute({
   tags: ['events'],
   summary: 'Edit an event before its onsale starts (manager or owner)',
   security: [{ bearer: [] }],
+  middleware: [asPromoter] as const,
   request: { params: EventIdParam, body: { required: true, content: { 'application/json': { schema: Body } } } },
   responses: {
     200: { description: 'Updated', content: { 'application/json': { schema: EventSchema } } },
@@ -29,7 +31,7 @@ const route = createRoute({
 
 export function registerUpdateEvent(app: App) {
   app.openapi(route, async (c) => {
-    const actor = await promoter(c);
+    const actor = c.get('actor');
     const b = c.req.valid('json');
     const ev = await updateEvent({
       ctx: c.get('services'),

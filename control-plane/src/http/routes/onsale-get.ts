@@ -1,6 +1,6 @@
 import { createRoute } from '@hono/zod-openapi';
 import { getOnsale } from '../../onsale/status';
-import { promoter } from '../auth';
+import { asPromoter } from '../auth';
 import type { App } from '../env';
 import { errorResponses } from '../errors';
 import { EventIdParam, OnsaleSchema } from '../schemas';
@@ -11,16 +11,17 @@ const route = createRoute({
   tags: ['onsale'],
   summary: 'The schedule, readiness in the cell (load status, attempts, last error), R and the waiting room',
   security: [{ bearer: [] }],
+  middleware: [asPromoter] as const,
   request: { params: EventIdParam },
   responses: {
     200: { description: 'Onsale', content: { 'application/json': { schema: OnsaleSchema } } },
-    ...errorResponses('unauthenticated', 'forbidden', 'not_found'),
+    ...errorResponses('validation_failed', 'unauthenticated', 'forbidden', 'not_found'),
   },
 });
 
 export function registerGetOnsale(app: App) {
   app.openapi(route, async (c) => {
-    const actor = await promoter(c);
+    const actor = c.get('actor');
     return c.json(
       await getOnsale({ ctx: c.get('services'), tenantId: actor.tenantId, eventId: c.req.valid('param').eventId }),
       200,

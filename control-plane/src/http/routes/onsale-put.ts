@@ -1,15 +1,16 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { Instant } from '@onsale/contracts';
 import { scheduleOnsale } from '../../onsale/schedule';
 import { getOnsale } from '../../onsale/status';
-import { promoter } from '../auth';
+import { asPromoter } from '../auth';
 import type { App } from '../env';
 import { errorResponses } from '../errors';
 import { EventIdParam, OnsaleSchema } from '../schemas';
 
 export const ScheduleBody = z
   .object({
-    roomOpensAt: z.string().datetime({ offset: true }),
-    onsaleAt: z.string().datetime({ offset: true }),
+    roomOpensAt: Instant,
+    onsaleAt: Instant,
     perBuyerLimit: z.number().int().min(1).max(8),
     maxReleaseRate: z.number().int().min(1).max(100_000),
     minReleaseRate: z.number().int().min(0).max(100_000).optional(),
@@ -25,6 +26,7 @@ const route = createRoute({
   tags: ['onsale'],
   summary: 'Schedule or reschedule the onsale (manager or owner); the event is then loaded into its cell',
   security: [{ bearer: [] }],
+  middleware: [asPromoter] as const,
   request: {
     params: EventIdParam,
     body: { required: true, content: { 'application/json': { schema: ScheduleBody } } },
@@ -37,7 +39,7 @@ const route = createRoute({
 
 export function registerScheduleOnsale(app: App) {
   app.openapi(route, async (c) => {
-    const actor = await promoter(c);
+    const actor = c.get('actor');
     const ctx = c.get('services');
     const b = c.req.valid('json');
     const { eventId } = c.req.valid('param');

@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { revokeAdmission } from '../../admission/revoke';
 import { actorName } from '../../lib/actors';
-import { operator } from '../auth';
+import { asOperator } from '../auth';
 import type { App } from '../env';
 import { errorResponses } from '../errors';
 
@@ -11,20 +11,24 @@ const revoke = createRoute({
   tags: ['operator'],
   summary: 'Revoke an admission token (jti) or all of a buyer’s admissions (sub); cells refuse within seconds',
   security: [{ bearer: [] }],
+  middleware: [asOperator] as const,
   request: {
     body: {
       required: true,
       content: {
         'application/json': {
           schema: z
-            .object({
-              jti: z.string().min(8).optional(),
-              sub: z.string().min(1).optional(),
-              exp: z.number().int().optional(),
-              reason: z.string().min(1).max(500),
-            })
-            .refine((b) => Boolean(b.jti) !== Boolean(b.sub), { message: 'give exactly one of jti or sub' })
-            .openapi('Revoke'),
+            .xor([
+              z
+                .object({
+                  jti: z.string().min(8),
+                  exp: z.number().int().optional(),
+                  reason: z.string().min(1).max(500),
+                })
+                .strict(),
+              z.object({ sub: z.string().min(1), reason: z.string().min(1).max(500) }).strict(),
+            ])
+            .openapi('Revoke', { description: 'Exactly one of jti (one token) or sub (every admission of a buyer)' }),
         },
       },
     },
@@ -74,6 +78,7 @@ const rotate = createRoute({
   tags: ['operator'],
   summary: 'Announce a new admission signing key (it signs after the announce period)',
   security: [{ bearer: [] }],
+  middleware: [asOperator] as const,
   responses: {
     201: { description: 'Announced', content: { 'application/json': { schema: Key } } },
     ...errorResponses('unauthenticated', 'forbidden'),
@@ -84,6 +89,7 @@ const list = createRoute({
   path: '/operator/signing-keys',
   tags: ['operator'],
   security: [{ bearer: [] }],
+  middleware: [asOperator] as const,
   responses: {
     200: {
       description: 'Published keys (no private material)',
@@ -96,18 +102,16 @@ const list = createRoute({
 /** Admission tokens: revocation and signing keys (operator only). */
 export function registerOperatorAdmission(app: App) {
   app.openapi(revoke, async (c) => {
-    const actor = await operator(c);
+    const actor = c.get('actor');
     return c.json(
       await revokeAdmission({ ctx: c.get('services'), input: c.req.valid('json'), actor: actorName(actor) }),
       201,
     );
   });
   app.openapi(rotate, async (c) => {
-    await operator(c);
     return c.json(keyDto(await c.get('services').keys.rotate()), 201);
   });
   app.openapi(list, async (c) => {
-    await operator(c);
     return c.json({ keys: (await c.get('services').keys.list(true)).map(keyDto) }, 200);
   });
 }

@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { listCells, registerCell, updateCell } from '../../cells/cells';
-import { operator } from '../auth';
+import { asOperator } from '../auth';
 import type { App } from '../env';
 import { errorResponses } from '../errors';
 import { CellIdParam, CellSchema, toCellDto } from '../schemas';
@@ -31,6 +31,7 @@ const create = createRoute({
   tags: ['operator'],
   summary: 'Register a purchase cell',
   security: [{ bearer: [] }],
+  middleware: [asOperator] as const,
   request: { body: { required: true, content: { 'application/json': { schema: CreateBody } } } },
   responses: {
     201: { description: 'Registered', content: { 'application/json': { schema: CellSchema } } },
@@ -43,6 +44,7 @@ const list = createRoute({
   tags: ['operator'],
   summary: 'Cells with their load (events not ended ÷ capacity)',
   security: [{ bearer: [] }],
+  middleware: [asOperator] as const,
   responses: {
     200: {
       description: 'Cells',
@@ -57,6 +59,7 @@ const update = createRoute({
   tags: ['operator'],
   summary: 'Change a cell (status: active, draining, down, evacuated; capacity; base URL)',
   security: [{ bearer: [] }],
+  middleware: [asOperator] as const,
   request: { params: CellIdParam, body: { required: true, content: { 'application/json': { schema: UpdateBody } } } },
   responses: {
     200: { description: 'Updated', content: { 'application/json': { schema: CellSchema } } },
@@ -67,15 +70,12 @@ const update = createRoute({
 /** The cell registry (operator only). */
 export function registerOperatorCells(app: App) {
   app.openapi(create, async (c) => {
-    await operator(c);
     return c.json(toCellDto(await registerCell({ ctx: c.get('services'), input: c.req.valid('json') })), 201);
   });
   app.openapi(list, async (c) => {
-    await operator(c);
     return c.json({ cells: (await listCells({ ctx: c.get('services') })).map(toCellDto) }, 200);
   });
   app.openapi(update, async (c) => {
-    await operator(c);
     return c.json(
       toCellDto(
         await updateCell({ ctx: c.get('services'), cellId: c.req.valid('param').cellId, input: c.req.valid('json') }),

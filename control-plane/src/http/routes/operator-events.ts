@@ -4,7 +4,7 @@ import { actorName } from '../../lib/actors';
 import { attemptLoad } from '../../onsale/load';
 import { getOnsale } from '../../onsale/status';
 import { listDecisions, setReleaseMode } from '../../release-controller/override';
-import { operator } from '../auth';
+import { asOperator } from '../auth';
 import type { App } from '../env';
 import { errorResponses } from '../errors';
 import { DecisionSchema, EventIdParam, EventSchema, OnsaleSchema, toEventDto } from '../schemas';
@@ -15,6 +15,7 @@ const placement = createRoute({
   tags: ['operator'],
   summary: 'Pin an event to a cell, optionally dedicating the cell to it (headline onsale)',
   security: [{ bearer: [] }],
+  middleware: [asOperator] as const,
   request: {
     params: EventIdParam,
     body: {
@@ -40,6 +41,7 @@ const release = createRoute({
   tags: ['operator'],
   summary: 'Pause, resume (auto) or pin R for an event',
   security: [{ bearer: [] }],
+  middleware: [asOperator] as const,
   request: {
     params: EventIdParam,
     body: {
@@ -75,13 +77,14 @@ const decisions = createRoute({
   path: '/operator/events/{eventId}/release-decisions',
   tags: ['operator'],
   security: [{ bearer: [] }],
+  middleware: [asOperator] as const,
   request: { params: EventIdParam, query: z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) }) },
   responses: {
     200: {
       description: 'Decisions',
       content: { 'application/json': { schema: z.object({ decisions: z.array(DecisionSchema) }) } },
     },
-    ...errorResponses('unauthenticated', 'forbidden'),
+    ...errorResponses('validation_failed', 'unauthenticated', 'forbidden'),
   },
 });
 
@@ -91,17 +94,17 @@ const load = createRoute({
   tags: ['operator'],
   summary: 'Retry loading the event into its cell now',
   security: [{ bearer: [] }],
+  middleware: [asOperator] as const,
   request: { params: EventIdParam },
   responses: {
     200: { description: 'Attempted', content: { 'application/json': { schema: OnsaleSchema } } },
-    ...errorResponses('unauthenticated', 'forbidden', 'not_found'),
+    ...errorResponses('validation_failed', 'unauthenticated', 'forbidden', 'not_found'),
   },
 });
 
 /** Operator controls over one event. */
 export function registerOperatorEvents(app: App) {
   app.openapi(placement, async (c) => {
-    await operator(c);
     return c.json(
       toEventDto(
         await placeEvent({ ctx: c.get('services'), eventId: c.req.valid('param').eventId, input: c.req.valid('json') }),
@@ -110,7 +113,7 @@ export function registerOperatorEvents(app: App) {
     );
   });
   app.openapi(release, async (c) => {
-    const actor = await operator(c);
+    const actor = c.get('actor');
     return c.json(
       await setReleaseMode({
         ctx: c.get('services'),
@@ -122,7 +125,6 @@ export function registerOperatorEvents(app: App) {
     );
   });
   app.openapi(decisions, async (c) => {
-    await operator(c);
     return c.json(
       {
         decisions: await listDecisions({
@@ -135,7 +137,6 @@ export function registerOperatorEvents(app: App) {
     );
   });
   app.openapi(load, async (c) => {
-    await operator(c);
     const ctx = c.get('services');
     const { eventId } = c.req.valid('param');
     await attemptLoad({ ctx, eventId, force: true });

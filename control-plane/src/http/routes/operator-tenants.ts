@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { createTenant, listTenants } from '../../tenants/tenants';
-import { operator } from '../auth';
+import { asOperator } from '../auth';
 import type { App } from '../env';
 import { errorResponses } from '../errors';
 
@@ -17,6 +17,7 @@ const create = createRoute({
   tags: ['operator'],
   summary: 'Onboard a promoter organisation',
   security: [{ bearer: [] }],
+  middleware: [asOperator] as const,
   request: {
     body: {
       required: true,
@@ -34,6 +35,7 @@ const list = createRoute({
   path: '/operator/tenants',
   tags: ['operator'],
   security: [{ bearer: [] }],
+  middleware: [asOperator] as const,
   responses: {
     200: {
       description: 'Tenants',
@@ -46,11 +48,9 @@ const list = createRoute({
 /** Operators onboard tenants (two small routes on one resource). */
 export function registerOperatorTenants(app: App) {
   app.openapi(create, async (c) => {
-    await operator(c);
     return c.json(dto(await createTenant({ ctx: c.get('services'), input: c.req.valid('json') })), 201);
   });
   app.openapi(list, async (c) => {
-    await operator(c);
     return c.json({ tenants: (await listTenants({ ctx: c.get('services') })).map(dto) }, 200);
   });
 }

@@ -1,6 +1,6 @@
 import { createRoute } from '@hono/zod-openapi';
 import { joinQueue } from '../../waiting-room/join';
-import { rateLimitedBuyer } from '../auth';
+import { asQueuedBuyer } from '../auth';
 import type { App } from '../env';
 import { errorResponses } from '../errors';
 import { EventIdParam, QueueStatusSchema } from '../schemas';
@@ -11,16 +11,17 @@ const route = createRoute({
   tags: ['waiting room'],
   summary: 'Join the waiting room (idempotent per buyer: a refresh or a second device keeps the place)',
   security: [{ bearer: [] }],
+  middleware: [asQueuedBuyer] as const,
   request: { params: EventIdParam },
   responses: {
     200: { description: 'Your place', content: { 'application/json': { schema: QueueStatusSchema } } },
-    ...errorResponses('unauthenticated', 'not_found', 'conflict', 'rate_limited'),
+    ...errorResponses('validation_failed', 'unauthenticated', 'not_found', 'conflict', 'rate_limited'),
   },
 });
 
 export function registerJoinQueue(app: App) {
   app.openapi(route, async (c) => {
-    const actor = await rateLimitedBuyer(c);
+    const actor = c.get('actor');
     c.header('cache-control', 'no-store');
     return c.json(await joinQueue({ ctx: c.get('services'), actor, eventId: c.req.valid('param').eventId }), 200);
   });

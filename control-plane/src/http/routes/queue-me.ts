@@ -1,6 +1,6 @@
 import { createRoute } from '@hono/zod-openapi';
 import { queueStatus } from '../../waiting-room/status';
-import { rateLimitedBuyer } from '../auth';
+import { asQueuedBuyer } from '../auth';
 import type { App } from '../env';
 import { errorResponses } from '../errors';
 import { EventIdParam, QueueStatusSchema } from '../schemas';
@@ -11,19 +11,20 @@ const route = createRoute({
   tags: ['waiting room'],
   summary: 'Your position, people ahead, estimated wait; once released, the admission token (in the body, never a URL)',
   security: [{ bearer: [] }],
+  middleware: [asQueuedBuyer] as const,
   request: { params: EventIdParam },
   responses: {
     200: {
       description: 'Your place or your admission',
       content: { 'application/json': { schema: QueueStatusSchema } },
     },
-    ...errorResponses('unauthenticated', 'not_found', 'rate_limited'),
+    ...errorResponses('validation_failed', 'unauthenticated', 'not_found', 'rate_limited'),
   },
 });
 
 export function registerQueueMe(app: App) {
   app.openapi(route, async (c) => {
-    const actor = await rateLimitedBuyer(c);
+    const actor = c.get('actor');
     c.header('cache-control', 'no-store');
     return c.json(await queueStatus({ ctx: c.get('services'), actor, eventId: c.req.valid('param').eventId }), 200);
   });

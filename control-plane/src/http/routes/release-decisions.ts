@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { eventForTenant } from '../../events/events';
 import { listDecisions } from '../../release-controller/override';
-import { promoter } from '../auth';
+import { asPromoter } from '../auth';
 import type { App } from '../env';
 import { errorResponses } from '../errors';
 import { DecisionSchema, EventIdParam } from '../schemas';
@@ -12,19 +12,20 @@ const route = createRoute({
   tags: ['onsale'],
   summary: "The release controller's decisions for the event (newest first)",
   security: [{ bearer: [] }],
+  middleware: [asPromoter] as const,
   request: { params: EventIdParam, query: z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) }) },
   responses: {
     200: {
       description: 'Decisions',
       content: { 'application/json': { schema: z.object({ decisions: z.array(DecisionSchema) }) } },
     },
-    ...errorResponses('unauthenticated', 'forbidden', 'not_found'),
+    ...errorResponses('validation_failed', 'unauthenticated', 'forbidden', 'not_found'),
   },
 });
 
 export function registerReleaseDecisions(app: App) {
   app.openapi(route, async (c) => {
-    const actor = await promoter(c);
+    const actor = c.get('actor');
     const ctx = c.get('services');
     const { eventId } = c.req.valid('param');
     await eventForTenant(ctx.db, actor.tenantId, eventId);

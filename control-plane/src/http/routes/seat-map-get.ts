@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { getSeatMap } from '../../events/seat-map';
-import { promoter } from '../auth';
+import { asPromoter } from '../auth';
 import type { App } from '../env';
 import { errorResponses } from '../errors';
 import { EventIdParam } from '../schemas';
@@ -25,19 +25,20 @@ const route = createRoute({
   tags: ['events'],
   summary: 'Tiers, per-section counts and a page of seats (ordered by label)',
   security: [{ bearer: [] }],
+  middleware: [asPromoter] as const,
   request: {
     params: EventIdParam,
     query: z.object({ after: z.string().optional(), limit: z.coerce.number().int().min(1).max(5000).default(1000) }),
   },
   responses: {
     200: { description: 'Seat map', content: { 'application/json': { schema: SeatMap } } },
-    ...errorResponses('unauthenticated', 'forbidden', 'not_found'),
+    ...errorResponses('validation_failed', 'unauthenticated', 'forbidden', 'not_found'),
   },
 });
 
 export function registerGetSeatMap(app: App) {
   app.openapi(route, async (c) => {
-    const actor = await promoter(c);
+    const actor = c.get('actor');
     const q = c.req.valid('query');
     const r = await getSeatMap({
       ctx: c.get('services'),

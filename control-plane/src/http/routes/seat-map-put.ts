@@ -1,7 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { SEATS_PER_LOAD_MAX } from '@onsale/contracts';
 import { uploadSeatMap } from '../../events/seat-map';
 import { ServiceError } from '../../lib/errors';
-import { promoter } from '../auth';
+import { asPromoter } from '../auth';
 import type { App } from '../env';
 import { errorResponses } from '../errors';
 import { EventIdParam } from '../schemas';
@@ -16,6 +17,37 @@ const Result = z
   })
   .openapi('SeatMapStored');
 
+const text = (maxLength: number) => ({ type: 'string' as const, minLength: 1, maxLength });
+const SeatMapUpload = {
+  type: 'object' as const,
+  required: ['seats'],
+  properties: {
+    tiers: {
+      type: 'array' as const,
+      items: {
+        type: 'object' as const,
+        required: ['code', 'price', 'currency'],
+        properties: {
+          code: text(32),
+          name: text(200),
+          price: { type: 'integer' as const, minimum: 1, maximum: 100_000_000 },
+          currency: { type: 'string' as const, pattern: '^[A-Za-z]{3}$' },
+        },
+      },
+    },
+    seats: {
+      type: 'array' as const,
+      minItems: 1,
+      maxItems: SEATS_PER_LOAD_MAX,
+      items: {
+        type: 'object' as const,
+        required: ['section', 'row', 'tier'],
+        properties: { section: text(64), row: text(16), seat: text(32), label: text(64), tier: text(32) },
+      },
+    },
+  },
+};
+
 const route = createRoute({
   method: 'put',
   path: '/events/{eventId}/seat-map',
@@ -26,7 +58,18 @@ const route = createRoute({
     'CSV (text/csv): header with section,row,seat|label,tier and optionally price,currency. ' +
     'A 400 lists each problem with its row (1-based data row; CSV also gives the file line) and field; nothing is stored.',
   security: [{ bearer: [] }],
-  request: { params: EventIdParam },
+  middleware: [asPromoter] as const,
+  request: {
+    params: EventIdParam,
+    // Plain schemas, not zod: the upload's own parser reports every problem with its row and field.
+    body: {
+      required: true,
+      content: {
+        'application/json': { schema: SeatMapUpload },
+        'text/csv': { schema: { type: 'string', example: 'section,row,seat,tier,price,currency\nA,1,1,std,7500,eur' } },
+      },
+    },
+  },
   responses: {
     200: {
       description: 'Stored; seat ids are stable for unchanged labels',
@@ -46,7 +89,7 @@ const route = createRoute({
 
 export function registerPutSeatMap(app: App) {
   app.openapi(route, async (c) => {
-    const actor = await promoter(c);
+    const actor = c.get('actor');
     const type = (c.req.header('content-type') ?? '').split(';')[0]?.trim().toLowerCase();
     const format = type === 'application/json' ? 'json' : type === 'text/csv' ? 'csv' : null;
     if (!format) throw new ServiceError('bad_request', 'content-type must be application/json or text/csv');

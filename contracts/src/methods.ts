@@ -1,0 +1,27 @@
+/** A route as a router lists it: an HTTP method and a path pattern with `:name` segments. */
+export interface RouteEntry {
+  method: string;
+  path: string;
+}
+
+const segment = (pattern: string) =>
+  pattern
+    .split('/')
+    .map((part) => (part.startsWith(':') ? '[^/]+' : part === '*' ? '.*' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('/');
+
+/**
+ * The methods a path answers to, for the `Allow` header of a 405: a request whose path exists but
+ * whose method does not is a wrong method, not a missing resource. HEAD comes with GET (servers
+ * answer HEAD from their GET route). Empty when no route has this path.
+ */
+export function allowedMethods(routes: readonly RouteEntry[], path: string): string[] {
+  const methods = new Set<string>();
+  for (const r of routes) {
+    const method = r.method.toUpperCase();
+    if (method === 'ALL' || r.path.includes('*')) continue;
+    if (new RegExp(`^${segment(r.path)}/?$`).test(path)) methods.add(method);
+  }
+  if (methods.has('GET')) methods.add('HEAD');
+  return [...methods].sort();
+}

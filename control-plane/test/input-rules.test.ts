@@ -1,0 +1,214 @@
+import { NUL_MESSAGE } from '@onsale/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addCell, createHarness, type Harness } from './support/harness';
+
+let h: Harness;
+let t: Awaited<ReturnType<Harness['tenant']>>;
+let eventId: string;
+const startsAt = new Date(Date.now() + 30 * 86_400_000).toISOString();
+
+beforeAll(async () => {
+  h = await createHarness();
+  await addCell(h, 'cell-in1');
+  t = await h.tenant('Inputs');
+  const r = await h.req('POST', '/events', { token: t.manager, body: { name: 'Show', venue: 'Hall', startsAt } });
+  expect(r.status).toBe(201);
+  eventId = r.body.id;
+});
+afterAll(() => h?.close());
+
+/** The answer every refused input gets: 400, validation_failed, the field named in details.issues. */
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected ad hoc
+type Json = any;
+
+function expectFieldRefused(r: { status: number; body: Json }, path: string, message?: string) {
+  expect(r.status, JSON.stringify(r.body)).toBe(400);
+  expect(r.body.error.code).toBe('validation_failed');
+  expect(r.body.error.details.issues).toContainEqual(message ? { path, message } : expect.objectContaining({ path }));
+}
+
+const event = async () => (await h.req('GET', `/events/${eventId}`, { token: t.manager })).body;
+const count = async (table: string) =>
+  Number((await h.services.pool.query(`select count(*)::int as n from ${table}`)).rows[0].n);
+
+describe('a NUL character in any text input is a 400 naming the field, and nothing is written', () => {
+  it('POST /events name', async () => {
+    const before = await count('events');
+    const r = await h.req('POST', '/events', { token: t.manager, body: { name: 'a\u0000b', venue: 'Hall', startsAt } });
+    expectFieldRefused(r, 'name', NUL_MESSAGE);
+    expect(await count('events')).toBe(before);
+  });
+
+  it('PATCH /events/{id} venue', async () => {
+    const r = await h.req('PATCH', `/events/${eventId}`, { token: t.manager, body: { venue: 'x\u0000' } });
+    expectFieldRefused(r, 'venue', NUL_MESSAGE);
+    expect((await event()).venue).toBe('Hall');
+  });
+
+  it('PUT /events/{id}/placement cellId', async () => {
+    const before = await event();
+    const r = await h.req('PUT', `/events/${eventId}/placement`, { token: t.manager, body: { cellId: 'a\u0000' } });
+    expectFieldRefused(r, 'cellId', NUL_MESSAGE);
+    expect(await event()).toEqual(before);
+  });
+
+  it('GET /events/{id}/seat-map?after=%00 (a query parameter)', async () => {
+    const r = await h.req('GET', `/events/${eventId}/seat-map?after=%00`, { token: t.manager });
+    expectFieldRefused(r, 'after', NUL_MESSAGE);
+  });
+
+  it('PUT /events/{id}/seat-map, a label in the JSON upload and in the CSV upload', async () => {
+    const json = {
+      tiers: [{ code: 'A', name: 'Stalls', price: 7500, currency: 'eur' }],
+      seats: [{ section: 'S1', row: 'A', label: 'A-1\u0000', tier: 'A' }],
+    };
+    expectFieldRefused(
+      await h.req('PUT', `/events/${eventId}/seat-map`, { token: t.manager, body: json }),
+      'seats.0.label',
+      NUL_MESSAGE,
+    );
+    const csv = 'section,row,seat,tier,price,currency\nS1\u0000,A,1,A,7500,eur\n';
+    expectFieldRefused(
+      await h.req('PUT', `/events/${eventId}/seat-map`, { token: t.manager, raw: csv }),
+      'seats.0.section',
+      NUL_MESSAGE,
+    );
+    expect(await count('seats')).toBe(0);
+    expect((await event()).seatMapVersion).toBe(0);
+  });
+
+  it('POST /operator/tenants name', async () => {
+    const before = await count('tenants');
+    const r = await h.req('POST', '/operator/tenants', { token: h.operatorToken, body: { name: 'T\u0000' } });
+    expectFieldRefused(r, 'name', NUL_MESSAGE);
+    expect(await count('tenants')).toBe(before);
+  });
+
+  it('POST /operator/cells and PATCH /operator/cells/{id} region', async () => {
+    const before = await count('cells');
+    const created = await h.req('POST', '/operator/cells', {
+      token: h.operatorToken,
+      body: { id: 'cell-nul', baseUrl: 'http://127.0.0.1:9', region: 'eu\u0000' },
+    });
+    expectFieldRefused(created, 'region', NUL_MESSAGE);
+    expect(await count('cells')).toBe(before);
+    const patched = await h.req('PATCH', '/operator/cells/cell-in1', {
+      token: h.operatorToken,
+      body: { region: 'eu\u0000' },
+    });
+    expectFieldRefused(patched, 'region', NUL_MESSAGE);
+    const cells = (await h.req('GET', '/operator/cells', { token: h.operatorToken })).body.cells;
+    expect(cells.find((c: { id: string }) => c.id === 'cell-in1').region).toBe('eu-west-1');
+  });
+
+  it('POST /operator/admissions/revocations jti', async () => {
+    const before = await count('revocations');
+    const r = await h.req('POST', '/operator/admissions/revocations', {
+      token: h.operatorToken,
+      body: { jti: 'jti-0000\u0000', reason: 'fraud' },
+    });
+    expectFieldRefused(r, 'jti', NUL_MESSAGE);
+    expect(await count('revocations')).toBe(before);
+  });
+});
+
+describe('an event start: one rule for create and update, and a refused write writes nothing', () => {
+  it.each([
+    ['a year below 100', '0018-02-14T00:00:00Z'],
+    ['a year that would read back as 19xx', '0099-06-01T00:00:00Z'],
+    ['a past date', '1999-01-01T00:00:00Z'],
+  ])('PATCH and POST refuse %s', async (_what, value) => {
+    const patched = await h.req('PATCH', `/events/${eventId}`, { token: t.manager, body: { startsAt: value } });
+    expectFieldRefused(patched, 'startsAt', 'must be in the future');
+    expect((await event()).startsAt).toBe(startsAt);
+    const list = await h.req('GET', '/events', { token: t.manager });
+    expect(list.status).toBe(200);
+    const created = await h.req('POST', '/events', {
+      token: t.manager,
+      body: { name: 'Old', venue: 'Hall', startsAt: value },
+    });
+    expectFieldRefused(created, 'startsAt', 'must be in the future');
+  });
+
+  it('a day that does not exist is refused, not rolled into the next month', async () => {
+    const r = await h.req('PATCH', `/events/${eventId}`, {
+      token: t.manager,
+      body: { startsAt: '2099-02-30T20:00:00Z' },
+    });
+    expectFieldRefused(r, 'startsAt', 'not a calendar date');
+    expect((await event()).startsAt).toBe(startsAt);
+  });
+
+  it('a future start round-trips as written', async () => {
+    const later = '2099-06-01T19:30:00.000Z';
+    const r = await h.req('PATCH', `/events/${eventId}`, { token: t.manager, body: { startsAt: later } });
+    expect(r.status).toBe(200);
+    expect(r.body.startsAt).toBe(later);
+    expect((await event()).startsAt).toBe(later);
+    await h.req('PATCH', `/events/${eventId}`, { token: t.manager, body: { startsAt } });
+  });
+});
+
+describe('requests the documents describe', () => {
+  it('a required body is required: PATCH without one is a 400 naming the body', async () => {
+    expectFieldRefused(await h.req('PATCH', `/events/${eventId}`, { token: t.manager }), 'body');
+    expectFieldRefused(await h.req('PATCH', '/operator/cells/cell-in1', { token: h.operatorToken }), 'body');
+  });
+
+  it('the token is checked before the body: 401 without one, 403 with the wrong role', async () => {
+    const bad = { jti: 'short', sub: 'both' };
+    const none = await h.req('POST', '/operator/admissions/revocations', { body: bad });
+    expect(none.status).toBe(401);
+    expect(none.body.error.code).toBe('unauthenticated');
+    const promoter = await h.req('POST', '/operator/admissions/revocations', { token: t.owner, body: bad });
+    expect(promoter.status).toBe(403);
+    expect(promoter.body.error.code).toBe('forbidden');
+  });
+
+  it('every secured operation of the document answers 401 to a request with no token and a bad body', async () => {
+    const doc = (await h.req('GET', '/openapi.json')).body;
+    const secured: [string, string][] = [];
+    for (const [path, ops] of Object.entries<Record<string, { security?: unknown[] }>>(doc.paths))
+      for (const [method, op] of Object.entries(ops)) if (op.security?.length) secured.push([method, path]);
+    expect(secured.length).toBeGreaterThan(20);
+    for (const [method, path] of secured) {
+      const body = method === 'get' ? undefined : [1];
+      const r = await h.req(method.toUpperCase(), path.replaceAll(/\{[^}]+\}/g, 'not-a-uuid'), { body });
+      expect(r.status, `${method} ${path}`).toBe(401);
+    }
+  });
+
+  it('an undeclared method on a known path is a 405 with Allow', async () => {
+    const r = await h.req('PUT', `/events/${eventId}`, { token: t.manager, body: {} });
+    expect(r.status).toBe(405);
+    expect(r.headers.get('allow')).toBe('GET, HEAD, PATCH');
+    expect(r.body.error.code).toBe('method_not_allowed');
+    expect((await h.req('PUT', '/no/such/path')).status).toBe(404);
+  });
+
+  it('the revocation body is exactly one of jti or sub, in the schema', async () => {
+    const doc = (await h.req('GET', '/openapi.json')).body;
+    // Two closed objects, one requiring jti and one sub: a body matches exactly one of them.
+    const { anyOf } = doc.components.schemas.Revoke;
+    expect(anyOf.map((o: Json) => [o.required[0], o.additionalProperties])).toEqual([
+      ['jti', false],
+      ['sub', false],
+    ]);
+    const both = await h.req('POST', '/operator/admissions/revocations', {
+      token: h.operatorToken,
+      body: { jti: 'jti-00000', sub: 'buyer-1', reason: 'x' },
+    });
+    expect(both.status).toBe(400);
+  });
+
+  it('every operation with path or query parameters or a body documents 400; every secured one 401', async () => {
+    const doc = (await h.req('GET', '/openapi.json')).body;
+    for (const [path, ops] of Object.entries<Record<string, Json>>(doc.paths))
+      for (const [method, op] of Object.entries<Json>(ops)) {
+        const validated = op.requestBody || op.parameters?.some((p: { in: string }) => p.in !== 'header');
+        if (validated) expect(op.responses, `${method} ${path}`).toHaveProperty('400');
+        if (op.security?.length) expect(op.responses, `${method} ${path}`).toHaveProperty('401');
+      }
+    expect(doc.paths['/events/{eventId}/seat-map'].put.requestBody.content).toHaveProperty('text/csv');
+  });
+});
