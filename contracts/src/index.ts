@@ -10,3 +10,4 @@ export * from './methods';
 export * from './runtime/env';
 export * from './runtime/log';
 export * from './topics';
+export * from './control-plane-facts';

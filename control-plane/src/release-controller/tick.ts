@@ -3,6 +3,7 @@ import { and, eq, inArray } from 'drizzle-orm';
 import type { Services } from '../context';
 import { cells, controllerDecisions, events, onsales, releaseRates } from '../db/schema';
 import { setRoomControl } from '../waiting-room/room';
+import { appendFact } from '../outbox/facts';
 import { decide, thresholdsFrom } from './decide';
 
 /** Where the controller reads a cell's signals; the default is the cell's GET /internal/signals. */
@@ -62,6 +63,14 @@ export async function runControllerTick(ctx: Services, opts: { source?: SignalSo
             newRate: d.rate,
             reason: soldOut ? `${d.reason}; sold out for now (0 seats available)` : d.reason,
           });
+          if (d.rate !== rr.rate)
+            await appendFact(
+              tx,
+              'ReleaseDecided',
+              ev.id,
+              { eventId: ev.id, cellId: cell.id, oldRate: rr.rate, newRate: d.rate, reason: d.reason },
+              now,
+            );
           if (soldOut === true && ev.status === 'on_sale') {
             await tx
               .update(events)

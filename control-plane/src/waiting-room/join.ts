@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import type { Services } from '../context';
 import type { BuyerActor } from '../lib/actors';
 import { ServiceError } from '../lib/errors';
+import { appendFact } from '../outbox/facts';
 import { POST_OPEN_BASE, roomKeys } from './keys';
 import { queueStatus } from './status';
 
@@ -29,6 +30,8 @@ export async function joinQueue({ ctx, actor, eventId }: { ctx: Services; actor:
   if (outcome === 'no_room')
     throw new ServiceError('not_found', 'this event has no waiting room (no onsale scheduled)');
   if (outcome === 'closed') throw new ServiceError('conflict', 'the onsale for this event has ended');
+  // After Redis took the join: a crash between the two loses one funnel count, never a place.
+  if (joined === '1') await appendFact(ctx.db, 'QueueJoined', eventId, { eventId }, new Date(now));
   const status = await queueStatus({ ctx, actor, eventId });
   return { ...status, joined: joined === '1' };
 }

@@ -1,4 +1,5 @@
 import type { Services } from '../context';
+import { appendFact } from '../outbox/facts';
 import { releasingSetKey, roomKeys } from './keys';
 
 export interface ReleaseResult {
@@ -34,6 +35,8 @@ export async function releaseStep(
     opts.maxBatch ?? 5000,
     (opts.maxBatch ?? 5000) + 5000,
   );
+  if (released.length > 0)
+    await appendFact(ctx.db, 'BuyersAdmitted', eventId, { eventId, count: released.length }, new Date(now));
   return {
     eventId,
     outcome: outcome as ReleaseResult['outcome'],

@@ -1,0 +1,54 @@
+import { CONTROL_PLANE_FACTS_TOPIC } from '@onsale/contracts';
+import { Kafka, logLevel } from 'kafkajs';
+import pg from 'pg';
+import { z } from 'zod';
+import { createLogger } from '../lib/logger';
+import { createFactRelay } from './relay';
+
+const Env = z.object({
+  DATABASE_URL_CONTROL_PLANE: z.string().url(),
+  KAFKA_BROKERS: z.string().min(1),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  FACT_TOPIC_PARTITIONS: z.coerce.number().int().positive().default(3),
+  FACT_TOPIC_REPLICATION: z.coerce.number().int().positive().default(1),
+});
+
+const parsed = Env.safeParse(process.env);
+if (!parsed.success) {
+  for (const i of parsed.error.issues) console.error(`${i.path.join('.')}: ${i.message}`);
+  process.exit(1);
+}
+const env = parsed.data;
+const log = createLogger(env.LOG_LEVEL, { service: 'control-plane', role: 'fact-relay' });
+const kafka = new Kafka({
+  clientId: 'control-plane-fact-relay',
+  brokers: env.KAFKA_BROKERS.split(','),
+  logLevel: logLevel.NOTHING,
+});
+const admin = kafka.admin();
+await admin.connect();
+await admin.createTopics({
+  topics: [
+    {
+      topic: CONTROL_PLANE_FACTS_TOPIC,
+      numPartitions: env.FACT_TOPIC_PARTITIONS,
+      replicationFactor: env.FACT_TOPIC_REPLICATION,
+    },
+  ],
+});
+await admin.disconnect();
+const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+await producer.connect();
+const pool = new pg.Pool({ connectionString: env.DATABASE_URL_CONTROL_PLANE, max: 2 });
+const relay = createFactRelay(pool, producer, log, { batchSize: 500, leaseMs: 10_000, idleMs: 100 });
+const running = relay.start();
+log.info('fact relay started', { topic: CONTROL_PLANE_FACTS_TOPIC });
+for (const sig of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(sig, async () => {
+    relay.stop();
+    await running;
+    await producer.disconnect();
+    await pool.end();
+    process.exit(0);
+  });
+}

@@ -1,0 +1,62 @@
+import { CONTROL_PLANE_FACTS_TOPIC } from '@onsale/contracts';
+import type { Producer } from 'kafkajs';
+import type pg from 'pg';
+import type { Logger } from '../lib/logger';
+
+export interface FactRelayOptions {
+  batchSize: number;
+  leaseMs: number;
+  idleMs: number;
+}
+
+/**
+ * Publishes the fact outbox in id order: claim a batch with a lease (SKIP LOCKED, so two relays
+ * never claim the same rows), commit the claim, publish with acks=all, then mark the rows sent.
+ * A crash after publishing and before marking republishes the batch: a duplicate (same fact id,
+ * which reporting dedupes), never a loss.
+ */
+export function createFactRelay(pool: pg.Pool, producer: Producer, log: Logger, opts: FactRelayOptions) {
+  let stopped = false;
+
+  async function once(): Promise<number> {
+    const claimed = await pool.query<{ id: string; aggregate_id: string; envelope: unknown }>(
+      `UPDATE fact_outbox SET lease_until = now() + make_interval(secs => $2::double precision / 1000)
+        WHERE id IN (SELECT id FROM fact_outbox
+                      WHERE published_at IS NULL AND (lease_until IS NULL OR lease_until < now())
+                      ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+        RETURNING id, aggregate_id, envelope`,
+      [opts.batchSize, opts.leaseMs],
+    );
+    if (claimed.rows.length === 0) return 0;
+    const rows = claimed.rows.sort((a, b) => Number(a.id) - Number(b.id));
+    await producer.send({
+      topic: CONTROL_PLANE_FACTS_TOPIC,
+      acks: -1,
+      messages: rows.map((r) => ({ key: r.aggregate_id, value: JSON.stringify(r.envelope) })),
+    });
+    await pool.query('UPDATE fact_outbox SET published_at = now() WHERE id = ANY($1::bigint[])', [
+      rows.map((r) => r.id),
+    ]);
+    return rows.length;
+  }
+
+  async function run(): Promise<void> {
+    while (!stopped) {
+      let sent = 0;
+      try {
+        sent = await once();
+      } catch (err) {
+        log.warn('fact relay batch failed; retrying after its lease', { err });
+      }
+      if (sent === 0) await new Promise((r) => setTimeout(r, opts.idleMs));
+    }
+  }
+
+  return {
+    once,
+    start: () => run(),
+    stop() {
+      stopped = true;
+    },
+  };
+}
