@@ -89,3 +89,38 @@ describe('bad hold bodies', () => {
     expect((await res.json()).error.requestId).toBe(res.headers.get('x-request-id'));
   });
 });
+
+describe("the cell's document says what the routes do", () => {
+  // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document is inspected ad hoc
+  const doc = async (): Promise<any> => (await fetch(`${cell.url}/openapi.json`)).json();
+
+  it('the hold body declares its seat ids distinct (uniqueItems), as the validator refuses duplicates', async () => {
+    const d = await doc();
+    const body = d.paths['/events/{eventId}/holds'].post.requestBody.content['application/json'].schema;
+    expect(body.properties.seatIds.uniqueItems).toBe(true);
+  });
+
+  it('routes with uuid path parameters document the 400 they answer to a bad one', async () => {
+    const d = await doc();
+    const routes: [string, string][] = [
+      ['/events/{eventId}/availability', 'get'],
+      ['/events/{eventId}/orders/{orderId}', 'get'],
+      ['/events/{eventId}/orders/{orderId}/hold', 'delete'],
+    ];
+    for (const [path, method] of routes) {
+      expect(d.paths[path][method].responses, `${method} ${path}`).toHaveProperty('400');
+      const res = await fetch(`${cell.url}${path.replace('{eventId}', 'x').replace('{orderId}', 'y')}`, {
+        method: method.toUpperCase(),
+        headers: { authorization: `Bearer ${buyer.bearer}` },
+      });
+      expect(res.status, `${method} ${path}`).toBe(400);
+    }
+  });
+
+  it('an undeclared method on a known path is a 405 with Allow', async () => {
+    const res = await fetch(`${cell.url}/events/${event.eventId}/holds`, { method: 'PUT' });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('POST');
+    expect((await res.json()).error.code).toBe('method_not_allowed');
+  });
+});

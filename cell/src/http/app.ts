@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { OpenAPIHono } from '@hono/zod-openapi';
+import { acceptedInputIssues, allowedMethods } from '@onsale/contracts';
 import type { CellEnv } from './env';
 import { errorResponse, onError, validationIssues } from './errors';
 import { registerRoutes } from './routes';
@@ -11,11 +12,10 @@ const ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export function createCellApp(services: CellServices) {
   const app = new OpenAPIHono<CellEnv>({
     defaultHook: (result, c) => {
-      if (!result.success) {
-        return errorResponse(c, 'validation_failed', `invalid ${result.target}`, {
-          issues: validationIssues(result.error, result.target),
-        });
-      }
+      const issues = result.success
+        ? acceptedInputIssues({ target: result.target, data: result.data, contentType: c.req.header('content-type') })
+        : validationIssues(result.error, result.target);
+      if (issues.length) return errorResponse(c, 'validation_failed', `invalid ${result.target}`, { issues });
     },
   });
 
@@ -32,7 +32,23 @@ export function createCellApp(services: CellServices) {
     await next();
   });
   app.onError(onError);
-  app.notFound((c) => errorResponse(c, 'not_found', 'no such route'));
+  app.notFound((c) => {
+    const allow = allowedMethods(app.routes, c.req.path);
+    if (!allow.length) return errorResponse(c, 'not_found', 'no such route');
+    c.header('Allow', allow.join(', '));
+    return errorResponse(c, 'method_not_allowed', `${c.req.method} is not allowed here`, { allow });
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'buyer', {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'admission', {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Admission-Token',
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'internal', { type: 'http', scheme: 'bearer' });
 
   registerRoutes(app);
   app.doc31('/openapi.json', {

@@ -16,6 +16,7 @@ export const availabilityRoute = createRoute({
   request: { params: EventParams },
   responses: {
     200: { description: 'Availability hint', content: { 'application/json': { schema: Availability } } },
+    400: errors[400],
     404: errors[404],
   },
 });

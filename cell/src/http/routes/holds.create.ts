@@ -13,6 +13,7 @@ export const createHoldRoute = createRoute({
   method: 'post',
   path: '/events/{eventId}/holds',
   summary: 'Hold seats for an admitted buyer',
+  security: [{ buyer: [], admission: [] }],
   middleware: [limitBody(64 * 1024), buyerAuth, admissionCheck] as const,
   request: {
     params: EventParams,

@@ -4,12 +4,13 @@ import { DomainError } from '../../errors';
 import { loadEvent } from '../../inventory/load-event';
 import type { CellApp } from '../app';
 import { internalAuth, limitBody } from '../middleware';
-import { EventParams, errors } from './schemas';
+import { EventParams, errors, internalSecurity } from './schemas';
 
 export const loadEventRoute = createRoute({
   method: 'put',
   path: '/internal/events/{eventId}',
   summary: 'Load an event and its seat map into this cell (control plane only; idempotent)',
+  security: internalSecurity,
   middleware: [limitBody(64 * 1024 * 1024), internalAuth] as const,
   request: {
     params: EventParams,

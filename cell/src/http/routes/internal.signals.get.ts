@@ -2,12 +2,13 @@ import { createRoute } from '@hono/zod-openapi';
 import { CellSignals } from '@onsale/contracts';
 import type { CellApp } from '../app';
 import { internalAuth } from '../middleware';
-import { errors } from './schemas';
+import { errors, internalSecurity } from './schemas';
 
 export const signalsRoute = createRoute({
   method: 'get',
   path: '/internal/signals',
   summary: "The cell's health signals, read by the release controller",
+  security: internalSecurity,
   middleware: [internalAuth] as const,
   responses: {
     200: { description: 'Signals', content: { 'application/json': { schema: CellSignals } } },

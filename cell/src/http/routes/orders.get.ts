@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { getOrder } from '../../orders/get-order';
 import type { CellApp } from '../app';
 import { buyerAuth } from '../middleware';
-import { errors, OrderParams } from './schemas';
+import { buyerSecurity, errors, OrderParams } from './schemas';
 
 const OrderView = z.object({
   orderId: z.string(),
@@ -25,10 +25,12 @@ export const getOrderRoute = createRoute({
   method: 'get',
   path: '/events/{eventId}/orders/{orderId}',
   summary: "The buyer's order: status, seats, amount, hold expiry, tickets",
+  security: buyerSecurity,
   middleware: [buyerAuth] as const,
   request: { params: OrderParams },
   responses: {
     200: { description: 'The order', content: { 'application/json': { schema: OrderView } } },
+    400: errors[400],
     401: errors[401],
     404: errors[404],
   },

@@ -4,6 +4,10 @@ import { ErrorBody } from '@onsale/contracts';
 export const EventParams = z.object({ eventId: z.string().uuid() });
 export const OrderParams = EventParams.extend({ orderId: z.string().uuid() });
 
+/** Security requirements, named after the schemes the app registers (a buyer JWT, an admission token, the internal secret). */
+export const buyerSecurity = [{ buyer: [] as string[] }];
+export const internalSecurity = [{ internal: [] as string[] }];
+
 const error = (description: string) => ({ description, content: { 'application/json': { schema: ErrorBody } } });
 export const errors = {
   400: error('Malformed request; details.issues names each field'),
