@@ -26,6 +26,11 @@ const environment = z.object({
   STRIPE_EMULATOR_PROCESSING_DELAY_MS: integerFromEnv.optional(),
   STRIPE_EMULATOR_WEBHOOK_RETRY_BASE_MS: integerFromEnv.optional(),
   STRIPE_EMULATOR_WEBHOOK_RETRY_MAX_ATTEMPTS: integerFromEnv.min(1).optional(),
+  /** The only publishable key accepted; unset: any `pk_test_` key. */
+  STRIPE_EMULATOR_PUBLISHABLE_KEY: z
+    .string()
+    .regex(/^pk_test_\w+$/, { message: 'must be a test publishable key (pk_test_...)' })
+    .optional(),
 });
 
 /** Emulator options from the environment, for the CLI. Throws with every invalid variable named. */
@@ -40,6 +45,9 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv): EmulatorOptions & { port
     port: config.STRIPE_EMULATOR_PORT,
     host: config.STRIPE_EMULATOR_HOST,
     webhookEndpoints: config.STRIPE_WEBHOOK_ENDPOINTS,
+    ...(config.STRIPE_EMULATOR_PUBLISHABLE_KEY !== undefined && {
+      publishableKey: config.STRIPE_EMULATOR_PUBLISHABLE_KEY,
+    }),
     ...(config.STRIPE_EMULATOR_PROCESSING_DELAY_MS !== undefined && {
       processingDelayMs: config.STRIPE_EMULATOR_PROCESSING_DELAY_MS,
     }),

@@ -36,6 +36,12 @@ export interface EmulatorOptions {
   idempotencyKeyTtlMs?: number;
   webhookRetry?: Partial<WebhookRetryPolicy>;
   webhookEndpoints?: WebhookEndpointInput[];
+  /**
+   * The publishable key the client side (Stripe.js, the demo buyer) uses. Unset: any `pk_test_`
+   * key is accepted, as any `sk_test_` key is. Either way a publishable key can only retrieve and
+   * confirm a PaymentIntent whose `client_secret` it presents.
+   */
+  publishableKey?: string;
   log?: Logger;
 }
 
@@ -95,6 +101,7 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     apiFaults,
     apiVersion,
     log,
+    publishableKey: options.publishableKey,
   });
 
   const server = serve({ fetch: app.fetch, port: options.port ?? 0, hostname: host });

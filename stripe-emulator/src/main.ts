@@ -5,10 +5,13 @@ import { jsonLogger } from './log.js';
 // CLI: `tsx stripe-emulator/src/main.ts`. Configuration comes from the environment (see config.ts).
 
 const log = jsonLogger();
-const emulator = await createEmulator({ ...optionsFromEnv(process.env), log });
+const options = optionsFromEnv(process.env);
+const emulator = await createEmulator({ ...options, log });
 log('info', 'stripe emulator listening', {
   url: emulator.url,
   webhookEndpoints: emulator.control.webhookEndpoints().length,
+  // Publishable keys are public by design (they ship in web pages): safe to log.
+  publishableKey: options.publishableKey ?? 'any pk_test_ key',
 });
 
 let stopping = false;

@@ -15,6 +15,8 @@ export interface AppDeps extends HandlerDeps {
   control: EmulatorControl;
   apiVersion: string;
   log: Logger;
+  /** When set, the only publishable key accepted; otherwise any `pk_test_` key. */
+  publishableKey?: string | undefined;
 }
 
 export function createApp(deps: AppDeps): Hono<AppEnv> {
@@ -43,7 +45,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     c.header('Stripe-Version', c.req.header('Stripe-Version') ?? deps.apiVersion);
     await next();
   });
-  app.use('/v1/*', authenticate);
+  app.use('/v1/*', authenticate({ publishableKey: deps.publishableKey }));
   for (const operation of deps.operations) {
     app.on(operation.method, operation.path, operationHandler(operation, deps));
   }

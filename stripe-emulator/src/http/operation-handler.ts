@@ -11,9 +11,10 @@ import {
   StripeApiError,
 } from '../domain/errors.js';
 import { canonicalParams, type IdempotencyStore } from '../idempotency.js';
+import { publishableKeyRefused } from './auth.js';
 import type { AppEnv } from './env.js';
 import { type FormObject, parseForm } from './form.js';
-import type { Operation } from './operation.js';
+import type { Operation, PublishableAccess } from './operation.js';
 import { parseParams } from './params.js';
 
 export interface HandlerDeps {
@@ -32,8 +33,37 @@ interface Outcome {
 
 const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
-function errorOutcome(error: StripeApiError, executed: boolean): Outcome {
-  return { status: error.status, body: JSON.stringify(error), executed };
+function errorOutcome(error: StripeApiError, executed: boolean, access: PublishableAccess | null): Outcome {
+  const body = error.toJSON();
+  if (access && body.error.payment_intent) body.error.payment_intent = access.view(body.error.payment_intent);
+  return { status: error.status, body: JSON.stringify(body), executed };
+}
+
+function clientSecretMissing(): StripeApiError {
+  return invalidRequest('Missing required param: client_secret.', {
+    code: 'parameter_missing',
+    param: 'client_secret',
+  });
+}
+
+function clientSecretMismatch(): StripeApiError {
+  return invalidRequest(
+    'The client_secret provided does not match the client_secret associated with the PaymentIntent.',
+    { code: 'payment_intent_invalid_parameter', param: 'client_secret' },
+  );
+}
+
+/**
+ * A publishable key must name the object's client secret (Stripe.js sends it in the query of a
+ * retrieve and in the body of a confirm); the parameter is then consumed here, so the endpoint
+ * sees the same parameters as with a secret key.
+ */
+function checkClientSecret(access: PublishableAccess, form: FormObject, path: Record<string, string>): FormObject {
+  const { client_secret: given, ...rest } = form;
+  if (typeof given !== 'string' || given === '') throw clientSecretMissing();
+  const expected = access.clientSecret(path);
+  if (expected !== undefined && given !== expected) throw clientSecretMismatch();
+  return rest;
 }
 
 async function execute(
@@ -46,23 +76,26 @@ async function execute(
   const latency = deps.apiFaults.latencyFor(operation.name);
   if (latency > 0) await sleep(latency);
 
+  const path = c.req.param();
+  // Set only for a publishable key (the handler has already refused one on other endpoints).
+  const access = c.get('keyKind') === 'publishable' ? (operation.publishable ?? null) : null;
   let params: unknown;
   try {
-    params = parseParams(operation.params, form);
+    params = parseParams(operation.params, access ? checkClientSecret(access, form, path) : form);
   } catch (error) {
-    if (error instanceof StripeApiError) return errorOutcome(error, false);
+    if (error instanceof StripeApiError) return errorOutcome(error, false, access);
     throw error;
   }
   try {
     const result = operation.run({
       params,
-      path: c.req.param(),
+      path,
       origin: { requestId: c.get('requestId'), idempotencyKey },
     });
-    return { status: 200, body: JSON.stringify(result), executed: true };
+    return { status: 200, body: JSON.stringify(access ? access.view(result) : result), executed: true };
   } catch (error) {
     // Errors raised while executing (a decline, a wrong state) are results Stripe saves and replays.
-    if (error instanceof StripeApiError) return errorOutcome(error, true);
+    if (error instanceof StripeApiError) return errorOutcome(error, true, access);
     throw error;
   }
 }
@@ -109,11 +142,14 @@ async function executeIdempotently(
 }
 
 /**
- * Serves one operation with Stripe's request semantics: injected failures first, then the
+ * Serves one operation with Stripe's request semantics: the key's permission first (a
+ * publishable key only where the operation allows it), then injected failures, then the
  * idempotency layer (POST only; Stripe ignores keys on GET), then validation and execution.
  */
 export function operationHandler(operation: Operation, deps: HandlerDeps) {
   return async (c: Context<AppEnv>): Promise<Response> => {
+    // Authorization comes before anything else, injected failures included.
+    if (c.get('keyKind') === 'publishable' && !operation.publishable) throw publishableKeyRefused();
     const failure = deps.apiFaults.take(operation.name);
     // Fails before the endpoint runs, so nothing is saved under the idempotency key.
     if (failure === 'error') throw apiError();

@@ -16,6 +16,18 @@ export interface Operation<S extends z.ZodType = z.ZodType> {
   params: S;
   /** Returns the response object, or throws a StripeApiError. */
   run(context: OperationContext<z.output<S>>): unknown;
+  /**
+   * Present on the few endpoints Stripe.js calls with a publishable key and the object's
+   * `client_secret`; every other endpoint refuses a publishable key.
+   */
+  publishable?: PublishableAccess;
+}
+
+export interface PublishableAccess {
+  /** The client secret of the object the path names; undefined when there is none (run answers 404). */
+  clientSecret(path: Record<string, string>): string | undefined;
+  /** The subset of the object a publishable key may see (applied to errors' `payment_intent` too). */
+  view<T>(object: T): T;
 }
 
 /** Declares an operation, inferring its parameters' type from the schema. */

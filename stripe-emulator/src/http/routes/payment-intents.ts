@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import { expandList, expandObject } from '../../domain/expand.js';
+import type { PaymentIntent } from '../../domain/objects.js';
 import type { PaymentIntents } from '../../domain/payment-intents.js';
+import { publishablePaymentIntent } from '../../domain/publishable.js';
 import type { Store } from '../../domain/store.js';
-import { type Operation, operation } from '../operation.js';
+import { type Operation, operation, type PublishableAccess } from '../operation.js';
 import { boolean, currency, expand, integer, list, metadata, oneOf, pagination, rangeFilter } from '../params.js';
 
 const captureMethod = oneOf('capture_method', ['automatic', 'automatic_async', 'manual'] as const);
@@ -14,6 +16,11 @@ const cancellationReason = oneOf('cancellation_reason', [
 ] as const);
 
 export function paymentIntentOperations(paymentIntents: PaymentIntents, store: Store): Operation[] {
+  // Stripe.js's calls: retrieve (client_secret in the query) and confirm (client_secret in the body).
+  const withClientSecret: PublishableAccess = {
+    clientSecret: (path) => store.paymentIntents.get(path.intent ?? '')?.client_secret,
+    view: <T>(object: T): T => publishablePaymentIntent(object as PaymentIntent) as T,
+  };
   return [
     operation({
       name: 'payment_intents.create',
@@ -66,8 +73,10 @@ export function paymentIntentOperations(paymentIntents: PaymentIntents, store: S
       name: 'payment_intents.retrieve',
       method: 'GET',
       path: '/v1/payment_intents/:intent',
-      params: z.strictObject({ expand }),
+      // Required with a publishable key (checked and consumed before these parameters); a secret key may send it.
+      params: z.strictObject({ client_secret: z.string().optional(), expand }),
       run: ({ params, path }) => expandObject(paymentIntents.retrieve(path.intent ?? ''), params.expand ?? [], store),
+      publishable: withClientSecret,
     }),
     operation({
       name: 'payment_intents.update',
@@ -89,9 +98,11 @@ export function paymentIntentOperations(paymentIntents: PaymentIntents, store: S
       name: 'payment_intents.confirm',
       method: 'POST',
       path: '/v1/payment_intents/:intent/confirm',
+      // No client_secret here: Stripe calls it an unknown parameter with a secret key.
       params: z.strictObject({ payment_method: z.string().optional(), expand }),
       run: ({ params: { expand: paths = [], ...params }, path, origin }) =>
         expandObject(paymentIntents.confirm(path.intent ?? '', params, origin), paths, store),
+      publishable: withClientSecret,
     }),
     operation({
       name: 'payment_intents.capture',
