@@ -37,6 +37,11 @@ export type CellApiConfig = z.infer<typeof CellApiConfig>;
 export const CellWorkerConfig = CellBaseConfig.extend({
   KAFKA_BROKERS: z.string().min(1),
   KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(6_000).max(300_000).default(10_000),
+  KAFKA_HEARTBEAT_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(1_000),
+  KAFKA_REBALANCE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(30_000),
+  /** Where the worker answers /healthz (alive) and /readyz (in its group and working); unset: no listener. */
+  HEALTH_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  HEALTH_HOST: z.string().default('127.0.0.1'),
   DB_POOL_SIZE: z.coerce.number().int().min(1).max(50).default(5),
 });
 export type CellWorkerConfig = z.infer<typeof CellWorkerConfig>;

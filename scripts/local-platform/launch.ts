@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { exportJWK, generateKeyPair } from 'jose';
 import { migrateCell } from '../../cell/src/db/migrate';
-import { type RunningProcess, repoRoot, startProcess } from './process';
+import { repoRoot, startProcess } from './process';
+import { type Supervised, supervise } from './supervisor';
 
 /** Every process role a cell runs; each is its own entry point and OS process. */
 const CELL_WORKERS = ['relay', 'saga', 'payments', 'tickets', 'expiry', 'reconciler'] as const;
@@ -19,6 +21,10 @@ export interface PlatformOptions {
   ports?: { router?: number; controlPlane?: number; identity?: number; stripe?: number; cells?: number[] };
   /** Extra environment for every process (tests shorten ticks and raise rate limits). */
   env?: Record<string, string>;
+  /** Where the supervisor's status goes for `scripts/platform status` and `down`. */
+  stateFile?: string;
+  /** Where the supervisor reports an exit and a restart (default: the console). */
+  report?: (line: string) => void;
 }
 
 export interface CellHandle {
@@ -56,7 +62,7 @@ async function ticketKeys() {
  * Kafka) must already be up. `stop()` ends everything it started.
  */
 export async function startPlatform(options: PlatformOptions) {
-  const processes = new Map<string, RunningProcess>();
+  const processes = new Map<string, Supervised>();
   const port = async (fixed?: number) => fixed ?? (await freePort());
   const ports = {
     router: await port(options.ports?.router),
@@ -69,13 +75,52 @@ export async function startPlatform(options: PlatformOptions) {
   const stripeKey = `sk_test_${randomBytes(12).toString('hex')}`;
   const common = { LOG_LEVEL: 'info', ...options.env };
 
-  const run = async (name: string, entry: string, env: Record<string, string>, readyUrl?: string) => {
+  const report = options.report ?? ((line: string) => console.log(line));
+  const writeState = () => {
+    if (!options.stateFile) return;
+    const state = {
+      launcherPid: process.pid,
+      updatedAt: new Date().toISOString(),
+      processes: [...processes.values()].map((p) => p.status()),
+    };
+    mkdirSync(dirname(options.stateFile), { recursive: true });
+    writeFileSync(`${options.stateFile}.tmp`, JSON.stringify(state, null, 2));
+    renameSync(`${options.stateFile}.tmp`, options.stateFile);
+  };
+
+  /** A one-off step (a migration, topic provisioning): runs to its end, not supervised. */
+  const runOnce = async (name: string, entry: string, env: Record<string, string>) => {
     const p = await startProcess(
       entry,
       { ...common, ...env },
-      { name, readyUrl, logFile: resolve(options.logDir, `${name}.log`) },
+      { name, logFile: resolve(options.logDir, `${name}.log`) },
+    );
+    const code = await p.exited;
+    if (code !== 0) throw new Error(`${name} exited with ${code}: see ${resolve(options.logDir, `${name}.log`)}`);
+  };
+
+  /** A long-running role, restarted by the supervisor when it exits. Workers serve their health on a port of their own. */
+  const run = async (name: string, entry: string, env: Record<string, string>, readyUrl?: string) => {
+    let healthUrl = readyUrl;
+    const extra: Record<string, string> = {};
+    if (!readyUrl && entry.startsWith('cell/')) {
+      extra.HEALTH_PORT = String(await freePort());
+      healthUrl = `${url(Number(extra.HEALTH_PORT))}/readyz`;
+    }
+    const p = await supervise(
+      entry,
+      { ...common, ...env, ...extra },
+      {
+        name,
+        readyUrl: readyUrl ?? (extra.HEALTH_PORT ? `${url(Number(extra.HEALTH_PORT))}/healthz` : undefined),
+        healthUrl,
+        logFile: resolve(options.logDir, `${name}.log`),
+        report,
+        onChange: writeState,
+      },
     );
     processes.set(name, p);
+    writeState();
     return p;
   };
 
@@ -114,7 +159,7 @@ export async function startPlatform(options: PlatformOptions) {
       SIGNING_KEY_KEK: randomBytes(32).toString('base64'),
       TRUST_PROXY: 'true',
     };
-    await run('control-plane-migrate', 'control-plane/src/db/migrate.ts', controlPlaneEnv).then((p) => p.exited);
+    await runOnce('control-plane-migrate', 'control-plane/src/db/migrate.ts', controlPlaneEnv);
     await run('control-plane-api', 'control-plane/src/main.ts', controlPlaneEnv, `${url(ports.controlPlane)}/healthz`);
     await run('control-plane-worker', 'control-plane/src/worker.ts', controlPlaneEnv);
     const admissionJwks = `${url(ports.controlPlane)}/.well-known/jwks.json`;
@@ -142,7 +187,7 @@ export async function startPlatform(options: PlatformOptions) {
         STRIPE_WEBHOOK_SECRET: webhookSecret,
       };
       await migrateCell(cell.databaseUrl, cell.id, 1);
-      await run(`${cell.id}-topics`, 'cell/src/messaging/provision-main.ts', env).then((p) => p.exited);
+      await runOnce(`${cell.id}-topics`, 'cell/src/messaging/provision-main.ts', env);
       cells.set(cell.id, {
         id: cell.id,
         url: url(cellPort),
@@ -167,8 +212,23 @@ export async function startPlatform(options: PlatformOptions) {
       const mine = [...processes.entries()].filter(([name]) => name.startsWith(`${id}-`));
       await Promise.all(mine.map(([, p]) => p.stop()));
       for (const [name] of mine) processes.delete(name);
+      writeState();
       const cell = cells.get(id);
       if (cell) cell.running = false;
+    };
+    /** One more instance of a cell's worker role, as ECS scaling out starts one: its consumer group rebalances. */
+    const addWorker = async (id: string, role: (typeof CELL_WORKERS)[number], instance: string) => {
+      const cell = cells.get(id);
+      if (!cell) throw new Error(`no cell ${id}`);
+      const name = `${id}-${role}-${instance}`;
+      const p = await run(name, `cell/src/${role}/main.ts`, cell.env);
+      return {
+        async stop() {
+          await p.stop();
+          processes.delete(name);
+          writeState();
+        },
+      };
     };
     for (const id of cells.keys()) await startCell(id);
 
@@ -209,7 +269,10 @@ export async function startPlatform(options: PlatformOptions) {
       cellUrl: (id: string) => cells.get(id)!.url,
       startCell,
       stopCell,
+      addWorker,
       logFile: (name: string) => resolve(options.logDir, `${name}.log`),
+      /** Each supervised process: pid, state, restarts, where its health is. */
+      status: () => [...processes.values()].map((p) => p.status()),
       stop: stopAll,
     };
   } catch (err) {

@@ -3,9 +3,11 @@
  * this). Starts everything, seeds a demo tenant with an event on each cell, prints where each
  * part listens and how to try a purchase, and stops everything on Ctrl-C or SIGTERM.
  */
+import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { seedDemo } from './demo';
 import { repoRoot, startPlatform } from './launch';
+import { defaultStateFile } from './status';
 
 const env = process.env;
 const need = (name: string) => {
@@ -24,6 +26,7 @@ const platform = await startPlatform({
   services: { redisUrl: need('REDIS_URL'), kafkaBrokers: need('KAFKA_BROKERS') },
   logDir: resolve(repoRoot, '.data/platform/logs'),
   ports: { router: 8080, controlPlane: 4000, identity: 4100, stripe: 12111, cells: [8101, 8102] },
+  stateFile: defaultStateFile,
 });
 
 let stopping = false;
@@ -32,6 +35,7 @@ const stop = async () => {
   stopping = true;
   console.log('\nstopping the platform…');
   await platform.stop();
+  rmSync(defaultStateFile, { force: true });
   process.exit(0);
 };
 process.on('SIGINT', () => void stop());
@@ -53,22 +57,27 @@ ${platform.cells.map((c) => `  ${c.id.padEnd(31)} ${c.url}   OpenAPI: ${c.url}/o
   stripe emulator                 ${platform.urls.stripe}
   dev identity issuer             ${platform.urls.identity}
   logs                            .data/platform/logs/
+  processes, restarts, health     bash scripts/platform status
 
 Demo tenant ${demo.tenantId}:
 ${demo.events.map((e) => `  ${e.name}: event ${e.eventId} on ${e.cellId} (${e.seats} seats)`).join('\n')}
 
-Try a purchase (through the router):
+Run a whole purchase as a buyer, step by step:
+  pnpm demo:purchase
+
+Or by hand with curl and jq (through the router):
   B=$(curl -s -XPOST ${platform.urls.identity}/tokens -H 'content-type: application/json' -d '{"kind":"buyer","sub":"me"}' | jq -r .token)
   E=${first!.eventId}
-  curl -s -XPOST ${r}/events/$E/queue -H "authorization: Bearer $B"
-  curl -s ${r}/events/$E/queue/me -H "authorization: Bearer $B"          # repeat until admission.token appears
+  curl -s -XPOST ${r}/events/$E/queue -H "authorization: Bearer $B"; echo
+  curl -s ${r}/events/$E/queue/me -H "authorization: Bearer $B"; echo          # repeat until admission.token appears
   A=$(curl -s ${r}/events/$E/queue/me -H "authorization: Bearer $B" | jq -r .admission.token)
   S=$(curl -s ${r}/events/$E/availability | jq -r '.availableSeatIds[0]')
   curl -s -XPOST ${r}/events/$E/holds -H "authorization: Bearer $B" -H "x-admission-token: $A" \\
-       -H "idempotency-key: try-$(date +%s)" -H 'content-type: application/json' -d "{\\"seatIds\\":[\\"$S\\"]}"
-  curl -s ${r}/events/$E/orders/<orderId> -H "authorization: Bearer $B"   # shows payment.clientSecret's intent id
-  curl -s -XPOST ${platform.urls.stripe}/v1/payment_intents/<pi>/confirm -u ${platform.stripeKey}: -d payment_method=pm_card_visa
-  curl -s ${r}/events/$E/orders/<orderId> -H "authorization: Bearer $B"   # ticketed, with signed tickets
+       -H "idempotency-key: try-$(date +%s)" -H 'content-type: application/json' -d "{\\"seatIds\\":[\\"$S\\"]}"; echo
+  curl -s ${r}/events/$E/orders/<orderId> -H "authorization: Bearer $B"; echo   # payment.paymentIntentId and payment.clientSecret
+  curl -s -XPOST ${platform.urls.stripe}/v1/payment_intents/<paymentIntentId>/confirm -u pk_test_onsale_local: \\
+       -d client_secret=<clientSecret> -d payment_method=pm_card_visa; echo    # as Stripe.js does: publishable key + client secret
+  curl -s ${r}/events/$E/orders/<orderId> -H "authorization: Bearer $B"; echo   # ticketed, with signed tickets
 
 Ctrl-C stops everything this started (and the services, if this command started them).
 `);

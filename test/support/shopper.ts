@@ -80,10 +80,10 @@ export async function shopper(platform: Platform, eventId: string, name: string)
       throw new Error(`${name}: order ${orderId} stuck in ${last?.status} (wanted ${statuses.join('|')})`);
     },
     /** Pays as the browser does once the payment worker has created the intent. */
-    async pay(orderId: string, paymentMethod: 'pm_card_visa' | 'pm_card_chargeDeclined') {
-      const view = await this.until(orderId, ['pending_payment'], 30_000);
+    async pay(orderId: string, paymentMethod: 'pm_card_visa' | 'pm_card_chargeDeclined', timeoutMs = 30_000) {
+      const view = await this.until(orderId, ['pending_payment'], timeoutMs);
       let intent = view.payment;
-      const deadline = Date.now() + 30_000;
+      const deadline = Date.now() + timeoutMs;
       while (!intent?.clientSecret && Date.now() < deadline) {
         await sleep(200);
         intent = (await this.order(orderId)).payment;

@@ -6,6 +6,8 @@ import { expireOrders } from '../holds/expire';
 export interface ExpiryOptions {
   batchSize: number;
   intervalMs: number;
+  /** Called after every batch that reached the database (readiness). */
+  onPass?: () => void;
 }
 
 /**
@@ -45,6 +47,7 @@ export function createExpiryWorker(ctx: CellContext, options: ExpiryOptions) {
     while (!stopping) {
       try {
         const n = await expireBatch(ctx, options.batchSize);
+        options.onPass?.();
         if (n < options.batchSize) {
           await purgeIdempotencyKeys();
           await sleep(options.intervalMs);

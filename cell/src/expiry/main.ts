@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CellWorkerConfig } from '../config';
-import { startWorker } from '../runtime/worker';
+import { loopHealth, startWorker } from '../runtime/worker';
 import { createExpiryWorker } from './expiry-worker';
 
 const worker = startWorker(
@@ -10,7 +10,10 @@ const worker = startWorker(
     EXPIRY_INTERVAL_MS: z.coerce.number().int().min(10).default(1_000),
   }),
 );
+const health = loopHealth(Math.max(15_000, 5 * worker.config.EXPIRY_INTERVAL_MS));
+worker.readiness('expiry', health.probe);
 const expiry = createExpiryWorker(worker.ctx, {
+  onPass: health.succeeded,
   batchSize: worker.config.EXPIRY_BATCH_SIZE,
   intervalMs: worker.config.EXPIRY_INTERVAL_MS,
 });

@@ -32,8 +32,24 @@ export interface ConsumerOptions {
   onError?(err: unknown): void;
 }
 
+/**
+ * Whether a consumer is a live member of its group and fetching. `joined` with recent
+ * activity is ready; a member that lost its group (a frozen broker, a rebalance, a fenced
+ * member) is `rejoining` until the group takes it back.
+ */
+export interface ConsumerHealth {
+  groupId: string;
+  state: 'starting' | 'joined' | 'rejoining' | 'stopped';
+  ready: boolean;
+  /** Fresh members created after the group dropped this process. */
+  rejoins: number;
+  lastActivityAt: string;
+  lastError?: string;
+}
+
 export interface RunningConsumer {
   stop(): Promise<void>;
+  health(): ConsumerHealth;
 }
 
 export interface Broker {

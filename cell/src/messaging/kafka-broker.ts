@@ -1,14 +1,45 @@
 import type { Logger } from '@onsale/contracts';
 import { type Consumer, Kafka, logLevel, type Producer } from 'kafkajs';
-import type { Broker, ConsumerOptions, IncomingMessage, RunningConsumer } from './broker';
+import type { Broker, ConsumerHealth, ConsumerOptions, IncomingMessage, RunningConsumer } from './broker';
 
 export interface KafkaBrokerOptions {
   brokers: string[];
   clientId: string;
   log: Logger;
-  /** How long the group waits for a silent member (a crashed process) before reassigning its partitions. */
-  sessionTimeoutMs?: number;
+  group?: Partial<GroupSettings>;
 }
+
+/** How a consumer lives in its group; from each process's configuration (KAFKA_*). */
+export interface GroupSettings {
+  /** How long the group waits for a silent member (a crashed process) before reassigning its partitions. */
+  sessionTimeoutMs: number;
+  heartbeatIntervalMs: number;
+  /** How long the group waits for every member to rejoin during a rebalance. */
+  rebalanceTimeoutMs: number;
+}
+const defaultGroup: GroupSettings = {
+  sessionTimeoutMs: 10_000,
+  heartbeatIntervalMs: 1_000,
+  rebalanceTimeoutMs: 30_000,
+};
+
+/** Errors that mean this member is no longer (or not yet) the group's: rejoin, never die. */
+const MEMBERSHIP_ERRORS = new Set([
+  'UNKNOWN_MEMBER_ID',
+  'ILLEGAL_GENERATION',
+  'REBALANCE_IN_PROGRESS',
+  'NOT_COORDINATOR',
+  'COORDINATOR_NOT_AVAILABLE',
+  'FENCED_INSTANCE_ID',
+]);
+const isMembershipError = (err: unknown): boolean => {
+  for (let e = err as { type?: string; cause?: unknown } | undefined; e; e = e.cause as typeof e) {
+    if (e.type && MEMBERSHIP_ERRORS.has(e.type)) return true;
+  }
+  return false;
+};
+const errorText = (err: unknown) => (err instanceof Error ? `${err.name}: ${err.message}` : String(err));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const headersOf = (raw: Record<string, unknown> | undefined): Record<string, string> => {
   const out: Record<string, string> = {};
@@ -53,73 +84,176 @@ export function createKafkaBroker(options: KafkaBrokerOptions): Broker {
     }
   }
 
+  /**
+   * Runs a consumer group member that outlives its membership. kafkajs rejoins by itself after
+   * a rebalance it notices, and restarts after retriable crashes; a crash it will not restart
+   * (the coordinator forgot this member while the broker was frozen, a fenced member) gets a
+   * fresh member here, with backoff, resuming from the committed offsets. A process never
+   * stops consuming because its broker went away.
+   */
   async function consume(opts: ConsumerOptions): Promise<RunningConsumer> {
-    const consumer = kafka.consumer({
+    const group = { ...defaultGroup, ...options.group };
+    const health: ConsumerHealth = {
       groupId: opts.groupId,
-      allowAutoTopicCreation: false,
-      sessionTimeout: options.sessionTimeoutMs ?? 10_000,
-      heartbeatInterval: 1_000,
-      maxWaitTimeInMs: 250,
-      // After an outage longer than its retries, kafkajs restarts the consumer only if asked to.
-      retry: { retries: 8, initialRetryTime: 300, maxRetryTime: 5_000, restartOnFailure: async () => true },
-    });
-    consumers.add(consumer);
-    // A worker that starts while the broker is away waits for it instead of dying.
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await consumer.connect();
-        await consumer.subscribe({ topics: opts.topics, fromBeginning: true });
-        break;
-      } catch (err) {
-        options.log.warn('broker unavailable, consumer waiting', { groupId: opts.groupId, attempt, err });
-        await consumer.disconnect().catch(() => {});
-        await new Promise((r) => setTimeout(r, Math.min(5_000, 250 * attempt)));
-      }
-    }
-    await consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: 3,
-      eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale, pause }) => {
-        let lastDone: string | null = null;
+      state: 'starting',
+      ready: false,
+      rejoins: 0,
+      lastActivityAt: new Date().toISOString(),
+    };
+    let lastActivity = Date.now();
+    const touch = () => {
+      lastActivity = Date.now();
+    };
+    let current: Consumer | null = null;
+    let stopped = false;
+    let failures = 0;
+    let replacing: NodeJS.Timeout | undefined;
+
+    const replace = (err: unknown) => {
+      if (stopped) return;
+      health.state = 'rejoining';
+      health.rejoins += 1;
+      const delay = Math.min(30_000, 500 * 2 ** Math.min(failures++, 6));
+      options.log.warn('consumer left its group; rejoining with a fresh member', {
+        groupId: opts.groupId,
+        rejoins: health.rejoins,
+        delayMs: delay,
+        err,
+      });
+      const old = current;
+      replacing = setTimeout(() => {
+        void (async () => {
+          if (old) {
+            consumers.delete(old);
+            await old.disconnect().catch(() => {});
+          }
+          if (!stopped) await start();
+        })();
+      }, delay);
+    };
+
+    const start = async () => {
+      const consumer = kafka.consumer({
+        groupId: opts.groupId,
+        allowAutoTopicCreation: false,
+        sessionTimeout: group.sessionTimeoutMs,
+        heartbeatInterval: group.heartbeatIntervalMs,
+        rebalanceTimeout: group.rebalanceTimeoutMs,
+        maxWaitTimeInMs: 250,
+        // After an outage longer than its retries, kafkajs restarts the consumer only if asked to.
+        retry: { retries: 8, initialRetryTime: 300, maxRetryTime: 5_000, restartOnFailure: async () => true },
+      });
+      current = consumer;
+      consumers.add(consumer);
+      const { GROUP_JOIN, HEARTBEAT, FETCH, REBALANCING, CRASH } = consumer.events;
+      consumer.on(GROUP_JOIN, () => {
+        health.state = 'joined';
+        failures = 0;
+        touch();
+      });
+      consumer.on(HEARTBEAT, touch);
+      consumer.on(FETCH, touch);
+      consumer.on(REBALANCING, () => {
+        health.state = 'rejoining';
+      });
+      consumer.on(CRASH, (e) => {
+        health.lastError = errorText(e.payload.error);
+        opts.onError?.(e.payload.error);
+        if (consumer !== current) return;
+        if (e.payload.restart) health.state = 'rejoining';
+        else replace(e.payload.error);
+      });
+      // A worker that starts while the broker is away waits for it instead of dying.
+      for (let attempt = 1; !stopped; attempt++) {
         try {
-          for (const m of batch.messages) {
-            if (!isRunning() || isStale()) break;
-            const message: IncomingMessage = {
-              topic: batch.topic,
-              partition: batch.partition,
-              offset: m.offset,
-              key: m.key?.toString() ?? null,
-              value: m.value?.toString() ?? '',
-              headers: headersOf(m.headers as Record<string, unknown>),
-            };
-            const disposition = await opts.handle(message);
-            if (disposition.kind === 'later') {
-              // Hold this partition at this message until it is due.
-              const resume = pause();
-              consumer.seek({ topic: batch.topic, partition: batch.partition, offset: m.offset });
-              setTimeout(resume, Math.max(0, disposition.at - Date.now())).unref();
-              break;
-            }
-            resolveOffset(m.offset);
-            lastDone = m.offset;
-            await heartbeat();
-          }
-        } finally {
-          // Offsets move only past messages whose effects are committed.
-          if (lastDone !== null) {
-            await consumer.commitOffsets([
-              { topic: batch.topic, partition: batch.partition, offset: (BigInt(lastDone) + 1n).toString() },
-            ]);
-          }
+          await consumer.connect();
+          await consumer.subscribe({ topics: opts.topics, fromBeginning: true });
+          break;
+        } catch (err) {
+          options.log.warn('broker unavailable, consumer waiting', { groupId: opts.groupId, attempt, err });
+          await consumer.disconnect().catch(() => {});
+          await sleep(Math.min(5_000, 250 * attempt));
         }
-      },
-    });
-    consumer.on(consumer.events.CRASH, (e) => opts.onError?.(e.payload.error));
+      }
+      if (stopped) return;
+      await consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        partitionsConsumedConcurrently: 3,
+        eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale, pause }) => {
+          let lastDone: string | null = null;
+          try {
+            for (const m of batch.messages) {
+              if (!isRunning() || isStale()) break;
+              const message: IncomingMessage = {
+                topic: batch.topic,
+                partition: batch.partition,
+                offset: m.offset,
+                key: m.key?.toString() ?? null,
+                value: m.value?.toString() ?? '',
+                headers: headersOf(m.headers as Record<string, unknown>),
+              };
+              const disposition = await opts.handle(message);
+              if (disposition.kind === 'later') {
+                // Hold this partition at this message until it is due.
+                const resume = pause();
+                consumer.seek({ topic: batch.topic, partition: batch.partition, offset: m.offset });
+                setTimeout(resume, Math.max(0, disposition.at - Date.now())).unref();
+                break;
+              }
+              resolveOffset(m.offset);
+              lastDone = m.offset;
+              touch();
+              await heartbeat();
+            }
+          } finally {
+            // Offsets move only past messages whose effects are committed.
+            if (lastDone !== null) await commit(consumer, batch.topic, batch.partition, lastDone);
+          }
+        },
+      });
+    };
+
+    /**
+     * A member that lost the group cannot commit; its messages' effects are already in the
+     * inbox, so whoever gets the partition next replays them as no-ops. Only then is a refused
+     * commit harmless, so only membership errors are swallowed.
+     */
+    const commit = async (consumer: Consumer, topic: string, partition: number, offset: string) => {
+      try {
+        await consumer.commitOffsets([{ topic, partition, offset: (BigInt(offset) + 1n).toString() }]);
+      } catch (err) {
+        if (!isMembershipError(err)) throw err;
+        health.state = 'rejoining';
+        options.log.warn('offset commit refused: no longer a member; the next owner replays through the inbox', {
+          groupId: opts.groupId,
+          topic,
+          partition,
+          offset,
+          err,
+        });
+      }
+    };
+
+    await start();
     return {
+      health() {
+        const stale = Date.now() - lastActivity > 2 * group.sessionTimeoutMs;
+        return {
+          ...health,
+          state: stopped ? 'stopped' : health.state,
+          ready: !stopped && health.state === 'joined' && !stale,
+          lastActivityAt: new Date(lastActivity).toISOString(),
+        };
+      },
       async stop() {
-        consumers.delete(consumer);
-        await consumer.disconnect();
+        stopped = true;
+        clearTimeout(replacing);
+        const c = current;
+        if (c) {
+          consumers.delete(c);
+          await c.disconnect();
+        }
       },
     };
   }

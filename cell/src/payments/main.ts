@@ -11,4 +11,5 @@ const consumer = await runConsumer({
   broker: worker.broker,
   handlers: paymentHandlers({ ctx: worker.ctx, stripe: stripeFromConfig(worker.config) }),
 });
+worker.readiness('consumer', () => consumer.health());
 worker.onShutdown(() => consumer.stop());

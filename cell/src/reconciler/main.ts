@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CellPaymentsConfig } from '../config';
 import { stripeFromConfig } from '../payments/stripe-client';
-import { startWorker } from '../runtime/worker';
+import { loopHealth, startWorker } from '../runtime/worker';
 import { reconcileOnce } from './reconcile';
 
 const worker = startWorker(
@@ -12,6 +12,8 @@ const worker = startWorker(
     RECONCILE_BATCH_SIZE: z.coerce.number().int().min(1).max(5_000).default(200),
   }),
 );
+const health = loopHealth(3 * worker.config.RECONCILE_INTERVAL_MS);
+worker.readiness('reconciler', health.probe);
 const deps = { ctx: worker.ctx, stripe: stripeFromConfig(worker.config) };
 let stopping = false;
 let wake: () => void = () => {};
@@ -25,7 +27,10 @@ async function run() {
       worker.log.warn('reconcile pass failed', { err });
       return null;
     });
-    if (report) worker.log.info('reconcile pass', { checked: report.checked, fixed: report.fixed.length });
+    if (report) {
+      health.succeeded();
+      worker.log.info('reconcile pass', { checked: report.checked, fixed: report.fixed.length });
+    }
     await new Promise<void>((r) => {
       wake = r;
       setTimeout(r, worker.config.RECONCILE_INTERVAL_MS);

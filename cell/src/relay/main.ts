@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CellWorkerConfig } from '../config';
-import { startWorker } from '../runtime/worker';
+import { loopHealth, startWorker } from '../runtime/worker';
 import { createRelay, oldestUnpublishedAgeMs } from './relay';
 
 const worker = startWorker(
@@ -12,7 +12,11 @@ const worker = startWorker(
     RELAY_RETAIN_PUBLISHED_MS: z.coerce.number().int().min(0).default(3_600_000),
   }),
 );
+// An idle relay passes every RELAY_IDLE_MS; one that cannot publish backs off to 5 s between tries.
+const health = loopHealth(Math.max(15_000, worker.config.KAFKA_SESSION_TIMEOUT_MS));
+worker.readiness('relay', health.probe);
 const relay = createRelay(worker.ctx, worker.broker, {
+  onPass: health.succeeded,
   batchSize: worker.config.RELAY_BATCH_SIZE,
   leaseMs: worker.config.RELAY_LEASE_MS,
   idleMs: worker.config.RELAY_IDLE_MS,

@@ -12,6 +12,8 @@ export interface RelayOptions {
   idleMs: number;
   /** Published rows are kept this long for inspection, then deleted. */
   retainPublishedMs: number;
+  /** Called after every pass that reached both the database and the broker (readiness). */
+  onPass?: () => void;
 }
 
 type Claimed = {
@@ -83,6 +85,7 @@ export function createRelay(ctx: CellContext, broker: Broker, options: RelayOpti
     while (!stopping) {
       try {
         const published = await publishOnce();
+        options.onPass?.();
         backoff = options.idleMs;
         if (published < options.batchSize) {
           await cleanup();

@@ -1,3 +1,4 @@
+import { createServer, type Server } from 'node:http';
 import { createLogger, type Logger, parseEnv } from '@onsale/contracts';
 import type { z } from 'zod';
 import { CellWorkerConfig } from '../config';
@@ -6,6 +7,9 @@ import { openDatabase } from '../db/client';
 import type { Broker } from '../messaging/broker';
 import { createKafkaBroker } from '../messaging/kafka-broker';
 
+/** One part of a worker that can tell whether it is doing its job (a consumer in its group, a loop that runs). */
+export type ReadinessProbe = () => { ready: boolean };
+
 export interface Worker<C> {
   config: C;
   ctx: CellContext;
@@ -13,12 +17,15 @@ export interface Worker<C> {
   log: Logger;
   /** Registers what to stop on SIGTERM, in order, before the pool and the broker close. */
   onShutdown(stop: () => Promise<void> | void): void;
+  /** Adds a part to /readyz: the worker is ready only while every part is. */
+  readiness(name: string, probe: ReadinessProbe): void;
 }
 
 /**
  * The start of every worker process of a cell: configuration parsed once (failing fast,
- * naming the variable), one pool, one broker client, and a SIGTERM that drains in-flight work
- * with a deadline.
+ * naming the variable), one pool, one broker client, health on HEALTH_PORT, and a SIGTERM
+ * that drains in-flight work with a deadline. A worker exits on its own only for a fatal
+ * error (bad configuration, an unhandled rejection), and then says why.
  */
 export function startWorker<S extends typeof CellWorkerConfig>(
   role: string,
@@ -32,11 +39,18 @@ export function startWorker<S extends typeof CellWorkerConfig>(
     brokers: config.KAFKA_BROKERS.split(','),
     clientId: `${config.CELL_ID}-${role}`,
     log,
+    group: {
+      sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
+      heartbeatIntervalMs: config.KAFKA_HEARTBEAT_INTERVAL_MS,
+      rebalanceTimeoutMs: config.KAFKA_REBALANCE_TIMEOUT_MS,
+    },
   });
   const stops: (() => Promise<void> | void)[] = [];
+  const probes = new Map<string, ReadinessProbe>();
+  const health = config.HEALTH_PORT === undefined ? null : serveHealth(config.HEALTH_HOST, config.HEALTH_PORT, probes);
 
   let shuttingDown = false;
-  const shutdown = async (signal: string) => {
+  const shutdown = async (signal: string, code = 0) => {
     if (shuttingDown) return;
     shuttingDown = true;
     log.info('shutting down', { signal });
@@ -44,11 +58,60 @@ export function startWorker<S extends typeof CellWorkerConfig>(
     for (const stop of stops) await Promise.resolve(stop()).catch((err) => log.warn('stop failed', { err }));
     await broker.close().catch(() => {});
     await database.close().catch(() => {});
+    health?.close();
     clearTimeout(deadline);
-    process.exit(0);
+    process.exit(code);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
-  log.info('started');
-  return { config, ctx, broker, log, onShutdown: (stop) => stops.push(stop) };
+  process.on('unhandledRejection', (err) => {
+    log.error('fatal: unhandled rejection', { err });
+    void shutdown('unhandledRejection', 1);
+  });
+  log.info('started', { healthPort: config.HEALTH_PORT });
+  return {
+    config,
+    ctx,
+    broker,
+    log,
+    onShutdown: (stop) => stops.push(stop),
+    readiness: (name, probe) => probes.set(name, probe),
+  };
+}
+
+/** /healthz: the process answers. /readyz: every registered part is doing its job (200), else 503 naming it. */
+function serveHealth(host: string, port: number, probes: Map<string, ReadinessProbe>): Server {
+  return createServer((req, res) => {
+    const path = req.url?.split('?')[0];
+    if (req.method !== 'GET' || (path !== '/healthz' && path !== '/readyz')) {
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"code":"not_found"}');
+      return;
+    }
+    if (path === '/healthz') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+      return;
+    }
+    const parts = Object.fromEntries([...probes].map(([name, probe]) => [name, probe()]));
+    const ready = Object.values(parts).every((p) => p.ready);
+    res
+      .writeHead(ready ? 200 : 503, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ status: ready ? 'ready' : 'not_ready', parts }));
+  }).listen(port, host);
+}
+
+/**
+ * Readiness for a polling loop (relay, expiry, reconciler): ready while a pass has succeeded
+ * within `staleAfterMs`, so a loop that keeps failing (its broker or database away) shows.
+ */
+export function loopHealth(staleAfterMs: number) {
+  let lastSuccess = Date.now();
+  return {
+    succeeded() {
+      lastSuccess = Date.now();
+    },
+    probe: (() => ({
+      ready: Date.now() - lastSuccess <= staleAfterMs,
+      lastSuccessAt: new Date(lastSuccess).toISOString(),
+    })) satisfies ReadinessProbe,
+  };
 }

@@ -4,4 +4,5 @@ import { sagaHandlers } from './transitions';
 
 const worker = startWorker('saga');
 const consumer = await runConsumer({ name: 'saga', ctx: worker.ctx, broker: worker.broker, handlers: sagaHandlers });
+worker.readiness('consumer', () => consumer.health());
 worker.onShutdown(() => consumer.stop());

@@ -13,4 +13,5 @@ const consumer = await runConsumer({
   broker: worker.broker,
   handlers: ticketHandlers(sign, worker.log),
 });
+worker.readiness('consumer', () => consumer.health());
 worker.onShutdown(() => consumer.stop());
