@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { allowedMethods } from '@onsale/contracts';
 import { z } from 'zod';
 import { createDevIdentity, type DevAlg, type DevIdentity } from './index';
 
@@ -14,6 +15,64 @@ const MintRequest = z.discriminatedUnion('kind', [
   }),
   z.object({ kind: z.literal('operator'), sub: z.string().min(1) }),
 ]);
+
+const routes = [
+  { method: 'GET', path: '/openapi.json' },
+  { method: 'GET', path: '/.well-known/jwks.json' },
+  { method: 'POST', path: '/tokens' },
+];
+const json = (schema: unknown) => ({ 'application/json': { schema } });
+const errorResponse = (description: string) => ({
+  description,
+  content: json({
+    type: 'object',
+    required: ['error'],
+    properties: {
+      error: {
+        type: 'object',
+        required: ['code', 'message'],
+        properties: { code: { type: 'string' }, message: { type: 'string' }, details: {} },
+      },
+    },
+  }),
+});
+const document = {
+  openapi: '3.1.0',
+  info: {
+    title: 'Onsale development identity issuer',
+    version: '1',
+    description: 'Development and tests only: mints buyer, promoter and operator tokens on request.',
+  },
+  paths: {
+    '/openapi.json': {
+      get: { responses: { 200: { description: 'This document', content: json({ type: 'object' }) } } },
+    },
+    '/.well-known/jwks.json': {
+      get: {
+        summary: 'The public key that verifies the tokens minted here',
+        responses: {
+          200: {
+            description: 'JWKS',
+            content: json({ type: 'object', required: ['keys'], properties: { keys: { type: 'array' } } }),
+          },
+        },
+      },
+    },
+    '/tokens': {
+      post: {
+        summary: 'Mint a token for any identity',
+        requestBody: { required: true, content: json(z.toJSONSchema(MintRequest, { io: 'input' })) },
+        responses: {
+          200: {
+            description: 'The signed JWT',
+            content: json({ type: 'object', required: ['token'], properties: { token: { type: 'string' } } }),
+          },
+          400: errorResponse('Not JSON, or not a valid mint request'),
+        },
+      },
+    },
+  },
+};
 
 /**
  * Serves GET /.well-known/jwks.json and POST /tokens ({kind, sub, tenantId?, role?} → {token}).
@@ -34,8 +93,15 @@ export async function startDevIdentityServer(
       res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'max-age=60' });
       res.end(JSON.stringify(body));
     };
-    if (req.method === 'GET' && req.url === '/.well-known/jwks.json') return send(200, identity.jwks());
-    if (req.method === 'POST' && req.url === '/tokens') {
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const allow = allowedMethods(routes, path);
+    if (allow.length && !allow.includes(req.method ?? '')) {
+      res.setHeader('allow', allow.join(', '));
+      return send(405, { error: { code: 'method_not_allowed', message: `${req.method} is not allowed here` } });
+    }
+    if (req.method === 'GET' && path === '/openapi.json') return send(200, document);
+    if (req.method === 'GET' && path === '/.well-known/jwks.json') return send(200, identity.jwks());
+    if (req.method === 'POST' && path === '/tokens') {
       const chunks: Buffer[] = [];
       for await (const c of req) chunks.push(c as Buffer);
       let body: unknown;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
-import type { Logger } from '@onsale/contracts';
+import { allowedMethods, type Logger } from '@onsale/contracts';
 import { type Context, Hono } from 'hono';
 import type { VerifyAdmission } from '../admission/verify';
 import type { RouterConfig } from '../config';
@@ -14,6 +14,7 @@ import { classify } from '../routing/classify';
 import { type CellRoute, routeToCell, routeWebhook } from '../routing/rule';
 import type { RouterEnv } from './env';
 import { errorResponse } from './errors';
+import { routerDocument } from './openapi';
 
 export interface RouterDeps {
   config: RouterConfig;
@@ -93,11 +94,26 @@ export function createRouterApp(deps: RouterDeps) {
     return c.body(body, 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
   });
 
+  const document = routerDocument(config);
+  app.get('/openapi.json', (c) => {
+    c.set('upstream', 'router');
+    return c.json(document);
+  });
+  // Registered before the catch-all below, so these are exactly the router's own endpoints.
+  const ownRoutes = [...app.routes];
+
   app.all('*', async (c) => {
     const { incoming } = c.env;
     const url = incoming.url ?? '/';
     const q = url.indexOf('?');
-    const target = classify(q === -1 ? url : url.slice(0, q));
+    const pathname = q === -1 ? url : url.slice(0, q);
+    const allow = allowedMethods(ownRoutes, pathname);
+    if (allow.length) {
+      c.set('upstream', 'router');
+      c.header('Allow', allow.join(', '));
+      return errorResponse(c, 'method_not_allowed', `${incoming.method} is not allowed here`, { details: { allow } });
+    }
+    const target = classify(pathname);
     if (target.kind === 'unknown') return errorResponse(c, 'not_found', 'no such route');
     // Refused before a byte of it is read or a connection is taken.
     if ((declaredLength(incoming) ?? 0) > config.MAX_BODY_BYTES) return tooLarge(c);

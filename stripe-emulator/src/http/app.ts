@@ -7,6 +7,7 @@ import type { Logger } from '../log.js';
 import { authenticate } from './auth.js';
 import { controlRoutes } from './control-routes.js';
 import type { AppEnv } from './env.js';
+import { stripeDocument } from './openapi.js';
 import type { Operation } from './operation.js';
 import { type HandlerDeps, operationHandler } from './operation-handler.js';
 
@@ -48,6 +49,23 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use('/v1/*', authenticate({ publishableKey: deps.publishableKey }));
   for (const operation of deps.operations) {
     app.on(operation.method, operation.path, operationHandler(operation, deps));
+  }
+
+  const document = stripeDocument(deps.operations, deps.apiVersion);
+  app.get('/openapi.json', (c) => c.json(document));
+
+  // After every operation's own route: a known path reached with another method is a 405.
+  const methods = new Map<string, Set<string>>([['/openapi.json', new Set(['GET'])]]);
+  for (const { path, method } of deps.operations) methods.set(path, (methods.get(path) ?? new Set()).add(method));
+  for (const [path, allowed] of methods) {
+    const allow = [...allowed, ...(allowed.has('GET') ? ['HEAD'] : [])].sort().join(', ');
+    app.all(path, (c) => {
+      c.header('Allow', allow);
+      return c.json(
+        { error: { type: 'invalid_request_error', message: `${c.req.method} is not allowed on ${c.req.path}.` } },
+        405,
+      );
+    });
   }
 
   app.notFound((c) =>

@@ -14,7 +14,7 @@ export const ScheduleBody = z
     perBuyerLimit: z.number().int().min(1).max(8),
     maxReleaseRate: z.number().int().min(1).max(100_000),
     minReleaseRate: z.number().int().min(0).max(100_000).optional(),
-    maxActiveShoppers: z.number().int().min(1).nullable().optional(),
+    maxActiveShoppers: z.number().int().min(1).max(10_000_000).nullable().optional(),
     holdTtlSeconds: z.number().int().min(30).max(3600).optional(),
   })
   .strict()

@@ -22,7 +22,12 @@ const revoke = createRoute({
               z
                 .object({
                   jti: z.string().min(8),
-                  exp: z.number().int().optional(),
+                  exp: z
+                    .number()
+                    .int()
+                    .min(0)
+                    .max(2 ** 32)
+                    .optional(),
                   reason: z.string().min(1).max(500),
                 })
                 .strict(),
