@@ -249,3 +249,22 @@ describe('the directory', () => {
     expect(await res.json()).toMatchObject({ error: { code: 'admission_invalid' } });
   });
 });
+
+describe("the router's own document", () => {
+  it('serves an OpenAPI document of its endpoints, the errors it makes, its headers and its body limit', async () => {
+    const res = await fetch(`${router.url}/openapi.json`);
+    expect(res.status).toBe(200);
+    const doc = await res.json();
+    expect(Object.keys(doc.paths).sort()).toEqual(['/healthz', '/metrics', '/openapi.json', '/readyz']);
+    expect(Object.keys(doc.components.headers)).toEqual(['X-Request-Id', 'X-Correlation-Id', 'Retry-After']);
+    expect(doc.info.description).toContain(`over ${MAX_BODY} bytes`);
+    expect(doc.info.description).toContain('504 upstream_timeout');
+  });
+
+  it('answers an undeclared method on its own endpoints with 405 and Allow', async () => {
+    const res = await fetch(`${router.url}/healthz`, { method: 'POST' });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET, HEAD');
+    expect((await res.json()).error.code).toBe('method_not_allowed');
+  });
+});
