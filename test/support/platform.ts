@@ -11,7 +11,11 @@ import { serviceEnv } from './services';
  * own, with the waiting room's ticks shortened and its per-IP limit raised (every test buyer
  * comes from 127.0.0.1).
  */
-export async function startTestPlatform(options: { seatsPerEvent: number; maxReleaseRate: number }) {
+export async function startTestPlatform(options: {
+  seatsPerEvent: number;
+  maxReleaseRate: number;
+  stateFile?: string;
+}) {
   const env = serviceEnv();
   const dbs: TestDatabase[] = [];
   const db = async (prefix: string) => {
@@ -28,6 +32,7 @@ export async function startTestPlatform(options: { seatsPerEvent: number; maxRel
     controlPlaneDatabaseUrl: controlPlane.url,
     services: { redisUrl: env.REDIS_URL!, kafkaBrokers: env.KAFKA_BROKERS! },
     logDir: resolve(repoRoot, `.data/e2e/${randomUUID().slice(0, 8)}`),
+    stateFile: options.stateFile,
     env: {
       LOG_LEVEL: 'info',
       REDIS_KEY_PREFIX: `e2e-${randomUUID().slice(0, 8)}:`,

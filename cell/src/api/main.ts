@@ -1,9 +1,9 @@
 import { serve } from '@hono/node-server';
-import { parseEnv } from '@onsale/contracts';
+import { configOrExit } from '@onsale/contracts';
 import { CellApiConfig } from '../config';
 import { buildCellApi } from './server';
 
-const config = parseEnv(CellApiConfig);
+const config = configOrExit('api', CellApiConfig);
 const api = buildCellApi(config);
 const server = serve({ fetch: api.app.fetch, hostname: config.HOST, port: config.PORT }, (info) =>
   api.log.info('cell api listening', { port: info.port }),

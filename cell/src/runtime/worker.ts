@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { createLogger, type Logger, parseEnv } from '@onsale/contracts';
+import { configOrExit, createLogger, type Logger } from '@onsale/contracts';
 import type { z } from 'zod';
 import { CellWorkerConfig } from '../config';
 import type { CellContext } from '../context';
@@ -31,7 +31,7 @@ export function startWorker<S extends typeof CellWorkerConfig>(
   role: string,
   schema: S = CellWorkerConfig as S,
 ): Worker<z.infer<S>> {
-  const config = parseEnv(schema) as z.infer<typeof CellWorkerConfig> & z.infer<S>;
+  const config = configOrExit(role, schema) as z.infer<typeof CellWorkerConfig> & z.infer<S>;
   const log = createLogger({ role, cellId: config.CELL_ID, region: config.CELL_REGION }, config.LOG_LEVEL);
   const database = openDatabase(config.DATABASE_URL, config.DB_POOL_SIZE, `cell-${config.CELL_ID}-${role}`);
   const ctx: CellContext = { db: database.db, database, cellId: config.CELL_ID, epoch: config.CELL_EPOCH, log };

@@ -14,3 +14,19 @@ export function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv 
   const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(env)'}: ${i.message}`);
   throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
 }
+
+/**
+ * A process's configuration, or its end: a bad variable is the one error no restart can fix,
+ * so the process says which variables are wrong in one log line and exits 1, no stack trace.
+ */
+export function configOrExit<S extends z.ZodType>(role: string, schema: S): z.infer<S> {
+  try {
+    return parseEnv(schema);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(
+      `${JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: 'fatal: cannot start', role, reason: err.message })}\n`,
+    );
+    process.exit(1);
+  }
+}

@@ -1,0 +1,113 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { supervise } from '../../scripts/local-platform/supervisor';
+import { eventually } from '../support/kafka';
+import { startTestPlatform, type TestPlatform } from '../support/platform';
+import { repoRoot } from '../support/services';
+
+/** The local platform keeps its processes alive as ECS would, and their health tells the truth. */
+
+let t: TestPlatform;
+const stateFile = resolve(repoRoot, `.data/e2e/state-${randomUUID().slice(0, 8)}.json`);
+const run = promisify(execFile);
+
+beforeAll(async () => {
+  t = await startTestPlatform({ seatsPerEvent: 20, maxReleaseRate: 20, stateFile });
+}, 180_000);
+afterAll(async () => {
+  signalKafka('SIGCONT');
+  await t?.stop();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const kafkaPid = () => Number(readFileSync(resolve(repoRoot, '.data/kafka/kafka.pid'), 'utf8').trim());
+function signalKafka(signal: 'SIGSTOP' | 'SIGCONT') {
+  try {
+    process.kill(kafkaPid(), signal);
+  } catch {}
+}
+const proc = (name: string) => t.platform.status().find((p) => p.name === name)!;
+const readyz = async (url: string) => (await fetch(url).catch(() => null))?.status ?? 0;
+
+describe('the local platform supervises its processes', () => {
+  it('a worker killed with kill -9 is started again within seconds, and `platform status` shows the restart', async () => {
+    const name = `${t.platform.cells[0]!.id}-saga`;
+    const before = proc(name);
+    expect(before.state).toBe('running');
+    const killedAt = Date.now();
+    process.kill(before.pid!, 'SIGKILL');
+    const after = await eventually(
+      async () => {
+        const p = proc(name);
+        return p.restarts === 1 && p.state === 'running' && p.pid !== before.pid ? p : null;
+      },
+      'the supervisor to restart the worker',
+      15_000,
+    );
+    expect(Date.now() - killedAt).toBeLessThan(15_000);
+    expect(after.lastExit).toMatchObject({ signal: 'SIGKILL' });
+    // The new member joins the group and reports ready.
+    await eventually(async () => (await readyz(after.healthUrl!)) === 200, 'the restarted worker to be ready', 60_000);
+
+    const { stdout } = await run('bash', ['scripts/platform', 'status'], {
+      cwd: repoRoot,
+      env: { ...process.env, ONSALE_PLATFORM_STATE: stateFile },
+    });
+    const line = stdout.split('\n').find((l) => l.startsWith(`${name} `))!;
+    expect(line.split(/\s+/).slice(0, 5)).toEqual([name, String(after.pid), 'running', '1', 'ready']);
+    expect(line).toContain('SIGKILL');
+  });
+
+  it("a worker's /readyz turns 503 while its broker is frozen and 200 once it is back; the process never exits", async () => {
+    const consumers = t.platform.status().filter((p) => /-(saga|payments|tickets)$/.test(p.name));
+    expect(consumers).toHaveLength(6);
+    for (const c of consumers) expect(await readyz(c.healthUrl!)).toBe(200);
+    const restarts = consumers.map((c) => c.restarts);
+    signalKafka('SIGSTOP');
+    try {
+      await eventually(
+        async () => (await Promise.all(consumers.map((c) => readyz(c.healthUrl!)))).every((s) => s === 503),
+        'every consumer to report not ready',
+        45_000,
+        500,
+      );
+    } finally {
+      signalKafka('SIGCONT');
+    }
+    await eventually(
+      async () => (await Promise.all(consumers.map((c) => readyz(c.healthUrl!)))).every((s) => s === 200),
+      'every consumer to rejoin its group and report ready',
+      90_000,
+      500,
+    );
+    expect(consumers.map((c) => proc(c.name).restarts)).toEqual(restarts);
+  }, 180_000);
+
+  it('a process that cannot start is reported as crash-looping and not restarted forever', async () => {
+    const reports: string[] = [];
+    const logFile = resolve(repoRoot, `.data/e2e/crashing-${randomUUID().slice(0, 8)}.log`);
+    // No CELL_ID and no DATABASE_URL: the worker refuses to start, naming the variables.
+    const p = await supervise(
+      'cell/src/saga/main.ts',
+      { CELL_ID: '', DATABASE_URL: '', KAFKA_BROKERS: '' },
+      {
+        name: 'misconfigured-saga',
+        logFile,
+        report: (line) => reports.push(line),
+        policy: { initialDelayMs: 50, maxDelayMs: 200, maxCrashes: 3, windowMs: 60_000 },
+      },
+    );
+    await eventually(async () => p.status().state === 'crash-looping', 'the crash loop to be recognised', 60_000);
+    await sleep(1_000);
+    expect(p.status().restarts).toBe(2);
+    expect(reports).toHaveLength(3);
+    expect(reports[0]).toMatch(/misconfigured-saga exited \(code 1\); restart #1/);
+    expect(reports.at(-1)).toMatch(/exited \(code 1\) 3 times .* not restarting it/);
+    expect(reports.at(-1)).toContain('CELL_ID');
+    await p.stop();
+  }, 90_000);
+});
