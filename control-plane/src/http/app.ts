@@ -23,6 +23,7 @@ import { registerOperatorTenants } from './routes/operator-tenants';
 import { registerJoinQueue } from './routes/queue-join';
 import { registerQueueMe } from './routes/queue-me';
 import { registerReleaseDecisions } from './routes/release-decisions';
+import { registerSales } from './routes/sales';
 import { registerGetSeatMap } from './routes/seat-map-get';
 import { registerPutSeatMap } from './routes/seat-map-put';
 
@@ -103,6 +104,7 @@ export function createApp(services: Services): App {
     registerOperatorCells,
     registerOperatorEvents,
     registerOperatorAdmission,
+    registerSales,
   ]) {
     register(app);
   }

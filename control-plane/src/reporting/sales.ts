@@ -1,0 +1,93 @@
+import {
+  type Bucket,
+  migrateReporting,
+  salesBySection,
+  salesSummary,
+  salesTimeline,
+  settlementCsv,
+  settlementRows,
+} from '@onsale/reporting';
+import type pg from 'pg';
+import type { Services } from '../context';
+import { eventForTenant } from '../events/events';
+import type { PromoterActor } from '../lib/actors';
+
+const ready = new WeakMap<pg.Pool, Promise<void>>();
+/** The projections' tables exist before the first read, even before the consumer first ran. */
+function ensureSchema(pool: pg.Pool): Promise<void> {
+  let p = ready.get(pool);
+  if (!p) {
+    p = migrateReporting(pool);
+    ready.set(pool, p);
+  }
+  return p;
+}
+
+/** Every sales read starts here: another tenant's event does not exist (404). */
+async function scoped(ctx: Services, actor: PromoterActor, eventId: string) {
+  const ev = await eventForTenant(ctx.db, actor.tenantId, eventId);
+  await ensureSchema(ctx.pool);
+  return ev;
+}
+
+export async function getSalesSummary({
+  ctx,
+  actor,
+  eventId,
+}: {
+  ctx: Services;
+  actor: PromoterActor;
+  eventId: string;
+}) {
+  const ev = await scoped(ctx, actor, eventId);
+  return { eventId: ev.id, ...(await salesSummary(ctx.pool, actor.tenantId, ev.id)) };
+}
+
+export async function getSalesTimeline({
+  ctx,
+  actor,
+  eventId,
+  bucket,
+  from,
+  to,
+}: {
+  ctx: Services;
+  actor: PromoterActor;
+  eventId: string;
+  bucket: Bucket;
+  from?: Date;
+  to?: Date;
+}) {
+  const ev = await scoped(ctx, actor, eventId);
+  return { eventId: ev.id, bucket, points: await salesTimeline(ctx.pool, actor.tenantId, ev.id, bucket, { from, to }) };
+}
+
+export async function getSalesBySection({
+  ctx,
+  actor,
+  eventId,
+}: {
+  ctx: Services;
+  actor: PromoterActor;
+  eventId: string;
+}) {
+  const ev = await scoped(ctx, actor, eventId);
+  const capacity = await ctx.pool.query<{ section: string; tier: string; seats: number }>(
+    'SELECT section, tier_code AS tier, count(*)::int AS seats FROM seats WHERE event_id = $1 GROUP BY 1, 2',
+    [ev.id],
+  );
+  return { eventId: ev.id, sections: await salesBySection(ctx.pool, actor.tenantId, ev.id, capacity.rows) };
+}
+
+export async function getSettlementCsv({
+  ctx,
+  actor,
+  eventId,
+}: {
+  ctx: Services;
+  actor: PromoterActor;
+  eventId: string;
+}) {
+  const ev = await scoped(ctx, actor, eventId);
+  return settlementCsv(await settlementRows(ctx.pool, actor.tenantId, ev.id));
+}

@@ -1,0 +1,29 @@
+import { z } from 'zod';
+
+/** The reporting consumer's environment, parsed once at start; a bad value names the variable. */
+export const ReportingConfig = z.object({
+  KAFKA_BROKERS: z.string().min(1),
+  /** The control plane's database: the cell registry is read from it, projections live in its `reporting` schema. */
+  DATABASE_URL_CONTROL_PLANE: z.string().url(),
+  S3_BUCKET: z.string().min(3),
+  S3_REGION: z.string().default('us-east-1'),
+  /** Set for a local S3-compatible server; absent means Amazon S3 with the task role. */
+  S3_ENDPOINT: z.string().url().optional(),
+  S3_ACCESS_KEY_ID: z.string().optional(),
+  S3_SECRET_ACCESS_KEY: z.string().optional(),
+  REPORTING_PREFIX: z.string().default(''),
+  REPORTING_GROUP_PREFIX: z.string().default('reporting'),
+  FLUSH_MAX_MESSAGES: z.coerce.number().int().positive().default(5_000),
+  FLUSH_MAX_AGE_MS: z.coerce.number().int().positive().default(2_000),
+  REGISTRY_POLL_MS: z.coerce.number().int().positive().default(5_000),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+});
+export type ReportingConfig = z.infer<typeof ReportingConfig>;
+
+export function loadReportingConfig(env: NodeJS.ProcessEnv = process.env): ReportingConfig {
+  const r = ReportingConfig.safeParse(env);
+  if (!r.success) {
+    throw new Error(r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+  }
+  return r.data;
+}

@@ -1,0 +1,139 @@
+import {
+  EnvelopeError,
+  parseControlPlaneFact,
+  parseEnvelope,
+  type SaleContext,
+  type TypedEnvelope,
+} from '@onsale/contracts';
+
+/** What happened, as reporting counts it. */
+export const FACT_KINDS = [
+  'held',
+  'paid',
+  'declined',
+  'expired',
+  'released',
+  'refunded',
+  'ticketed',
+  'queued',
+  'admitted',
+  'release_decided',
+] as const;
+export type FactKind = (typeof FACT_KINDS)[number];
+
+export interface SeatFact {
+  seatId: string;
+  section: string;
+  tier: string | null;
+  price: number;
+}
+
+/** One immutable fact: a row of a Parquet object, and the input of every projection. */
+export interface Fact {
+  factId: string;
+  /** The cell id, or `control-plane`. */
+  source: string;
+  partition: number;
+  offset: bigint;
+  kind: FactKind;
+  /** `unknown` for v1 cell events, which carry no tenant: kept, never counted. */
+  tenantId: string;
+  eventId: string;
+  orderId: string | null;
+  occurredAt: Date;
+  amount: bigint | null;
+  currency: string | null;
+  seats: SeatFact[] | null;
+  count: number | null;
+  detail: string | null;
+}
+
+export const UNKNOWN_TENANT = 'unknown';
+export const CONTROL_PLANE_SOURCE = 'control-plane';
+
+const CELL_KINDS: Partial<Record<TypedEnvelope['eventType'], FactKind>> = {
+  HoldCreated: 'held',
+  PaymentCaptured: 'paid',
+  PaymentFailed: 'declined',
+  HoldExpired: 'expired',
+  HoldReleased: 'released',
+  Refunded: 'refunded',
+  TicketIssued: 'ticketed',
+};
+
+export interface RawMessage {
+  source: string;
+  partition: number;
+  offset: string;
+  value: string;
+}
+
+/**
+ * The fact a message carries, or null when reporting does not count it (a saga step such as
+ * OrderConfirmed, or a message no contract parses: those belong to the saga's dead letters).
+ */
+export function toFact(m: RawMessage): Fact | null {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(m.value);
+  } catch {
+    return null;
+  }
+  const at = { source: m.source, partition: m.partition, offset: BigInt(m.offset) };
+  if (m.source === CONTROL_PLANE_SOURCE) {
+    let f: ReturnType<typeof parseControlPlaneFact>;
+    try {
+      f = parseControlPlaneFact(raw);
+    } catch {
+      return null;
+    }
+    const base = {
+      ...at,
+      factId: f.eventId,
+      tenantId: f.payload.tenantId,
+      eventId: f.payload.eventId,
+      orderId: null,
+      occurredAt: new Date(f.occurredAt),
+      amount: null,
+      currency: null,
+      seats: null,
+      count: null,
+      detail: null,
+    };
+    switch (f.eventType) {
+      case 'QueueJoined':
+        return { ...base, kind: 'queued', count: 1 };
+      case 'BuyersAdmitted':
+        return { ...base, kind: 'admitted', count: f.payload.count };
+      case 'ReleaseDecided': {
+        const { oldRate, newRate, reason, cellId } = f.payload;
+        return { ...base, kind: 'release_decided', detail: JSON.stringify({ cellId, oldRate, newRate, reason }) };
+      }
+    }
+  }
+  let e: TypedEnvelope;
+  try {
+    e = parseEnvelope(raw);
+  } catch (err) {
+    if (err instanceof EnvelopeError) return null;
+    throw err;
+  }
+  const kind = CELL_KINDS[e.eventType];
+  if (!kind) return null;
+  const payload = e.payload as { sale?: SaleContext; eventId?: string; seatIds?: string[] };
+  const sale = payload.sale;
+  return {
+    ...at,
+    factId: e.eventId,
+    kind,
+    tenantId: sale?.tenantId ?? UNKNOWN_TENANT,
+    eventId: sale?.eventId ?? payload.eventId ?? UNKNOWN_TENANT,
+    orderId: e.aggregateId,
+    occurredAt: new Date(e.occurredAt),
+    amount: sale ? BigInt(sale.amount) : null,
+    currency: sale?.currency ?? null,
+    seats: sale ? sale.seats : null,
+    count: null,
+    detail: null,
+  };
+}

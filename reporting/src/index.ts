@@ -1,0 +1,2 @@
+export * from './queries';
+export { migrateReporting } from './store';

@@ -1,0 +1,134 @@
+import type pg from 'pg';
+
+/** Reads of the projections for the sales API; every query is scoped by tenant and event. */
+
+export async function salesSummary(pool: pg.Pool, tenantId: string, eventId: string) {
+  const r = await pool.query(
+    `SELECT coalesce(sum(holds), 0)::int AS holds, coalesce(sum(paid_orders), 0)::int AS "paidOrders",
+            coalesce(sum(seats_sold), 0)::int AS "seatsSold", coalesce(sum(gross), 0)::bigint AS gross,
+            coalesce(sum(refunded), 0)::bigint AS refunded, coalesce(sum(declines), 0)::int AS declines,
+            coalesce(sum(expiries), 0)::int AS expiries
+       FROM reporting.minutes WHERE tenant_id = $1 AND event_id = $2`,
+    [tenantId, eventId],
+  );
+  const f = await pool.query(
+    `SELECT queued::int, admitted::int, held::int, paid::int, ticketed::int
+       FROM reporting.funnel WHERE tenant_id = $1 AND event_id = $2`,
+    [tenantId, eventId],
+  );
+  const row = r.rows[0];
+  const gross = Number(row.gross);
+  const refunded = Number(row.refunded);
+  return {
+    ...row,
+    gross,
+    refunded,
+    net: gross - refunded,
+    funnel: f.rows[0] ?? { queued: 0, admitted: 0, held: 0, paid: 0, ticketed: 0 },
+  };
+}
+
+export const BUCKETS = { '1m': 60, '5m': 300, '15m': 900, '1h': 3600, '1d': 86400 } as const;
+export type Bucket = keyof typeof BUCKETS;
+
+export async function salesTimeline(
+  pool: pg.Pool,
+  tenantId: string,
+  eventId: string,
+  bucket: Bucket,
+  range: { from?: Date; to?: Date } = {},
+) {
+  const r = await pool.query(
+    `SELECT to_timestamp(floor(extract(epoch FROM minute) / $3) * $3) AS at,
+            sum(holds)::int AS holds, sum(paid_orders)::int AS "paidOrders", sum(seats_sold)::int AS "seatsSold",
+            sum(gross)::bigint AS gross, sum(refunded)::bigint AS refunded, sum(declines)::int AS declines,
+            sum(expiries)::int AS expiries
+       FROM reporting.minutes
+      WHERE tenant_id = $1 AND event_id = $2
+        AND ($4::timestamptz IS NULL OR minute >= $4) AND ($5::timestamptz IS NULL OR minute < $5)
+      GROUP BY 1 ORDER BY 1`,
+    [tenantId, eventId, BUCKETS[bucket], range.from ?? null, range.to ?? null],
+  );
+  return r.rows.map((x) => ({
+    ...x,
+    at: (x.at as Date).toISOString(),
+    gross: Number(x.gross),
+    refunded: Number(x.refunded),
+  }));
+}
+
+/** Sold and held per section and tier from the projections; remaining from the seat map's capacity. */
+export async function salesBySection(
+  pool: pg.Pool,
+  tenantId: string,
+  eventId: string,
+  capacity: { section: string; tier: string; seats: number }[],
+) {
+  const r = await pool.query<{ section: string; tier: string; sold: number; held: number }>(
+    `SELECT section, tier, sold, held FROM reporting.sections WHERE tenant_id = $1 AND event_id = $2`,
+    [tenantId, eventId],
+  );
+  const key = (s: string, t: string) => `${s}\u0000${t}`;
+  const rows = new Map<string, { section: string; tier: string; capacity: number; sold: number; held: number }>();
+  for (const c of capacity) rows.set(key(c.section, c.tier), { ...c, capacity: c.seats, sold: 0, held: 0 });
+  for (const x of r.rows) {
+    const row = rows.get(key(x.section, x.tier)) ?? { section: x.section, tier: x.tier, capacity: 0, sold: 0, held: 0 };
+    rows.set(key(x.section, x.tier), { ...row, sold: x.sold, held: x.held });
+  }
+  return [...rows.values()]
+    .map(({ section, tier, capacity: cap, sold, held }) => ({
+      section,
+      tier,
+      capacity: cap,
+      sold,
+      held,
+      remaining: Math.max(0, cap - sold - held),
+    }))
+    .sort((a, b) => (a.section === b.section ? (a.tier < b.tier ? -1 : 1) : a.section < b.section ? -1 : 1));
+}
+
+/** One line per order that took money: what settlement pays out and takes back. */
+export async function settlementRows(pool: pg.Pool, tenantId: string, eventId: string) {
+  const r = await pool.query<{
+    order_id: string;
+    cell_id: string;
+    status: string;
+    paid_at: Date;
+    currency: string;
+    gross: string;
+    refunded: string;
+    seats: number;
+  }>(
+    `SELECT order_id, cell_id, status, paid_at, currency, amount AS gross, refunded,
+            CASE WHEN status IN ('paid', 'ticketed') THEN jsonb_array_length(seats) ELSE 0 END AS seats
+       FROM reporting.orders WHERE tenant_id = $1 AND event_id = $2 AND paid_at IS NOT NULL
+      ORDER BY paid_at, order_id`,
+    [tenantId, eventId],
+  );
+  return r.rows;
+}
+
+const csvCell = (v: string) => (/[",\n\r]/.test(v) ? `"${v.replaceAll('"', '""')}"` : v);
+
+export function settlementCsv(rows: Awaited<ReturnType<typeof settlementRows>>): string {
+  const lines = [
+    ['order_id', 'cell_id', 'status', 'paid_at', 'currency', 'gross', 'refunded', 'net', 'seats'].join(','),
+  ];
+  let gross = 0;
+  let refunded = 0;
+  let seats = 0;
+  for (const r of rows) {
+    const g = Number(r.gross);
+    const f = Number(r.refunded);
+    gross += g;
+    refunded += f;
+    seats += r.seats;
+    lines.push(
+      [r.order_id, r.cell_id, r.status, r.paid_at.toISOString(), r.currency, g, f, g - f, r.seats]
+        .map((v) => csvCell(String(v)))
+        .join(','),
+    );
+  }
+  lines.push(['TOTAL', '', '', '', rows[0]?.currency ?? '', gross, refunded, gross - refunded, seats].join(','));
+  return `${lines.join('\n')}\n`;
+}

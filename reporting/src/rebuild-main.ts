@@ -1,0 +1,23 @@
+import pg from 'pg';
+import { loadReportingConfig } from './config';
+import { rebuildProjections } from './rebuild';
+import { createObjectStore } from './s3';
+
+let config: ReturnType<typeof loadReportingConfig>;
+try {
+  config = loadReportingConfig();
+} catch (err) {
+  console.error((err as Error).message);
+  process.exit(1);
+}
+const pool = new pg.Pool({ connectionString: config.DATABASE_URL_CONTROL_PLANE, max: 2 });
+const store = createObjectStore({
+  bucket: config.S3_BUCKET,
+  region: config.S3_REGION,
+  endpoint: config.S3_ENDPOINT,
+  accessKeyId: config.S3_ACCESS_KEY_ID,
+  secretAccessKey: config.S3_SECRET_ACCESS_KEY,
+});
+const facts = await rebuildProjections(pool, store, config.REPORTING_PREFIX);
+console.log(JSON.stringify({ level: 'info', msg: 'projections rebuilt from S3', facts }));
+await pool.end();

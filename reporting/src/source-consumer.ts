@@ -1,0 +1,190 @@
+import type { Logger } from '@onsale/contracts';
+import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
+import type pg from 'pg';
+import { type Fact, toFact } from './facts';
+import { encodeFacts } from './parquet';
+import { batchPlanKey, factObjectKey, type ObjectStore } from './s3';
+import { applyFacts } from './store';
+
+export interface FlushPolicy {
+  /** Flush a partition's batch at this many messages... */
+  maxMessages: number;
+  /** ...or once its oldest message has waited this long. */
+  maxAgeMs: number;
+}
+
+interface Batch {
+  first: bigint;
+  last: bigint;
+  messages: number;
+  facts: Fact[];
+  startedAt: number;
+  /** The last offset of this batch when an earlier run already planned it (a replay). */
+  plannedLast: bigint | null;
+}
+
+export interface SourceConsumerOptions {
+  kafka: Kafka;
+  source: string;
+  topic: string;
+  groupId: string;
+  store: ObjectStore;
+  /** Key prefix inside the bucket (tests give each run its own). */
+  root: string;
+  pool: pg.Pool;
+  policy: FlushPolicy;
+  log: Logger;
+  /** Test hook: runs after the objects are durable and before the offset commit. */
+  beforeCommit?: () => void;
+}
+
+const dateOf = (d: Date) => d.toISOString().slice(0, 10);
+
+/**
+ * Reads one source topic (a cell's purchase topic or the control plane's facts) and turns it
+ * into immutable Parquet objects. Per partition, a batch of messages becomes, in this order:
+ * a plan object naming its offset range, one object per tenant/event/day, the projections'
+ * update, then the offset commit. A crash anywhere replays the batch from its first offset;
+ * the plan makes the replay cut the same range, so it rewrites the same bytes under the same
+ * names, and the projections skip facts they already applied.
+ */
+export function createSourceConsumer(o: SourceConsumerOptions) {
+  const batches = new Map<number, Batch>();
+  const locks = new Map<number, Promise<void>>();
+  let consumer: Consumer | null = null;
+  let timer: NodeJS.Timeout | undefined;
+
+  const withLock = (partition: number, fn: () => Promise<void>) => {
+    const next = (locks.get(partition) ?? Promise.resolve()).then(fn);
+    locks.set(
+      partition,
+      next.catch(() => {}),
+    );
+    return next;
+  };
+
+  async function flush(partition: number): Promise<void> {
+    const b = batches.get(partition);
+    if (!b) return;
+    const range = { topic: o.topic, partition, first: b.first, last: b.last };
+    const groups = new Map<string, Fact[]>();
+    for (const f of b.facts) {
+      const key = factObjectKey(o.root, { ...f, date: dateOf(f.occurredAt), source: o.source }, range);
+      groups.set(key, [...(groups.get(key) ?? []), f]);
+    }
+    const keys = [...groups.keys()].sort();
+    if (b.plannedLast === null) {
+      await o.store.put(
+        batchPlanKey(o.root, o.topic, partition, b.first),
+        JSON.stringify({ first: b.first.toString(), last: b.last.toString(), objects: keys }),
+        'application/json',
+      );
+    }
+    await Promise.all(keys.map((k) => o.store.put(k, encodeFacts(groups.get(k)!), 'application/vnd.apache.parquet')));
+    await applyFacts(o.pool, b.facts);
+    o.beforeCommit?.();
+    await consumer!.commitOffsets([{ topic: o.topic, partition, offset: (b.last + 1n).toString() }]);
+    batches.delete(partition);
+    o.log.debug('batch flushed', {
+      source: o.source,
+      partition,
+      first: String(b.first),
+      last: String(b.last),
+      objects: keys.length,
+    });
+  }
+
+  async function add(partition: number, m: KafkaMessage): Promise<void> {
+    const offset = BigInt(m.offset);
+    let b = batches.get(partition);
+    if (!b) {
+      const plan = await o.store.get(batchPlanKey(o.root, o.topic, partition, offset));
+      b = {
+        first: offset,
+        last: offset,
+        messages: 0,
+        facts: [],
+        startedAt: Date.now(),
+        plannedLast: plan ? BigInt(JSON.parse(Buffer.from(plan).toString('utf8')).last) : null,
+      };
+      batches.set(partition, b);
+    }
+    b.last = offset;
+    b.messages++;
+    const fact = toFact({ source: o.source, partition, offset: m.offset, value: m.value?.toString('utf8') ?? '' });
+    if (fact) b.facts.push(fact);
+    const full = b.plannedLast !== null ? offset >= b.plannedLast : b.messages >= o.policy.maxMessages;
+    if (full) await flush(partition);
+  }
+
+  /** A failed flush drops the batch and reads it again from its first offset. */
+  function rewind(partition: number, err: unknown): void {
+    const b = batches.get(partition);
+    batches.delete(partition);
+    o.log.warn('batch failed; reading it again', { source: o.source, partition, err });
+    if (b && consumer) consumer.seek({ topic: o.topic, partition, offset: b.first.toString() });
+  }
+
+  async function flushStale(): Promise<void> {
+    const now = Date.now();
+    await Promise.all(
+      [...batches.entries()]
+        .filter(([, b]) => b.plannedLast === null && now - b.startedAt >= o.policy.maxAgeMs)
+        .map(([p]) =>
+          withLock(p, async () => {
+            const b = batches.get(p);
+            if (b && b.plannedLast === null && Date.now() - b.startedAt >= o.policy.maxAgeMs) {
+              await flush(p).catch((err) => rewind(p, err));
+            }
+          }),
+        ),
+    );
+  }
+
+  return {
+    source: o.source,
+    async start(): Promise<void> {
+      consumer = o.kafka.consumer({
+        groupId: o.groupId,
+        maxWaitTimeInMs: 200,
+        sessionTimeout: 10_000,
+        heartbeatInterval: 1_000,
+      });
+      // A rebalance hands partitions to a member from their committed offsets: drop what was buffered.
+      consumer.on(consumer.events.GROUP_JOIN, () => batches.clear());
+      await consumer.connect();
+      await consumer.subscribe({ topics: [o.topic], fromBeginning: true });
+      await consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+          for (const m of batch.messages) {
+            if (!isRunning() || isStale()) return;
+            try {
+              await withLock(batch.partition, () => add(batch.partition, m));
+            } catch (err) {
+              rewind(batch.partition, err);
+              return;
+            }
+            // Moves the fetch position only: offsets are committed by flush, after the objects.
+            resolveOffset(m.offset);
+          }
+          await heartbeat();
+        },
+      });
+      timer = setInterval(
+        () => {
+          void flushStale();
+        },
+        Math.max(50, Math.floor(o.policy.maxAgeMs / 4)),
+      );
+    },
+    async stop(): Promise<void> {
+      clearInterval(timer);
+      await Promise.all(locks.values());
+      await consumer?.disconnect();
+      consumer = null;
+    },
+  };
+}
+export type SourceConsumer = ReturnType<typeof createSourceConsumer>;

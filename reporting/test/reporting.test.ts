@@ -1,0 +1,258 @@
+import { randomUUID } from 'node:crypto';
+import { createLogger } from '@onsale/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withWriteTx } from '../../cell/src/db/tx';
+import { appendEvent } from '../../cell/src/outbox/append';
+import { buildEventLoad } from '../../control-plane/src/onsale/load';
+import { addCell, createHarness, type Harness, scheduledEvent } from '../../control-plane/test/support/harness';
+import { admittedBuyer } from '../../test/support/buyer';
+import { startTestCell, type TestCell } from '../../test/support/cell';
+import { startIdentity, type TestIdentity } from '../../test/support/identity';
+import { dropCellTopics, eventually, provisionCellTopics, uniqueCellId } from '../../test/support/kafka';
+import { envelope, inject, orderStatus, recordPaymentIntent } from '../../test/support/saga';
+import { loadIntoCell } from '../../test/support/seed';
+import { serviceEnv } from '../../test/support/services';
+import { startCellWorkers, workerContext } from '../../test/support/workers';
+import { loadReportingConfig } from '../src/config';
+import { decodeFacts } from '../src/parquet';
+import { rebuildProjections } from '../src/rebuild';
+import { startReporter } from '../src/reporter';
+
+let h: Harness;
+let identity: TestIdentity;
+const prefix = `run-${randomUUID().slice(0, 8)}/`;
+const log = createLogger({ role: 'reporting-test' }, 'error');
+const started: { cell: TestCell; workers: Awaited<ReturnType<typeof startCellWorkers>>; cellId: string }[] = [];
+const reporters: Awaited<ReturnType<typeof startReporter>>[] = [];
+
+const config = (groupPrefix: string) =>
+  loadReportingConfig({
+    ...serviceEnv(),
+    DATABASE_URL_CONTROL_PLANE: h.config.DATABASE_URL_CONTROL_PLANE,
+    REPORTING_PREFIX: prefix,
+    REPORTING_GROUP_PREFIX: groupPrefix,
+    FLUSH_MAX_MESSAGES: '7',
+    FLUSH_MAX_AGE_MS: '300',
+    REGISTRY_POLL_MS: '300',
+    LOG_LEVEL: 'error',
+  });
+
+/** A registered, running cell selling one event of the tenant (its seat map from the control plane). */
+async function sellingCell(token: string) {
+  const cellId = uniqueCellId('rep');
+  await addCell(h, cellId);
+  const { eventId } = await scheduledEvent(h, token, { seats: 20, cellId });
+  const cell = await startTestCell(identity, { cellId });
+  await provisionCellTopics(cellId);
+  const { body } = await buildEventLoad(h.services, eventId);
+  await loadIntoCell(cell, body);
+  const workers = await startCellWorkers(cellId, cell.db.url, { relay: true, saga: true, tickets: true, expiry: true });
+  started.push({ cell, workers, cellId });
+  return { cellId, cell, workers, eventId, seats: body.seats };
+}
+type Selling = Awaited<ReturnType<typeof sellingCell>>;
+
+/** What the payment worker writes when Stripe reports a capture or a decline: through the cell's outbox. */
+async function paymentOutcome(s: Selling, orderId: string, outcome: 'PaymentCaptured' | 'PaymentFailed') {
+  const ctx = workerContext(s.cellId, s.cell.db.url, 'payments');
+  const paymentIntentId = `pi_test_${orderId.slice(0, 8)}`;
+  await withWriteTx(ctx, async (tx) => {
+    await (outcome === 'PaymentCaptured'
+      ? appendEvent(tx, { cellId: s.cellId, correlationId: orderId, causationId: null }, outcome, orderId, {
+          orderId,
+          paymentIntentId,
+          amount: 15_000,
+        })
+      : appendEvent(tx, { cellId: s.cellId, correlationId: orderId, causationId: null }, outcome, orderId, {
+          orderId,
+          paymentIntentId,
+          reason: 'card_declined',
+        }));
+  });
+  await ctx.database.close();
+}
+
+async function hold(s: Selling, seatIndexes: number[]) {
+  const buyer = await admittedBuyer(identity, s.cell, s.eventId);
+  const res = await buyer.hold(seatIndexes.map((i) => s.seats[i]!.id));
+  expect(res.ok).toBe(true);
+  return (await res.json()).orderId as string;
+}
+
+async function paidOrder(s: Selling, seatIndexes: number[]) {
+  const orderId = await hold(s, seatIndexes);
+  const paymentIntentId = await recordPaymentIntent(s.cell, orderId, 15_000);
+  await inject(
+    s.workers.broker,
+    s.cellId,
+    envelope(s.cellId, 'PaymentAuthorized', orderId, { orderId, paymentIntentId, amount: 15_000 }),
+  );
+  await eventually(async () => (await orderStatus(s.cell, orderId)) === 'confirmed', 'confirmed');
+  await paymentOutcome(s, orderId, 'PaymentCaptured');
+  await eventually(async () => (await orderStatus(s.cell, orderId)) === 'ticketed', 'ticketed');
+  return orderId;
+}
+
+/** The cell's ledger, the truth the projections must equal. */
+async function ledger(s: Selling) {
+  const [o] = await s.cell.db.query<{ paid: number; gross: string; expired: number }>(
+    `SELECT count(*) FILTER (WHERE status IN ('paid', 'ticketed'))::int AS paid,
+            coalesce(sum(amount) FILTER (WHERE status IN ('paid', 'ticketed')), 0)::text AS gross,
+            count(*) FILTER (WHERE status = 'expired')::int AS expired
+       FROM orders WHERE event_id = $1`,
+    [s.eventId],
+  );
+  const [t] = await s.cell.db.query<{ n: number }>('SELECT count(*)::int AS n FROM tickets WHERE event_id = $1', [
+    s.eventId,
+  ]);
+  return { paidOrders: o!.paid, gross: Number(o!.gross), expiries: o!.expired, seatsSold: t!.n };
+}
+
+const snapshot = async () =>
+  Object.fromEntries(
+    await Promise.all(
+      ['orders', 'minutes', 'sections', 'funnel'].map(async (t) => [
+        t,
+        (await h.services.pool.query(`SELECT * FROM reporting.${t} ORDER BY 1, 2, 3`)).rows,
+      ]),
+    ),
+  );
+
+async function objects(store: Awaited<ReturnType<typeof startReporter>>['store']) {
+  const keys = (await store.list(prefix)).sort();
+  return Object.fromEntries(
+    await Promise.all(keys.map(async (k) => [k, Buffer.from((await store.get(k))!).toString('base64')])),
+  );
+}
+
+let a: Selling;
+let b: Selling;
+let tenantA: Awaited<ReturnType<Harness['tenant']>>;
+let tenantB: Awaited<ReturnType<Harness['tenant']>>;
+const orders: Record<string, string> = {};
+let crashes = 0;
+
+beforeAll(async () => {
+  h = await createHarness();
+  identity = await startIdentity();
+  tenantA = await h.tenant('Promoter A');
+  tenantB = await h.tenant('Promoter B');
+  a = await sellingCell(tenantA.owner);
+  // A registered cell that never came up: its topic does not exist.
+  await addCell(h, uniqueCellId('down'));
+  reporters.push(
+    await startReporter(config('reporting-live'), log, {
+      beforeCommit: () => {
+        // The first batch dies after its objects are durable and before its offsets are committed.
+        if (crashes++ === 0) throw new Error('killed between upload and offset commit');
+      },
+    }),
+  );
+});
+afterAll(async () => {
+  for (const r of reporters) await r.stop().catch(() => {});
+  for (const s of started) {
+    await s.workers.stop();
+    await s.cell.close();
+    await dropCellTopics(s.cellId);
+  }
+  await identity?.close();
+  await h?.close();
+});
+
+describe('cross-cell reporting', () => {
+  it('projects paid, declined and expired orders of two cells, one registered while running, equal to their ledgers', async () => {
+    orders.paidA = await paidOrder(a, [0, 1]);
+    orders.declinedA = await hold(a, [2]);
+    await paymentOutcome(a, orders.declinedA, 'PaymentFailed');
+    orders.expiredA = await hold(a, [3, 4]);
+    await a.cell.db.query(`UPDATE holds SET expires_at = now() - interval '1 second' WHERE order_id = $1`, [
+      orders.expiredA,
+    ]);
+    await eventually(async () => (await orderStatus(a.cell, orders.expiredA!)) === 'expired', 'expiry');
+
+    b = await sellingCell(tenantB.owner);
+    orders.paidB = await paidOrder(b, [5, 6, 7]);
+
+    for (const [s, t] of [
+      [a, tenantA],
+      [b, tenantB],
+    ] as const) {
+      const truth = await ledger(s);
+      const summary = await eventually(async () => {
+        const r = await h.req('GET', `/events/${s.eventId}/sales/summary`, { token: t.viewer });
+        const { paidOrders, seatsSold, gross, expiries } = r.body;
+        return JSON.stringify({ paidOrders, gross, expiries, seatsSold }) === JSON.stringify(truth) && r.body;
+      }, `projections of ${s.cellId}`);
+      expect(summary.funnel.held).toBeGreaterThan(0);
+    }
+    const sumA = (await h.req('GET', `/events/${a.eventId}/sales/summary`, { token: tenantA.viewer })).body;
+    expect(sumA).toMatchObject({ paidOrders: 1, seatsSold: 2, gross: 15_000, declines: 1, expiries: 1, holds: 3 });
+    expect(crashes).toBeGreaterThan(1);
+  });
+
+  it('writes every outcome under its tenant/event/date/cell partition as Parquet', async () => {
+    const store = reporters[0]!.store;
+    const date = new Date().toISOString().slice(0, 10);
+    const keys = await store.list(
+      `${prefix}facts/tenant=${tenantA.id}/event=${a.eventId}/date=${date}/cell=${a.cellId}/`,
+    );
+    const facts = (await Promise.all(keys.map(async (k) => decodeFacts((await store.get(k))!)))).flat();
+    const kinds = (orderId: string) => facts.filter((f) => f.orderId === orderId).map((f) => f.kind);
+    expect(kinds(orders.paidA!)).toEqual(expect.arrayContaining(['held', 'paid', 'ticketed']));
+    expect(kinds(orders.declinedA!)).toEqual(expect.arrayContaining(['held', 'declined']));
+    expect(kinds(orders.expiredA!)).toEqual(expect.arrayContaining(['held', 'expired']));
+    expect(facts.every((f) => f.tenantId === tenantA.id && f.source === a.cellId)).toBe(true);
+  });
+
+  it('a replay from the first offset rewrites byte-identical objects and changes no projection', async () => {
+    const store = reporters[0]!.store;
+    const before = await objects(store);
+    const projected = await snapshot();
+    const replay = await startReporter(config(`reporting-replay-${randomUUID().slice(0, 6)}`), log);
+    reporters.push(replay);
+    await eventually(async () => [a.cellId, b.cellId].every((c) => replay.sources().includes(c)), 'replay sources');
+    // The replay has caught up when its plan objects stop changing and all are the live ones.
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(await objects(store)).toEqual(before);
+    expect(await snapshot()).toEqual(projected);
+  });
+
+  it('a rebuild from S3 alone gives the live numbers', async () => {
+    const live = await snapshot();
+    const facts = await rebuildProjections(h.services.pool, reporters[0]!.store, prefix);
+    expect(facts).toBeGreaterThan(0);
+    expect(await snapshot()).toEqual(live);
+  });
+
+  it('sales routes: tenant isolation, sections, timeline buckets, settlement CSV, 400 naming the parameter', async () => {
+    const other = await h.req('GET', `/events/${a.eventId}/sales/summary`, { token: tenantB.viewer });
+    expect(other.status).toBe(404);
+    for (const path of ['timeline', 'sections', 'settlement.csv']) {
+      expect((await h.req('GET', `/events/${a.eventId}/sales/${path}`, { token: tenantB.viewer })).status).toBe(404);
+    }
+    const bad = await h.req('GET', `/events/${a.eventId}/sales/timeline?bucket=2m`, { token: tenantA.viewer });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body.error.details)).toContain('bucket');
+    const badFrom = await h.req('GET', `/events/${a.eventId}/sales/timeline?from=yesterday`, { token: tenantA.viewer });
+    expect(badFrom.status).toBe(400);
+    expect(JSON.stringify(badFrom.body.error.details)).toContain('from');
+
+    const tl = await h.req('GET', `/events/${a.eventId}/sales/timeline?bucket=1h`, { token: tenantA.viewer });
+    expect(tl.status).toBe(200);
+    expect(tl.body.points.reduce((n: number, p: { gross: number }) => n + p.gross, 0)).toBe(15_000);
+
+    const sections = await h.req('GET', `/events/${a.eventId}/sales/sections`, { token: tenantA.viewer });
+    expect(sections.body.sections).toEqual([
+      { section: 'S1', tier: 'A', capacity: 20, sold: 2, held: 0, remaining: 18 },
+    ]);
+
+    const csv = await h.req('GET', `/events/${a.eventId}/sales/settlement.csv`, { token: tenantA.viewer });
+    expect(csv.status).toBe(200);
+    expect(csv.headers.get('content-type')).toContain('text/csv');
+    const text = typeof csv.body === 'string' ? csv.body : JSON.stringify(csv.body);
+    expect(text).toContain(orders.paidA);
+    expect(text).not.toContain(orders.declinedA);
+    expect(text).toContain('TOTAL,,,,eur,15000,0,15000,2');
+  });
+});

@@ -1,0 +1,5 @@
+import { defineProject } from 'vitest/config';
+
+export default defineProject({
+  test: { name: 'reporting', include: ['test/**/*.test.ts'], testTimeout: 180_000, hookTimeout: 180_000 },
+});
