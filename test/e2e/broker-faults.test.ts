@@ -158,7 +158,10 @@ describe('the broker misbehaves during a live onsale', () => {
     expect(res.status).toBe(202);
     const { orderId } = (await res.json()) as { orderId: string };
     const intent = await eventually(
-      async () => (await buyer.order(orderId)).payment?.clientSecret && (await buyer.order(orderId)).payment,
+      async () => {
+        const { payment } = await buyer.order(orderId);
+        return payment?.clientSecret ? payment : null;
+      },
       'the payment worker to create the intent',
       60_000,
     );

@@ -68,11 +68,11 @@ export async function eventually<T>(
   what: string,
   timeoutMs = 30_000,
   everyMs = 100,
-): Promise<T> {
+): Promise<Exclude<T, null | undefined | false | 0 | ''>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
-    if (value) return value;
+    if (value) return value as Exclude<T, null | undefined | false | 0 | ''>;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
