@@ -11,3 +11,8 @@ export class DomainError extends Error {
     super(message);
   }
 }
+
+/** A failure that no retry can fix (an impossible transition, a contradiction): consumers dead-letter it. */
+export class PermanentError extends Error {
+  override name = 'PermanentError';
+}

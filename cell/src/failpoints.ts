@@ -1,7 +1,7 @@
 /**
  * Named boundaries where tests make a process crash or fail: before a call, after the remote
  * side succeeded, before the local commit, after it, before the acknowledgement. Inert unless
- * FAILPOINTS is set, e.g. `FAILPOINTS=relay.after-publish=crash,consumer.before-commit=error@3`
+ * FAILPOINTS is set, e.g. `FAILPOINTS=relay.after-publish=crash,saga.before-commit=error@3`
  * (`@N`: only the Nth time the point is reached). A crash is `process.exit(137)`: no cleanup,
  * no offset commit, no lease release, as after a SIGKILL.
  */
@@ -24,14 +24,8 @@ function parse(spec: string | undefined): Map<string, Action> {
   return points;
 }
 
-let points = parse(process.env.FAILPOINTS);
+const points = parse(process.env.FAILPOINTS);
 const hits = new Map<string, number>();
-
-/** Tests running a role in-process arm failpoints directly instead of through the environment. */
-export function armFailpoints(spec: string): void {
-  points = parse(spec);
-  hits.clear();
-}
 
 export function failpoint(name: string): void {
   if (points.size === 0) return;

@@ -1,6 +1,7 @@
 import type { EventLoad } from '@onsale/contracts';
 import type Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningProcess, startProcess } from '../../scripts/local-platform/process';
 import type { Emulator } from '../../stripe-emulator/src/index';
 import { admittedBuyer } from '../../test/support/buyer';
 import { startTestCell, type TestCell } from '../../test/support/cell';
@@ -11,11 +12,9 @@ import { eventLoad, loadIntoCell } from '../../test/support/seed';
 import {
   captureLogs,
   intentsFor,
-  type LoggedProcess,
   newWebhookSecret,
   payInBrowser,
   sendWebhooksTo,
-  startLoggedProcess,
   startStripeEmulator,
   stripeApiEnv,
   stripeClient,
@@ -30,7 +29,7 @@ let cell: TestCell;
 let event: EventLoad;
 let workers: Awaited<ReturnType<typeof startCellWorkers>>;
 let logs: ReturnType<typeof captureLogs>;
-const processes: LoggedProcess[] = [];
+const processes: RunningProcess[] = [];
 const cellId = uniqueCellId('pcr');
 
 beforeAll(async () => {
@@ -59,16 +58,20 @@ afterAll(async () => {
   logs?.restore();
 });
 
-function paymentWorker(failpoints = '') {
-  const p = startLoggedProcess('cell/src/payments/main.ts', {
-    CELL_ID: cellId,
-    DATABASE_URL: cell.db.url,
-    KAFKA_BROKERS: kafkaBrokers().join(','),
-    KAFKA_SESSION_TIMEOUT_MS: '6000',
-    LOG_LEVEL: 'debug',
-    FAILPOINTS: failpoints,
-    ...stripeWorkerEnv(emulator),
-  });
+async function paymentWorker(failpoints = '') {
+  const p = await startProcess(
+    'cell/src/payments/main.ts',
+    {
+      CELL_ID: cellId,
+      DATABASE_URL: cell.db.url,
+      KAFKA_BROKERS: kafkaBrokers().join(','),
+      KAFKA_SESSION_TIMEOUT_MS: '6000',
+      LOG_LEVEL: 'debug',
+      FAILPOINTS: failpoints,
+      ...stripeWorkerEnv(emulator),
+    },
+    { capture: true },
+  );
   processes.push(p);
   return p;
 }
@@ -83,19 +86,19 @@ describe('a payment worker crash between Stripe’s answer and the local commit'
     const { orderId } = await (await buyer.hold([event.seats[0]!.id])).json();
 
     // Crash right after Stripe created the intent, before it is recorded.
-    const first = paymentWorker('payments.after-stripe=crash');
+    const first = await paymentWorker('payments.after-stripe=crash');
     expect(await first.exited).toBe(137);
     expect(intentsFor(emulator, orderId)).toHaveLength(1);
     expect(await recorded(orderId)).toBeUndefined();
 
-    const second = paymentWorker();
+    const second = await paymentWorker();
     await eventually(recorded.bind(null, orderId), 'intent recorded after the replay', 60_000);
     expect(intentsFor(emulator, orderId).map((pi) => pi.id)).toEqual([await recorded(orderId)]);
     expect(emulator.control.counters().paymentIntentsCreated).toBe(1);
     await second.stop();
 
     // Crash right after Stripe captured, before PaymentCaptured is recorded.
-    const third = paymentWorker('payments.after-stripe=crash');
+    const third = await paymentWorker('payments.after-stripe=crash');
     const { clientSecret } = await payInBrowser(stripe, () => buyer.order(orderId), 'pm_card_visa');
     expect(await third.exited).toBe(137);
     expect(emulator.control.counters().captures).toBe(1);
@@ -112,7 +115,7 @@ describe('a payment worker crash between Stripe’s answer and the local commit'
       ]),
     ).toEqual([]);
 
-    paymentWorker();
+    await paymentWorker();
     await eventually(
       async () => (await orderStatus(cell, orderId)) === 'ticketed',
       'ticketed after the replay',
@@ -131,11 +134,11 @@ describe('a payment worker crash between Stripe’s answer and the local commit'
     const buyer = await admittedBuyer(identity, cell, event.eventId);
     const { orderId } = await (await buyer.hold([event.seats[1]!.id])).json();
 
-    const crashing = paymentWorker('payments.before-commit=crash');
+    const crashing = await paymentWorker('payments.before-commit=crash');
     expect(await crashing.exited).toBe(137);
     expect(await recorded(orderId)).toBeUndefined();
 
-    paymentWorker();
+    await paymentWorker();
     await eventually(recorded.bind(null, orderId), 'intent recorded after the replay', 60_000);
     expect(intentsFor(emulator, orderId)).toHaveLength(1);
     expect(emulator.control.counters().paymentIntentsCreated - before.paymentIntentsCreated).toBe(1);

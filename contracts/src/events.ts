@@ -83,7 +83,6 @@ export const hasV2 = (eventType: string): eventType is V2EventType => eventType 
 
 export type EventType = keyof typeof eventPayloads;
 export type EventPayload<T extends EventType> = z.infer<(typeof eventPayloads)[T]>;
-export const EVENT_TYPES = Object.keys(eventPayloads) as EventType[];
 
 /** The envelope every saga message travels in; aggregateId is the orderId and the Kafka key. */
 export const Envelope = z.object({

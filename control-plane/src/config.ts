@@ -1,3 +1,4 @@
+import { DatabaseAuthConfig, KafkaAuthConfig, RedisAuthConfig } from '@onsale/aws-auth';
 import { z } from 'zod';
 
 const bool = z
@@ -9,13 +10,14 @@ const num = (def: number) => z.coerce.number().positive().default(def);
 
 /** The control plane's environment, parsed once at start. A bad value stops the process naming the variable. */
 export const ConfigSchema = z.object({
-  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   HOST: z.string().default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
   DATABASE_URL_CONTROL_PLANE: z.string().url(),
   DATABASE_POOL_SIZE: int(10),
+  ...DatabaseAuthConfig.shape,
   REDIS_URL: z.string().url(),
+  ...RedisAuthConfig.shape,
   /** Prefix of the control plane's own Redis keys (revocation keys follow the shared contract, unprefixed). */
   REDIS_KEY_PREFIX: z.string().default('cp:'),
   /** Buyers' and promoters' identity provider. */
@@ -58,6 +60,23 @@ export const ConfigSchema = z.object({
   THRESHOLD_EXPIRY_DELAY_MS: num(10_000),
 });
 export type Config = z.infer<typeof ConfigSchema>;
+
+/** The fact relay: the control plane's outbox to its facts topic. */
+export const FactRelayConfig = z.object({
+  DATABASE_URL_CONTROL_PLANE: z.string().url(),
+  ...DatabaseAuthConfig.shape,
+  KAFKA_BROKERS: z.string().min(1),
+  ...KafkaAuthConfig.shape,
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  FACT_TOPIC_PARTITIONS: z.coerce.number().int().positive().default(3),
+  FACT_TOPIC_REPLICATION: z.coerce.number().int().positive().default(1),
+});
+
+/** The one-off migration task. */
+export const MigrateConfig = z.object({
+  DATABASE_URL_CONTROL_PLANE: z.string().url(),
+  ...DatabaseAuthConfig.shape,
+});
 
 export class ConfigError extends Error {
   override name = 'ConfigError';

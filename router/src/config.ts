@@ -1,7 +1,8 @@
 import { parseEnv } from '@onsale/contracts';
 import { z } from 'zod';
 
-const ms = (def: number) => z.coerce.number().int().positive().default(def);
+/** A positive whole number from the environment: milliseconds, seconds or a count, as its name says. */
+const positiveInt = (def: number) => z.coerce.number().int().positive().default(def);
 
 /** The router's environment, parsed once at start; a bad value stops the process naming the variable. */
 export const RouterConfig = z.object({
@@ -10,23 +11,23 @@ export const RouterConfig = z.object({
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   /** Base URL of the control plane: the directory feed is polled from it, and its own paths are forwarded to it. */
   CONTROL_PLANE_URL: z.string().url(),
-  DIRECTORY_POLL_MS: ms(1_000),
+  DIRECTORY_POLL_MS: positiveInt(1_000),
   /** The control plane's published admission keys; verified locally so a hold never waits on the control plane. */
   ADMISSION_JWKS_URL: z.string().url(),
   /** How long a fetched JWKS is trusted; a key dropped from the JWKS stops working after this. */
-  JWKS_CACHE_MS: ms(60_000),
+  JWKS_CACHE_MS: positiveInt(60_000),
   /** Deadline for an upstream's response headers (queueing and connecting included), and its longest body stall. */
-  UPSTREAM_TIMEOUT_MS: ms(5_000),
-  UPSTREAM_CONNECT_TIMEOUT_MS: ms(1_000),
+  UPSTREAM_TIMEOUT_MS: positiveInt(5_000),
+  UPSTREAM_CONNECT_TIMEOUT_MS: positiveInt(1_000),
   /** Keep-alive connections per cell (and to the control plane). */
-  UPSTREAM_CONNECTIONS: ms(128),
+  UPSTREAM_CONNECTIONS: positiveInt(128),
   MAX_BODY_BYTES: z.coerce
     .number()
     .int()
     .positive()
     .default(256 * 1024),
   /** Seconds a client is told to wait when a cell is down, draining or unreachable. */
-  RETRY_AFTER_SECONDS: ms(5),
+  RETRY_AFTER_SECONDS: positiveInt(5),
   /**
    * Whether the hop in front of the router (CloudFront, ALB) is trusted: then its X-Forwarded-For chain is kept and
    * extended and its X-Forwarded-Proto kept; otherwise both are rewritten from the socket the router saw.

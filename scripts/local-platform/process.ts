@@ -8,31 +8,39 @@ export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..'
 export interface RunningProcess {
   name: string;
   child: ChildProcess;
+  /** Everything the process wrote, when started with `capture` (tests read it for secrets and reasons). */
+  output: string[];
   exited: Promise<number | null>;
   stop(): Promise<void>;
 }
 
 /**
  * Starts one process role (a TypeScript entry point run by tsx) as its own OS process, as
- * production runs it. Its output goes to `logFile` (or is dropped); with `readyUrl` it waits
- * until that URL answers 2xx, failing if the process exits first.
+ * production runs it. Its output goes to `logFile`, is kept in `output` with `capture`, or is
+ * dropped; with `readyUrl` it waits until that URL answers 2xx, failing if the process exits first.
  */
 export async function startProcess(
   entry: string,
   env: Record<string, string>,
-  options: { name?: string; readyUrl?: string; logFile?: string; timeoutMs?: number } = {},
+  options: { name?: string; readyUrl?: string; logFile?: string; capture?: boolean; timeoutMs?: number } = {},
 ): Promise<RunningProcess> {
   const name = options.name ?? entry;
+  const piped = Boolean(options.logFile || options.capture);
   const child = spawn(process.execPath, ['--import', 'tsx', resolve(repoRoot, entry)], {
     cwd: repoRoot,
     env: { ...process.env, ...env },
-    stdio: ['ignore', options.logFile ? 'pipe' : 'ignore', options.logFile ? 'pipe' : 'inherit'],
+    stdio: ['ignore', piped ? 'pipe' : 'ignore', piped ? 'pipe' : 'inherit'],
   });
   if (options.logFile) {
     mkdirSync(dirname(options.logFile), { recursive: true });
     const out = createWriteStream(options.logFile, { flags: 'a' });
     child.stdout?.pipe(out);
     child.stderr?.pipe(out);
+  }
+  const output: string[] = [];
+  if (options.capture) {
+    child.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
   }
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   if (options.readyUrl) {
@@ -49,6 +57,7 @@ export async function startProcess(
   return {
     name,
     child,
+    output,
     exited,
     stop: () =>
       new Promise<void>((r) => {

@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { setLogSink } from '@onsale/contracts';
@@ -76,35 +75,6 @@ export function captureLogs() {
     if (process.env.TEST_SHOW_LOGS) previous(line);
   });
   return { lines, restore: () => setLogSink(previous) };
-}
-
-export interface LoggedProcess {
-  child: ChildProcess;
-  output: string[];
-  exited: Promise<number | null>;
-  stop(): Promise<void>;
-}
-
-/** A cell process role as its own OS process, with its stdout and stderr kept for inspection. */
-export function startLoggedProcess(entry: string, env: Record<string, string>): LoggedProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', resolve(repoRoot, entry)], {
-    cwd: repoRoot,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const output: string[] = [];
-  child.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  return {
-    child,
-    output,
-    exited,
-    stop: async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      await exited;
-    },
-  };
 }
 
 /** Rows the cell wrote for one order, for "one effect" assertions. */

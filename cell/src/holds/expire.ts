@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../db/client';
 import { uuids } from '../db/sql';
+import { requestAuthorizationCancel } from '../orders/cancel-authorization';
 import { appendEvent, type Causation } from '../outbox/append';
-import { requestAuthorizationCancel } from '../saga/compensations';
 
 export interface ExpiredHold {
   orderId: string;

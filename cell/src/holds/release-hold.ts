@@ -2,9 +2,10 @@ import { sql } from 'drizzle-orm';
 import type { CellContext } from '../context';
 import { withWriteTx } from '../db/tx';
 import { DomainError } from '../errors';
+import { requestAuthorizationCancel } from '../orders/cancel-authorization';
+import { lockOrder, setOrderStatus } from '../orders/orders';
+import { ENDED_UNPAID } from '../orders/state';
 import { appendEvent } from '../outbox/append';
-import { requestAuthorizationCancel } from '../saga/compensations';
-import { lockOrder, setOrderStatus } from '../saga/orders';
 import { releaseHoldSeats } from './release-seats';
 
 export interface ReleaseHoldInput {
@@ -13,8 +14,6 @@ export interface ReleaseHoldInput {
   userId: string;
   correlationId: string;
 }
-
-const ENDED = new Set(['released', 'expired', 'failed', 'canceled']);
 
 /**
  * The buyer gives their seats back before paying. Idempotent: releasing an order that has
@@ -28,7 +27,7 @@ export async function releaseHold(ctx: CellContext, input: ReleaseHoldInput): Pr
     if (!order || order.event_id !== input.eventId || order.user_id !== input.userId) {
       throw new DomainError('not_found', 'order not found');
     }
-    if (ENDED.has(order.status)) return { status: order.status };
+    if (ENDED_UNPAID.has(order.status)) return { status: order.status };
     const released = order.status === 'pending_payment' ? await releaseHoldSeats(tx, input.orderId, ['active']) : null;
     if (!released) {
       throw new DomainError('order_not_releasable', `an order in status ${order.status} cannot be released`, {
@@ -36,7 +35,7 @@ export async function releaseHold(ctx: CellContext, input: ReleaseHoldInput): Pr
       });
     }
 
-    await setOrderStatus(tx, input.orderId, 'released', 'released_by_buyer');
+    await setOrderStatus(tx, order, 'released', 'released_by_buyer');
     await appendEvent(tx, cause, 'HoldReleased', input.orderId, {
       orderId: input.orderId,
       holdId: released.holdId,

@@ -3,15 +3,11 @@ import { sql } from 'drizzle-orm';
 import type { CellContext } from '../context';
 import type { Tx } from '../db/client';
 import { withWriteTx } from '../db/tx';
+import { PermanentError } from '../errors';
 import { failpoint } from '../failpoints';
 import type { Causation } from '../outbox/append';
 import type { Broker, Disposition, IncomingMessage, RunningConsumer } from './broker';
 import { consumerGroupId } from './consumers';
-
-/** A failure that no retry can fix (an impossible transition, a contradiction): dead-letter it. */
-export class PermanentError extends Error {
-  override name = 'PermanentError';
-}
 
 export type Handler<T extends EventType = EventType> = (
   tx: Tx,
@@ -86,7 +82,6 @@ export async function runConsumer(opts: {
     else {
       if (await alreadyApplied(event)) return false;
       handler = await entry.callFirst(event);
-      failpoint(`${name}.after-call`);
     }
     const cause: Causation = { cellId: ctx.cellId, correlationId: event.correlationId, causationId: event.eventId };
     return withWriteTx(ctx, async (tx) => {

@@ -1,11 +1,13 @@
+import type { OrderStatus } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../db/client';
+import { assertTransition } from './state';
 
 export type LockedOrder = {
   id: string;
   event_id: string;
   user_id: string;
-  status: string;
+  status: OrderStatus;
   amount: number;
   currency: string;
   version: number;
@@ -19,11 +21,19 @@ export async function lockOrder(tx: Tx, orderId: string): Promise<LockedOrder | 
   return rows.rows[0];
 }
 
-export async function setOrderStatus(tx: Tx, orderId: string, status: string, failureReason?: string): Promise<void> {
+/** Moves a locked order to its next status; a move the order's life does not allow is refused. */
+export async function setOrderStatus(
+  tx: Tx,
+  order: LockedOrder,
+  status: OrderStatus,
+  failureReason?: string,
+): Promise<void> {
+  assertTransition(order.id, order.status, status);
   await tx.execute(sql`
     UPDATE orders SET status = ${status}, version = version + 1, updated_at = now(),
            failure_reason = coalesce(${failureReason ?? null}, failure_reason)
-     WHERE id = ${orderId}`);
+     WHERE id = ${order.id}`);
+  order.status = status;
 }
 
 export async function setPaymentStatus(tx: Tx, orderId: string, status: string): Promise<void> {

@@ -1,8 +1,9 @@
 import type { TypedEnvelope } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import type Stripe from 'stripe';
+import { PermanentError } from '../errors';
 import { failpoint } from '../failpoints';
-import { type Handler, PermanentError } from '../messaging/consumer-runner';
+import type { Handler } from '../messaging/consumer-runner';
 import { appendEvent } from '../outbox/append';
 import { nothingToRecord, type PaymentDeps } from './deps';
 import { cancelIntent } from './stripe-calls';

@@ -1,7 +1,8 @@
 import type { TypedEnvelope } from '@onsale/contracts';
 import type Stripe from 'stripe';
+import { PermanentError } from '../errors';
 import { failpoint } from '../failpoints';
-import { type Handler, PermanentError } from '../messaging/consumer-runner';
+import type { Handler } from '../messaging/consumer-runner';
 import { appendEvent } from '../outbox/append';
 import type { PaymentDeps } from './deps';
 import { latestRefund, refundIntent } from './stripe-calls';

@@ -1,5 +1,5 @@
 import Stripe from 'stripe';
-import { PermanentError } from '../messaging/consumer-runner';
+import { PermanentError } from '../errors';
 
 /**
  * Stripe said no to this request as made (a declined card, a wrong state, a bad parameter):

@@ -1,12 +1,14 @@
+import type { OrderStatus } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import type Stripe from 'stripe';
 import type { Tx } from '../db/client';
 import { withWriteTx } from '../db/tx';
+import { confirmedSeats, lockOrder } from '../orders/orders';
+import { ENDED_UNPAID } from '../orders/state';
 import { appendEvent, type Causation } from '../outbox/append';
 import type { PaymentDeps } from '../payments/deps';
 import { recordIntent } from '../payments/record-intent';
 import { findIntentForOrder, retrieveIntent } from '../payments/stripe-calls';
-import { confirmedSeats, lockOrder } from '../saga/orders';
 
 export interface ReconcileOptions {
   /** How long an order may sit in a stage before it counts as stuck (and between two pushes). */
@@ -33,7 +35,7 @@ export interface ReconcileReport {
 
 type Candidate = {
   id: string;
-  status: string;
+  status: OrderStatus;
   event_id: string;
   amount: number;
   correlation_id: string;
@@ -43,7 +45,6 @@ type Candidate = {
 
 type Push = { kind: FixKind; write: (tx: Tx, cause: Causation) => Promise<unknown> };
 
-const ENDED = ['expired', 'released', 'failed', 'canceled'];
 const OPEN_INTENT = new Set([
   'requires_payment_method',
   'requires_confirmation',
@@ -66,7 +67,7 @@ export async function reconcileOnce(deps: PaymentDeps, options: ReconcileOptions
       FROM orders o LEFT JOIN payments p ON p.order_id = o.id
      WHERE o.updated_at < now() - make_interval(secs => ${options.graceMs / 1000})
        AND (o.status IN ('pending_payment', 'confirmed', 'paid', 'refunding')
-            OR (o.status = ANY(${sql.param(ENDED)}::text[]) AND p.status NOT IN ('canceled', 'refunded')))
+            OR (o.status = ANY(${sql.param([...ENDED_UNPAID])}::text[]) AND p.status NOT IN ('canceled', 'refunded')))
      ORDER BY o.status = 'pending_payment', o.updated_at LIMIT ${options.batchSize}`);
 
   const report: ReconcileReport = { checked: stuck.rows.length, fixed: [] };

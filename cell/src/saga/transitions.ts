@@ -1,14 +1,13 @@
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../db/client';
+import { PermanentError } from '../errors';
 import { expireOrders } from '../holds/expire';
 import { releaseHoldSeats } from '../holds/release-seats';
-import { type Handlers, PermanentError } from '../messaging/consumer-runner';
+import type { Handlers } from '../messaging/consumer-runner';
+import { requestAuthorizationCancel } from '../orders/cancel-authorization';
+import { confirmedSeats, type LockedOrder, lockOrder, setOrderStatus, setPaymentStatus } from '../orders/orders';
+import { ENDED_UNPAID } from '../orders/state';
 import { appendEvent } from '../outbox/append';
-import { requestAuthorizationCancel } from './compensations';
-import { confirmedSeats, type LockedOrder, lockOrder, setOrderStatus, setPaymentStatus } from './orders';
-
-/** States in which the order's seats are gone and any money it authorized must go back. */
-const ENDED_UNPAID = new Set(['expired', 'released', 'failed', 'canceled']);
 
 async function mustLock(tx: Tx, orderId: string): Promise<LockedOrder> {
   const order = await lockOrder(tx, orderId);
@@ -60,7 +59,7 @@ export const sagaHandlers: Handlers = {
       await requestAuthorizationCancel(tx, cause, order.id, payload.paymentIntentId, 'authorized_after_hold_ended');
       return;
     }
-    await setOrderStatus(tx, order.id, 'confirmed');
+    await setOrderStatus(tx, order, 'confirmed');
     await setPaymentStatus(tx, order.id, 'authorized');
     await appendEvent(tx, cause, 'OrderConfirmed', order.id, {
       orderId: order.id,
@@ -77,7 +76,7 @@ export const sagaHandlers: Handlers = {
     const order = await mustLock(tx, payload.orderId);
     if (order.status !== 'pending_payment') return;
     const released = await releaseHoldSeats(tx, order.id, ['active']);
-    await setOrderStatus(tx, order.id, 'failed', `payment_failed: ${payload.reason}`);
+    await setOrderStatus(tx, order, 'failed', `payment_failed: ${payload.reason}`);
     await setPaymentStatus(tx, order.id, 'failed');
     if (released) {
       await appendEvent(tx, cause, 'HoldReleased', order.id, {
@@ -91,7 +90,7 @@ export const sagaHandlers: Handlers = {
   async PaymentCaptured(tx, { payload }, cause) {
     const order = await mustLock(tx, payload.orderId);
     if (order.status === 'confirmed') {
-      await setOrderStatus(tx, order.id, 'paid');
+      await setOrderStatus(tx, order, 'paid');
       await setPaymentStatus(tx, order.id, 'captured');
       await appendEvent(tx, cause, 'TicketIssueRequested', order.id, {
         orderId: order.id,
@@ -106,7 +105,7 @@ export const sagaHandlers: Handlers = {
         INSERT INTO incidents (order_id, kind, details)
         VALUES (${order.id}, 'captured_after_release', ${JSON.stringify({ paymentIntentId: payload.paymentIntentId, status: order.status })})
         ON CONFLICT (order_id, kind) DO NOTHING`);
-      await setOrderStatus(tx, order.id, 'refunding', 'captured_after_release');
+      await setOrderStatus(tx, order, 'refunding', 'captured_after_release');
       await setPaymentStatus(tx, order.id, 'captured');
       await appendEvent(tx, cause, 'RefundRequested', order.id, {
         orderId: order.id,
@@ -126,7 +125,7 @@ export const sagaHandlers: Handlers = {
     const order = await mustLock(tx, payload.orderId);
     if (order.status !== 'confirmed') return;
     const released = await releaseHoldSeats(tx, order.id, ['confirmed']);
-    await setOrderStatus(tx, order.id, 'failed', `capture_failed: ${payload.reason}`);
+    await setOrderStatus(tx, order, 'failed', `capture_failed: ${payload.reason}`);
     if (released) {
       await appendEvent(tx, cause, 'HoldReleased', order.id, {
         orderId: order.id,
@@ -139,7 +138,7 @@ export const sagaHandlers: Handlers = {
 
   async TicketIssued(tx, { payload }) {
     const order = await mustLock(tx, payload.orderId);
-    if (order.status === 'paid') await setOrderStatus(tx, order.id, 'ticketed');
+    if (order.status === 'paid') await setOrderStatus(tx, order, 'ticketed');
   },
 
   async AuthorizationCanceled(tx, { payload }) {
@@ -150,6 +149,6 @@ export const sagaHandlers: Handlers = {
   async Refunded(tx, { payload }) {
     const order = await mustLock(tx, payload.orderId);
     await setPaymentStatus(tx, order.id, 'refunded');
-    if (order.status === 'refunding') await setOrderStatus(tx, order.id, 'refunded');
+    if (order.status === 'refunding') await setOrderStatus(tx, order, 'refunded');
   },
 };

@@ -1,7 +1,8 @@
 import type { Logger } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import { isUniqueViolation } from '../db/tx';
-import { type Handlers, PermanentError } from '../messaging/consumer-runner';
+import { PermanentError } from '../errors';
+import type { Handlers } from '../messaging/consumer-runner';
 import { appendEvent } from '../outbox/append';
 import { type TicketSigner, ticketIdFor } from './signing';
 

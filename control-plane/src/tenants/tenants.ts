@@ -1,7 +1,6 @@
-import { desc, eq } from 'drizzle-orm';
+import { desc } from 'drizzle-orm';
 import type { Services } from '../context';
 import { tenants } from '../db/schema';
-import { notFound } from '../lib/errors';
 
 export async function createTenant({ ctx, input }: { ctx: Services; input: { name: string } }) {
   const [row] = await ctx.db.insert(tenants).values({ name: input.name }).returning();
@@ -11,10 +10,4 @@ export async function createTenant({ ctx, input }: { ctx: Services; input: { nam
 
 export async function listTenants({ ctx }: { ctx: Services }) {
   return ctx.db.select().from(tenants).orderBy(desc(tenants.createdAt));
-}
-
-export async function getTenant({ ctx, tenantId }: { ctx: Services; tenantId: string }) {
-  const [row] = await ctx.db.select().from(tenants).where(eq(tenants.id, tenantId));
-  if (!row) throw notFound('tenant');
-  return row;
 }

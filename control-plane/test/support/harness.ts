@@ -73,7 +73,6 @@ export async function createHarness(
   const prefix = `cpt:${randomBytes(4).toString('hex')}:`;
   const idp = await startDevIdentityServer({ alg: 'EdDSA' });
   const config = loadConfig({
-    NODE_ENV: 'test',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     DATABASE_URL_CONTROL_PLANE: dbUrl,
     REDIS_URL: (() => {
