@@ -8,13 +8,14 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { createHarness } from '../../test/support/control-plane';
+import { serviceEnv } from '../../test/support/services';
 import { joinQueue } from '../src/waiting-room/join';
 import { roomKeys } from '../src/waiting-room/keys';
 import { releaseStep } from '../src/waiting-room/release';
 import { configureRoom, openRoom, startReleasing } from '../src/waiting-room/room';
-import { LUA } from '../src/waiting-room/scripts';
+import { joinKeys, LUA, statusKeys } from '../src/waiting-room/scripts';
 import { queueStatus } from '../src/waiting-room/status';
-import { createHarness, serviceEnv } from '../test/support/harness';
 
 const BUYERS = Number(process.env.BUYERS ?? 100_000);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 256);
@@ -82,7 +83,7 @@ const ctx = h.services;
 const eventId = randomUUID();
 const k = roomKeys(ctx.prefix, eventId);
 const redisUrl = new URL(h.config.REDIS_URL);
-const { redisUrl: baseRedis } = serviceEnv();
+const baseRedis = serviceEnv().REDIS_URL;
 const info = new Redis(h.config.REDIS_URL);
 const results: Record<string, unknown> = {
   buyers: BUYERS,
@@ -168,7 +169,7 @@ try {
       host,
       port,
       db,
-      ['EVALSHA', sha, '5', k.meta, k.queue, k.state, k.seen, k.release, 'buyer-__rand_int__', String(now.getTime())],
+      ['EVALSHA', sha, String(statusKeys(k).length), ...statusKeys(k), 'buyer-__rand_int__', String(now.getTime())],
       { pipeline: P, n, keyspace: BUYERS },
     );
     rb[`EVALSHA join (idempotent) -P ${P}`] = redisBenchmark(
@@ -178,14 +179,8 @@ try {
       [
         'EVALSHA',
         joinSha,
-        '7',
-        k.meta,
-        k.queue,
-        k.seq,
-        k.state,
-        k.seen,
-        k.admitted,
-        k.release,
+        String(joinKeys(k).length),
+        ...joinKeys(k),
         'buyer-__rand_int__',
         String(now.getTime()),
         '1',

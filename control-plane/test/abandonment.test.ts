@@ -1,8 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  addCell,
+  createHarness,
+  type FakeCell,
+  type Harness,
+  scheduledEvent,
+  startFakeCell,
+} from '../../test/support/control-plane';
 import { runSchedulerTick } from '../src/onsale/scheduler';
 import { runControllerTick } from '../src/release-controller/tick';
 import { releaseStep } from '../src/waiting-room/release';
-import { addCell, createHarness, type FakeCell, type Harness, scheduledEvent, startFakeCell } from './support/harness';
 
 let h: Harness;
 let cell: FakeCell;

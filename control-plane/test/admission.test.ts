@@ -1,11 +1,18 @@
 import { ADMISSION_AUDIENCE, ADMISSION_ISSUER, AdmissionClaims, revocationKeys } from '@onsale/contracts';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  addCell,
+  createHarness,
+  type FakeCell,
+  type Harness,
+  scheduledEvent,
+  startFakeCell,
+} from '../../test/support/control-plane';
 import { mintAdmissionToken } from '../src/admission/mint';
 import { revokeAdmission } from '../src/admission/revoke';
 import { runSchedulerTick } from '../src/onsale/scheduler';
 import { releaseStep } from '../src/waiting-room/release';
-import { addCell, createHarness, type FakeCell, type Harness, scheduledEvent, startFakeCell } from './support/harness';
 
 let h: Harness;
 let cell: FakeCell;

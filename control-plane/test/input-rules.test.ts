@@ -1,6 +1,6 @@
 import { NUL_MESSAGE } from '@onsale/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addCell, createHarness, type Harness } from './support/harness';
+import { addCell, createHarness, type Harness } from '../../test/support/control-plane';
 
 let h: Harness;
 let t: Awaited<ReturnType<Harness['tenant']>>;

@@ -1,8 +1,15 @@
 import { EventLoad } from '@onsale/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  addCell,
+  createHarness,
+  type FakeCell,
+  type Harness,
+  scheduledEvent,
+  startFakeCell,
+} from '../../test/support/control-plane';
 import { loadEventIntoCell } from '../src/onsale/load';
 import { runSchedulerTick } from '../src/onsale/scheduler';
-import { addCell, createHarness, type FakeCell, type Harness, scheduledEvent, startFakeCell } from './support/harness';
 
 let h: Harness;
 let cell: FakeCell;

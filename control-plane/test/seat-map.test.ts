@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addCell, createHarness, type Harness } from './support/harness';
+import { addCell, createHarness, type Harness } from '../../test/support/control-plane';
 
 let h: Harness;
 let t: Awaited<ReturnType<Harness['tenant']>>;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addCell, createHarness, type Harness, scheduledEvent, smallSeatMap } from './support/harness';
+import { addCell, createHarness, type Harness, scheduledEvent, smallSeatMap } from '../../test/support/control-plane';
 
 let h: Harness;
 let a: Awaited<ReturnType<Harness['tenant']>>;

@@ -1,9 +1,16 @@
 import { ADMISSION_AUDIENCE, ADMISSION_ISSUER, AdmissionClaims } from '@onsale/contracts';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  addCell,
+  createHarness,
+  type FakeCell,
+  type Harness,
+  scheduledEvent,
+  startFakeCell,
+} from '../../test/support/control-plane';
 import { runSchedulerTick } from '../src/onsale/scheduler';
 import { releaseStep } from '../src/waiting-room/release';
-import { addCell, createHarness, type FakeCell, type Harness, scheduledEvent, startFakeCell } from './support/harness';
 
 let h: Harness;
 let cell: FakeCell;

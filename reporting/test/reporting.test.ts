@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withWriteTx } from '../../cell/src/db/tx';
 import { appendEvent } from '../../cell/src/outbox/append';
 import { buildEventLoad } from '../../control-plane/src/onsale/load';
-import { addCell, createHarness, type Harness, scheduledEvent } from '../../control-plane/test/support/harness';
+import { addCell, createHarness, type Harness, scheduledEvent } from '../../test/support/control-plane';
 import { admittedBuyer } from '../../test/support/buyer';
 import { startTestCell, type TestCell } from '../../test/support/cell';
 import { startIdentity, type TestIdentity } from '../../test/support/identity';

@@ -15,7 +15,7 @@ export async function startCellApiProcess(
   opts: { cellId: string; port: number; poolSize: number; database?: TestDatabase },
 ) {
   const env = serviceEnv();
-  const db = opts.database ?? (await createTestDatabase(`bench_${opts.cellId.replace(/-/g, '_')}`));
+  const db = opts.database ?? (await createTestDatabase(`bench_${opts.cellId.replace(/-/g, '_')}`, 'cell'));
   await migrateCell(db.url, opts.cellId, 1);
   const internalToken = randomBytes(16).toString('hex');
   const url = `http://127.0.0.1:${opts.port}`;

@@ -23,7 +23,7 @@ export async function startTestCell(
   opts: { cellId?: string; env?: Record<string, string> } = {},
 ): Promise<TestCell> {
   const cellId = opts.cellId ?? 'cell-t';
-  const db = await createTestDatabase(`cell_test`);
+  const db = await createTestDatabase('cell_test', 'cell');
   await migrateCell(db.url, cellId, 1);
   const internalToken = randomBytes(16).toString('hex');
   const env = serviceEnv();

@@ -4,6 +4,7 @@ import type { BuyerActor } from '../lib/actors';
 import { ServiceError } from '../lib/errors';
 import { appendFact } from '../outbox/facts';
 import { POST_OPEN_BASE, roomKeys } from './keys';
+import { joinKeys } from './scripts';
 import { queueStatus } from './status';
 
 /**
@@ -15,18 +16,7 @@ import { queueStatus } from './status';
 export async function joinQueue({ ctx, actor, eventId }: { ctx: Services; actor: BuyerActor; eventId: string }) {
   const k = roomKeys(ctx.prefix, eventId);
   const now = ctx.clock.now().getTime();
-  const [outcome, joined] = await ctx.redis.wrJoin(
-    k.meta,
-    k.queue,
-    k.seq,
-    k.state,
-    k.seen,
-    k.admitted,
-    k.release,
-    actor.sub,
-    now,
-    randomInt(0, POST_OPEN_BASE),
-  );
+  const [outcome, joined] = await ctx.redis.wrJoin(...joinKeys(k), actor.sub, now, randomInt(0, POST_OPEN_BASE));
   if (outcome === 'no_room')
     throw new ServiceError('not_found', 'this event has no waiting room (no onsale scheduled)');
   if (outcome === 'closed') throw new ServiceError('conflict', 'the onsale for this event has ended');

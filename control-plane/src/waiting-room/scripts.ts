@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { type RoomKeys, roomKeys } from './keys';
 
 /** Join: idempotent per buyer; before the room opens the score is the random key drawn by the caller. */
 const JOIN = `
@@ -162,10 +163,17 @@ export interface RoomRedis extends Redis {
 export function withRoomScripts(redis: Redis): RoomRedis {
   const r = redis as RoomRedis;
   if (typeof r.wrJoin === 'function') return r;
-  redis.defineCommand('wrJoin', { numberOfKeys: 7, lua: JOIN });
-  redis.defineCommand('wrStatus', { numberOfKeys: 5, lua: STATUS });
+  redis.defineCommand('wrJoin', { numberOfKeys: JOIN_KEY_COUNT, lua: JOIN });
+  redis.defineCommand('wrStatus', { numberOfKeys: STATUS_KEY_COUNT, lua: STATUS });
   redis.defineCommand('wrRelease', { numberOfKeys: 6, lua: RELEASE });
   redis.defineCommand('wrClaim', { numberOfKeys: 3, lua: CLAIM });
   redis.defineCommand('wrBucket', { numberOfKeys: 1, lua: BUCKET });
   return r;
 }
+
+/** KEYS[] of JOIN, in its order: join.ts and the benchmark both build them here. */
+export const joinKeys = (k: RoomKeys) => [k.meta, k.queue, k.seq, k.state, k.seen, k.admitted, k.release];
+/** KEYS[] of STATUS, in its order. */
+export const statusKeys = (k: RoomKeys) => [k.meta, k.queue, k.state, k.seen, k.release];
+const JOIN_KEY_COUNT = joinKeys(roomKeys('', '')).length;
+const STATUS_KEY_COUNT = statusKeys(roomKeys('', '')).length;

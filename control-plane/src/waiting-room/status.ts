@@ -4,6 +4,7 @@ import type { Services } from '../context';
 import type { BuyerActor } from '../lib/actors';
 import { ServiceError } from '../lib/errors';
 import { roomKeys } from './keys';
+import { statusKeys } from './scripts';
 
 export type QueueState = 'waiting' | 'released' | 'expired' | 'skipped' | 'revoked' | 'not_in_queue';
 
@@ -46,11 +47,7 @@ export async function queueStatus({
   const k = roomKeys(ctx.prefix, eventId);
   const nowMs = ctx.clock.now().getTime();
   const [st, rank, rel, open, soldOut, rate, releasing, closed, paused, onsaleAt] = await ctx.redis.wrStatus(
-    k.meta,
-    k.queue,
-    k.state,
-    k.seen,
-    k.release,
+    ...statusKeys(k),
     actor.sub,
     nowMs,
   );

@@ -1,32 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import pg from 'pg';
-import { type Config, loadConfig } from '../../src/config';
-import { closeServices, createServices, type ServiceOverrides, type Services } from '../../src/context';
-import { migrateDatabase } from '../../src/db/migrate';
-import { startDevIdentityServer } from '../../src/dev-identity/server';
-import { createApp } from '../../src/http/app';
-import type { App } from '../../src/http/env';
-import { ManualClock } from '../../src/lib/clock';
-import { createLogger } from '../../src/lib/logger';
-
-/** Service URLs: the environment, else what `scripts/services up` wrote. */
-export function serviceEnv(): { pgUrl: string; redisUrl: string } {
-  const file = new URL('../../../.data/services.env', import.meta.url);
-  const fromFile: Record<string, string> = {};
-  if (existsSync(file)) {
-    for (const line of readFileSync(file, 'utf8').split('\n')) {
-      const m = /^(?:export\s+)?([A-Z0-9_]+)=(.*)$/.exec(line.trim());
-      if (m?.[1]) fromFile[m[1]] = (m[2] ?? '').replace(/^['"]|['"]$/g, '');
-    }
-  }
-  const pgUrl = process.env.ONSALE_PG_URL ?? fromFile.ONSALE_PG_URL;
-  const redisUrl = process.env.REDIS_URL ?? fromFile.REDIS_URL;
-  if (!pgUrl || !redisUrl) throw new Error('ONSALE_PG_URL and REDIS_URL are needed: run `bash scripts/services up`');
-  return { pgUrl, redisUrl };
-}
+import { type Config, loadConfig } from '../../control-plane/src/config';
+import { closeServices, createServices, type ServiceOverrides, type Services } from '../../control-plane/src/context';
+import { startDevIdentityServer } from '../../control-plane/src/dev-identity/server';
+import { createApp } from '../../control-plane/src/http/app';
+import type { App } from '../../control-plane/src/http/env';
+import { ManualClock } from '../../control-plane/src/lib/clock';
+import { createLogger } from '../../control-plane/src/lib/logger';
+import { createTestDatabase } from './db';
+import { serviceEnv } from './services';
 
 export interface Harness {
   services: Services;
@@ -55,19 +38,10 @@ export interface Harness {
 export async function createHarness(
   o: { env?: Record<string, string>; overrides?: ServiceOverrides } = {},
 ): Promise<Harness> {
-  const { pgUrl, redisUrl } = serviceEnv();
-  const dbName = `cp_test_${randomBytes(6).toString('hex')}`;
-  const withDb = (db: string) => {
-    const u = new URL(pgUrl);
-    u.pathname = `/${db}`;
-    return u.toString();
-  };
-  const admin = new pg.Client({ connectionString: withDb('postgres') });
-  await admin.connect();
-  await admin.query(`create database ${dbName}`);
-  await admin.end();
-  const dbUrl = withDb(dbName);
-  await migrateDatabase(dbUrl);
+  const redisUrl = serviceEnv().REDIS_URL!;
+  const db = await createTestDatabase('cp_test', 'control-plane');
+  const dbName = db.name;
+  const dbUrl = db.url;
 
   const redisDb = 1 + Math.floor(Math.random() * 15);
   const prefix = `cpt:${randomBytes(4).toString('hex')}:`;
@@ -153,10 +127,7 @@ export async function createHarness(
       } while (cursor !== '0');
       await closeServices(services);
       await idp.close();
-      const a = new pg.Client({ connectionString: withDb('postgres') });
-      await a.connect();
-      await a.query(`drop database if exists ${dbName} with (force)`);
-      await a.end();
+      await db.drop();
     },
   };
 }
