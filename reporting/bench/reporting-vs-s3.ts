@@ -32,6 +32,7 @@ import { percentile, round } from '../../load-tests/lib/stats';
 import { repoRoot, startProcess } from '../../scripts/local-platform/process';
 import { createTestDatabase } from '../../test/support/db';
 import { kafkaBrokers, provisionCellTopics, uniqueCellId } from '../../test/support/kafka';
+import { paidOrderSaga } from '../../test/support/sale-events';
 import { serviceEnv } from '../../test/support/services';
 
 const BACKLOG_ORDERS = Number(process.env.BENCH_BACKLOG_ORDERS ?? 10_000);
@@ -57,59 +58,7 @@ const cells = [uniqueCellId('rpa'), uniqueCellId('rpb')];
 const eventIds = Object.fromEntries(cells.map((c) => [c, randomUUID()]));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** One order's saga as the cell publishes it: the reporting facts are v2 and carry the sale. */
-function orderEvents(cellId: string, i: number) {
-  const orderId = randomUUID();
-  const holdId = randomUUID();
-  const paymentIntentId = `pi_bench_${orderId.slice(0, 12)}`;
-  const seats = Array.from({ length: i % 5 < 2 ? 3 : 2 }, (_, s) => ({
-    seatId: randomUUID(),
-    section: `S${(i % 8) + 1}`,
-    tier: s === 0 ? 'floor' : 'stand',
-    price: s === 0 ? 9_500 : 5_500,
-  }));
-  const amount = seats.reduce((n, s) => n + s.price, 0);
-  const sale = { tenantId, eventId: eventIds[cellId]!, amount, currency: 'eur', seats };
-  const seatIds = seats.map((s) => s.seatId);
-  const steps: [string, number, Record<string, unknown>][] = [
-    [
-      'HoldCreated',
-      2,
-      {
-        orderId,
-        holdId,
-        eventId: sale.eventId,
-        userId: `buyer-${i}`,
-        seatIds,
-        amount,
-        currency: 'eur',
-        expiresAt: new Date(Date.now() + 600_000).toISOString(),
-        sale,
-      },
-    ],
-    ['PaymentAuthorizationRequested', 1, { orderId, amount, currency: 'eur', userId: `buyer-${i}` }],
-    ['PaymentIntentCreated', 1, { orderId, paymentIntentId, amount }],
-    ['PaymentAuthorized', 1, { orderId, paymentIntentId, amount }],
-    ['OrderConfirmed', 1, { orderId, holdId }],
-    ['CaptureRequested', 1, { orderId, paymentIntentId, amount }],
-    ['PaymentCaptured', 2, { orderId, paymentIntentId, amount, sale }],
-    ['TicketIssued', 2, { orderId, ticketIds: seatIds.map((_, n) => `tkt_${orderId.slice(0, 8)}_${n}`), sale }],
-  ];
-  return {
-    orderId,
-    envelopes: steps.map(([eventType, schemaVersion, payload]) => ({
-      eventId: randomUUID(),
-      eventType,
-      schemaVersion,
-      aggregateId: orderId,
-      occurredAt: new Date().toISOString(),
-      correlationId: orderId,
-      causationId: null,
-      cellId,
-      payload,
-    })),
-  };
-}
+const orderEvents = (cellId: string, i: number) => paidOrderSaga(cellId, { tenantId, eventId: eventIds[cellId]! }, i);
 // The bench publishes only what the contracts accept, as a cell's appendEvent guarantees.
 for (const e of orderEvents(cells[0]!, 0).envelopes) parseEnvelope(e);
 

@@ -17,6 +17,18 @@ export const ReportingConfig = z.object({
   FLUSH_MAX_AGE_MS: z.coerce.number().int().positive().default(2_000),
   REGISTRY_POLL_MS: z.coerce.number().int().positive().default(5_000),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  /**
+   * Crash tests only: `<source>@<n>` kills this process with SIGKILL when that source's nth batch
+   * is durable in S3 and in the projections and its offsets are not committed yet.
+   */
+  FAILPOINT_KILL_BEFORE_COMMIT: z
+    .string()
+    .regex(/^[\w.-]+@[1-9]\d*$/, 'expected <source>@<n>')
+    .transform((v) => {
+      const at = v.lastIndexOf('@');
+      return { source: v.slice(0, at), nth: Number(v.slice(at + 1)) };
+    })
+    .optional(),
 });
 export type ReportingConfig = z.infer<typeof ReportingConfig>;
 

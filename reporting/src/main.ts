@@ -1,5 +1,5 @@
 import { createLogger } from '@onsale/contracts';
-import { loadReportingConfig } from './config';
+import { loadReportingConfig, type ReportingConfig } from './config';
 import { startReporter } from './reporter';
 
 let config: ReturnType<typeof loadReportingConfig>;
@@ -10,7 +10,20 @@ try {
   process.exit(1);
 }
 const log = createLogger({ role: 'reporting' }, config.LOG_LEVEL);
-const reporter = await startReporter(config, log);
+/** The crash failpoint: as `kill -9` at that boundary, so nothing runs after it (no exit handler, no commit). */
+function killBeforeCommit(at: ReportingConfig['FAILPOINT_KILL_BEFORE_COMMIT']) {
+  if (!at) return undefined;
+  let batches = 0;
+  return (source: string) => {
+    if (source !== at.source || ++batches !== at.nth) return;
+    process.stderr.write(`failpoint reporting.before-commit: ${source} batch ${batches}, SIGKILL\n`);
+    process.kill(process.pid, 'SIGKILL');
+  };
+}
+
+const reporter = await startReporter(config, log, {
+  beforeCommit: killBeforeCommit(config.FAILPOINT_KILL_BEFORE_COMMIT),
+});
 log.info('reporting consumer started', { bucket: config.S3_BUCKET, prefix: config.REPORTING_PREFIX });
 for (const sig of ['SIGTERM', 'SIGINT'] as const) {
   process.on(sig, async () => {

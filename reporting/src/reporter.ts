@@ -13,7 +13,11 @@ import { migrateReporting } from './store';
  * registered while this runs is picked up; each source starts and runs on its own, so a cell
  * whose topic cannot be read (down, not provisioned yet) is retried without holding up the rest.
  */
-export async function startReporter(config: ReportingConfig, log: Logger, hooks: { beforeCommit?: () => void } = {}) {
+export async function startReporter(
+  config: ReportingConfig,
+  log: Logger,
+  hooks: { beforeCommit?: (source: string) => void } = {},
+) {
   const pool = new pg.Pool({ connectionString: config.DATABASE_URL_CONTROL_PLANE, max: 6 });
   await migrateReporting(pool);
   const store = createObjectStore({

@@ -35,7 +35,7 @@ export interface SourceConsumerOptions {
   policy: FlushPolicy;
   log: Logger;
   /** Test hook: runs after the objects are durable and before the offset commit. */
-  beforeCommit?: () => void;
+  beforeCommit?: (source: string) => void;
 }
 
 const dateOf = (d: Date) => d.toISOString().slice(0, 10);
@@ -82,7 +82,7 @@ export function createSourceConsumer(o: SourceConsumerOptions) {
     }
     await Promise.all(keys.map((k) => o.store.put(k, encodeFacts(groups.get(k)!), 'application/vnd.apache.parquet')));
     await applyFacts(o.pool, b.facts);
-    o.beforeCommit?.();
+    o.beforeCommit?.(o.source);
     await consumer!.commitOffsets([{ topic: o.topic, partition, offset: (b.last + 1n).toString() }]);
     batches.delete(partition);
     o.log.debug('batch flushed', {
