@@ -14,7 +14,12 @@ export interface PlatformOptions {
   /** Cell ids; each gets its own database, topics and processes. */
   cells: { id: string; databaseUrl: string }[];
   controlPlaneDatabaseUrl: string;
-  services: { redisUrl: string; kafkaBrokers: string };
+  services: { redisUrl: string; kafkaBrokers: string; s3: S3Service };
+  /**
+   * Where the reporting consumer writes inside the bucket and the prefix of its consumer groups:
+   * platforms sharing one broker and one bucket (the e2e tests) each keep their own.
+   */
+  reporting?: { prefix: string; groupPrefix: string };
   /** Where each process's output goes, one file per process. */
   logDir: string;
   /** Fixed ports for a person to remember; tests leave them out and get free ones. */
@@ -25,6 +30,15 @@ export interface PlatformOptions {
   stateFile?: string;
   /** Where the supervisor reports an exit and a restart (default: the console). */
   report?: (line: string) => void;
+}
+
+/** The S3-compatible store the reporting consumer writes its facts to (scripts/services' `S3_*`). */
+export interface S3Service {
+  endpoint: string;
+  bucket: string;
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
 }
 
 export interface CellHandle {
@@ -57,9 +71,9 @@ async function ticketKeys() {
 
 /**
  * The whole platform on this machine: the Stripe emulator and a development identity issuer,
- * the control plane (API and worker), every cell's API and workers, and the edge router, each
- * its own process, wired together with generated secrets. The services (PostgreSQL, Redis,
- * Kafka) must already be up. `stop()` ends everything it started.
+ * the control plane (API, worker and fact relay), the cross-cell reporting consumer, every
+ * cell's API and workers, and the edge router, each its own process, wired together with
+ * generated secrets. The services (PostgreSQL, Redis, Kafka, S3) must already be up. `stop()` ends everything it started.
  */
 export async function startPlatform(options: PlatformOptions) {
   const processes = new Map<string, Supervised>();
@@ -162,6 +176,22 @@ export async function startPlatform(options: PlatformOptions) {
     await runOnce('control-plane-migrate', 'control-plane/src/db/migrate.ts', controlPlaneEnv);
     await run('control-plane-api', 'control-plane/src/main.ts', controlPlaneEnv, `${url(ports.controlPlane)}/healthz`);
     await run('control-plane-worker', 'control-plane/src/worker.ts', controlPlaneEnv);
+    await run('control-plane-fact-relay', 'control-plane/src/outbox/relay-main.ts', {
+      ...controlPlaneEnv,
+      KAFKA_BROKERS: options.services.kafkaBrokers,
+    });
+    const { s3 } = options.services;
+    await run('reporting', 'reporting/src/main.ts', {
+      DATABASE_URL_CONTROL_PLANE: options.controlPlaneDatabaseUrl,
+      KAFKA_BROKERS: options.services.kafkaBrokers,
+      S3_ENDPOINT: s3.endpoint,
+      S3_BUCKET: s3.bucket,
+      S3_REGION: s3.region,
+      S3_ACCESS_KEY_ID: s3.accessKeyId,
+      S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+      REPORTING_PREFIX: options.reporting?.prefix ?? '',
+      REPORTING_GROUP_PREFIX: options.reporting?.groupPrefix ?? 'reporting',
+    });
     const admissionJwks = `${url(ports.controlPlane)}/.well-known/jwks.json`;
 
     const cells = new Map<string, CellHandle & { env: Record<string, string> }>();

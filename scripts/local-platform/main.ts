@@ -23,7 +23,17 @@ const platform = await startPlatform({
     { id: 'cell-2', databaseUrl: need('DATABASE_URL_CELL_2') },
   ],
   controlPlaneDatabaseUrl: need('DATABASE_URL_CONTROL_PLANE'),
-  services: { redisUrl: need('REDIS_URL'), kafkaBrokers: need('KAFKA_BROKERS') },
+  services: {
+    redisUrl: need('REDIS_URL'),
+    kafkaBrokers: need('KAFKA_BROKERS'),
+    s3: {
+      endpoint: need('S3_ENDPOINT'),
+      bucket: need('S3_BUCKET'),
+      region: need('S3_REGION'),
+      accessKeyId: need('S3_ACCESS_KEY_ID'),
+      secretAccessKey: need('S3_SECRET_ACCESS_KEY'),
+    },
+  },
   logDir: resolve(repoRoot, '.data/platform/logs'),
   ports: { router: 8080, controlPlane: 4000, identity: 4100, stripe: 12111, cells: [8101, 8102] },
   stateFile: defaultStateFile,
@@ -53,6 +63,8 @@ The onsale platform is running.
 
   edge router (buyers, webhooks)  ${r}
   control plane (console, room)   ${platform.urls.controlPlane}   OpenAPI: ${platform.urls.controlPlane}/openapi.json
+  sales API (reporting)           ${platform.urls.controlPlane}/events/{eventId}/sales/summary | timeline | sections | settlement.csv
+  reporting facts (Parquet, S3)   ${env.S3_ENDPOINT}/${env.S3_BUCKET}/facts/   rebuild: source .data/services.env; pnpm --filter @onsale/reporting rebuild
 ${platform.cells.map((c) => `  ${c.id.padEnd(31)} ${c.url}   OpenAPI: ${c.url}/openapi.json`).join('\n')}
   stripe emulator                 ${platform.urls.stripe}
   dev identity issuer             ${platform.urls.identity}
@@ -64,6 +76,12 @@ ${demo.events.map((e) => `  ${e.name}: event ${e.eventId} on ${e.cellId} (${e.se
 
 Run a whole purchase as a buyer, step by step:
   pnpm demo:purchase
+
+See how the demo event sells (as its promoter; the numbers follow within seconds):
+  P=$(curl -s -XPOST ${platform.urls.identity}/tokens -H 'content-type: application/json' \\
+       -d '{"kind":"promoter","sub":"promoter-demo","tenantId":"${demo.tenantId}","role":"owner"}' | jq -r .token)
+  curl -s ${platform.urls.controlPlane}/events/${first!.eventId}/sales/summary -H "authorization: Bearer $P"; echo
+  curl -s ${platform.urls.controlPlane}/events/${first!.eventId}/sales/settlement.csv -H "authorization: Bearer $P"
 
 Or by hand with curl and jq (through the router):
   B=$(curl -s -XPOST ${platform.urls.identity}/tokens -H 'content-type: application/json' -d '{"kind":"buyer","sub":"me"}' | jq -r .token)

@@ -14,7 +14,12 @@ import { serviceEnv } from './services';
 export async function startTestPlatform(options: {
   seatsPerEvent: number;
   maxReleaseRate: number;
+  holdTtlSeconds?: number;
   stateFile?: string;
+  /** Fixed ports (the console's tests name the issuer and the router in its settings before start). */
+  ports?: { router?: number; identity?: number };
+  /** More environment for every process. */
+  env?: Record<string, string>;
 }) {
   const env = serviceEnv();
   const dbs: TestDatabase[] = [];
@@ -24,18 +29,31 @@ export async function startTestPlatform(options: {
     return d;
   };
   const controlPlane = await db('e2e_cp');
+  const run = `e2e-${randomUUID().slice(0, 8)}`;
   const cellIds = [uniqueCellId('e2ea'), uniqueCellId('e2eb')];
   const cells: { id: string; databaseUrl: string; db: TestDatabase }[] = [];
   for (const id of cellIds) cells.push({ id, databaseUrl: (await db('e2e_cell')).url, db: dbs.at(-1)! });
   const platform = await startPlatform({
     cells: cells.map(({ id, databaseUrl }) => ({ id, databaseUrl })),
     controlPlaneDatabaseUrl: controlPlane.url,
-    services: { redisUrl: env.REDIS_URL!, kafkaBrokers: env.KAFKA_BROKERS! },
-    logDir: resolve(repoRoot, `.data/e2e/${randomUUID().slice(0, 8)}`),
+    services: {
+      redisUrl: env.REDIS_URL!,
+      kafkaBrokers: env.KAFKA_BROKERS!,
+      s3: {
+        endpoint: env.S3_ENDPOINT!,
+        bucket: env.S3_BUCKET!,
+        region: env.S3_REGION!,
+        accessKeyId: env.S3_ACCESS_KEY_ID!,
+        secretAccessKey: env.S3_SECRET_ACCESS_KEY!,
+      },
+    },
+    reporting: { prefix: `${run}/`, groupPrefix: `reporting-${run}` },
+    logDir: resolve(repoRoot, `.data/e2e/${run}`),
     stateFile: options.stateFile,
+    ports: options.ports,
     env: {
       LOG_LEVEL: 'info',
-      REDIS_KEY_PREFIX: `e2e-${randomUUID().slice(0, 8)}:`,
+      REDIS_KEY_PREFIX: `${run}:`,
       RATE_LIMIT_IP_PER_SECOND: '10000',
       RATE_LIMIT_IP_BURST: '10000',
       RELEASE_TICK_MS: '100',
@@ -44,16 +62,21 @@ export async function startTestPlatform(options: {
       KAFKA_SESSION_TIMEOUT_MS: '6000',
       STRIPE_EMULATOR_WEBHOOK_RETRY_BASE_MS: '500',
       STRIPE_EMULATOR_WEBHOOK_RETRY_MAX_ATTEMPTS: '12',
+      ...options.env,
     },
   });
   const demo = await seedDemo(platform, {
     seatsPerEvent: options.seatsPerEvent,
     maxReleaseRate: options.maxReleaseRate,
+    holdTtlSeconds: options.holdTtlSeconds,
   });
   return {
     platform,
     demo,
+    /** Where this platform's reporting consumer writes in the bucket. */
+    reportingPrefix: `${run}/`,
     cellDb: (cellId: string) => cells.find((c) => c.id === cellId)!.db,
+    controlPlaneDb: controlPlane,
     async stop() {
       await platform.stop();
       for (const id of cellIds) await dropCellTopics(id);
