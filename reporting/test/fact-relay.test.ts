@@ -1,0 +1,159 @@
+import { randomUUID } from 'node:crypto';
+import { CONTROL_PLANE_FACTS_TOPIC, createLogger } from '@onsale/contracts';
+import { Kafka, logLevel, type Producer } from 'kafkajs';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger as cpLogger } from '../../control-plane/src/lib/logger';
+import { appendFact } from '../../control-plane/src/outbox/facts';
+import { createFactRelay } from '../../control-plane/src/outbox/relay';
+import { addCell, createHarness, type Harness, scheduledEvent } from '../../test/support/control-plane';
+import { eventually, kafkaBrokers, readTopic } from '../../test/support/kafka';
+import { serviceEnv } from '../../test/support/services';
+import { loadReportingConfig } from '../src/config';
+import { startReporter } from '../src/reporter';
+
+/**
+ * The control plane's fact relay: claim with a lease, publish, mark. A relay that dies after
+ * publishing and before marking leaves its rows claimed; once the lease lapses another relay
+ * publishes them again (a duplicate, never a loss), and the reporting projections count each
+ * fact once.
+ */
+let h: Harness;
+let eventId: string;
+let tenantId: string;
+let producer: Producer;
+const kafka = new Kafka({ clientId: 'fact-relay-test', brokers: kafkaBrokers(), logLevel: logLevel.NOTHING });
+const log = cpLogger('silent');
+const LEASE_MS = 1_500;
+const opts = { batchSize: 100, leaseMs: LEASE_MS, idleMs: 20 };
+const pools: pg.Pool[] = [];
+const pool = () => {
+  const p = new pg.Pool({ connectionString: h.config.DATABASE_URL_CONTROL_PLANE, max: 2 });
+  pools.push(p);
+  return p;
+};
+const pending = async () =>
+  (
+    await h.services.pool.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM fact_outbox WHERE aggregate_id = $1 AND published_at IS NULL',
+      [eventId],
+    )
+  ).rows[0]!.n;
+
+/** Every message on the facts topic about this test's event, read to the topic's end. */
+async function published(): Promise<string[]> {
+  const admin = kafka.admin();
+  await admin.connect();
+  const ends = await admin.fetchTopicOffsets(CONTROL_PLANE_FACTS_TOPIC);
+  await admin.disconnect();
+  const total = ends.reduce((n, p) => n + Number(p.high) - Number(p.low), 0);
+  const all = await readTopic(CONTROL_PLANE_FACTS_TOPIC, total);
+  return all.filter((m) => m.key === eventId).map((m) => JSON.parse(m.value).eventId as string);
+}
+
+beforeAll(async () => {
+  h = await createHarness();
+  const t = await h.tenant('Relay Promotions');
+  tenantId = t.id;
+  const cellId = `relay-${randomUUID().slice(0, 8)}`;
+  await addCell(h, cellId);
+  eventId = (await scheduledEvent(h, t.owner, { seats: 5, cellId })).eventId;
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({ topics: [{ topic: CONTROL_PLANE_FACTS_TOPIC, numPartitions: 3, replicationFactor: 1 }] });
+  await admin.disconnect();
+  producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+  await producer.connect();
+});
+afterAll(async () => {
+  await producer?.disconnect();
+  for (const p of pools) await p.end().catch(() => {});
+  await h?.close();
+});
+
+describe('control-plane fact relay', () => {
+  it('a relay dead between publish and mark: the lease holds the rows, then a duplicate, then the projections count once', async () => {
+    for (let i = 0; i < 5; i++) await appendFact(h.services.db, 'QueueJoined', eventId, { eventId }, new Date());
+    await appendFact(h.services.db, 'BuyersAdmitted', eventId, { eventId, count: 5 }, new Date());
+
+    // Relay A publishes, then its database connection is gone before the mark: a crash at that boundary.
+    const doomed = pool();
+    const dies = createFactRelay(
+      doomed,
+      {
+        ...producer,
+        send: async (record) => {
+          const sent = await producer.send(record);
+          await doomed.end();
+          return sent;
+        },
+      } as Producer,
+      log,
+      opts,
+    );
+    await expect(dies.once()).rejects.toThrow();
+    expect(await pending()).toBe(6);
+
+    // The lease keeps another relay off the claimed rows until it lapses; then it publishes and marks them.
+    const survivor = createFactRelay(pool(), producer, log, opts);
+    expect(await survivor.once()).toBe(0);
+    await new Promise((r) => setTimeout(r, LEASE_MS + 200));
+    expect(await survivor.once()).toBe(6);
+    expect(await pending()).toBe(0);
+    expect(await survivor.once()).toBe(0);
+
+    const ids = await published();
+    expect(ids).toHaveLength(12);
+    expect(new Set(ids).size).toBe(6);
+
+    const groupPrefix = `reporting-fact-relay-${randomUUID().slice(0, 8)}`;
+    const reporter = await startReporter(
+      loadReportingConfig({
+        ...serviceEnv(),
+        DATABASE_URL_CONTROL_PLANE: h.config.DATABASE_URL_CONTROL_PLANE,
+        REPORTING_PREFIX: `fact-relay-${randomUUID().slice(0, 8)}/`,
+        REPORTING_GROUP_PREFIX: groupPrefix,
+        FLUSH_MAX_AGE_MS: '300',
+        LOG_LEVEL: 'error',
+      }),
+      createLogger({ role: 'reporting-test' }, 'error'),
+    );
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      // Read past every copy (the duplicates sit at later offsets than the originals) before counting.
+      const ends = await admin.fetchTopicOffsets(CONTROL_PLANE_FACTS_TOPIC);
+      await eventually(
+        async () => {
+          const [t] = await admin.fetchOffsets({
+            groupId: `${groupPrefix}.control-plane`,
+            topics: [CONTROL_PLANE_FACTS_TOPIC],
+          });
+          const at = new Map(t!.partitions.map((p) => [p.partition, Number(p.offset)]));
+          return ends.every((e) => (at.get(e.partition) ?? -1) >= Number(e.high));
+        },
+        'the reporting consumer read the facts topic to its end',
+        60_000,
+        200,
+      );
+      const funnel = await h.services.pool.query(
+        'SELECT queued::int, admitted::int FROM reporting.funnel WHERE tenant_id = $1 AND event_id = $2',
+        [tenantId, eventId],
+      );
+      expect(funnel.rows).toEqual([{ queued: 5, admitted: 5 }]);
+    } finally {
+      await admin.disconnect();
+      await reporter.stop();
+    }
+  });
+
+  it('two relays racing claim disjoint rows: each fact published once', async () => {
+    for (let i = 0; i < 40; i++) await appendFact(h.services.db, 'QueueJoined', eventId, { eventId }, new Date());
+    const [a, b] = [createFactRelay(pool(), producer, log, opts), createFactRelay(pool(), producer, log, opts)];
+    const before = (await published()).length;
+    let sent = 0;
+    while ((await pending()) > 0) sent += (await Promise.all([a.once(), b.once()])).reduce((x, y) => x + y, 0);
+    expect(sent).toBe(40);
+    expect((await published()).length - before).toBe(40);
+  });
+});
