@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { allowedMethods } from '@onsale/contracts';
 import { z } from 'zod';
 import { createDevIdentity, type DevAlg, type DevIdentity } from './index';
+import { createDevOidc } from './oidc';
 
 const MintRequest = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('buyer'), sub: z.string().min(1) }),
@@ -75,7 +76,8 @@ const document = {
 };
 
 /**
- * Serves GET /.well-known/jwks.json and POST /tokens ({kind, sub, tenantId?, role?} → {token}).
+ * Serves GET /.well-known/jwks.json and POST /tokens ({kind, sub, tenantId?, role?} → {token}), and
+ * the OpenID Connect sign-in the console uses (oidc.ts) for users registered with POST /users.
  * It binds to loopback only: it mints any identity on request and must never be exposed.
  */
 export async function startDevIdentityServer(
@@ -88,18 +90,21 @@ export async function startDevIdentityServer(
   close(): Promise<void>;
 }> {
   const identity = await createDevIdentity(o);
+  let url = '';
+  const oidc = createDevOidc(identity, () => url);
   const server = createServer(async (req, res) => {
     const send = (status: number, body: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'max-age=60' });
       res.end(JSON.stringify(body));
     };
     const path = (req.url ?? '/').split('?')[0] ?? '/';
-    const allow = allowedMethods(routes, path);
+    const allow = allowedMethods([...routes, ...oidc.routes], path);
     if (allow.length && !allow.includes(req.method ?? '')) {
       res.setHeader('allow', allow.join(', '));
       return send(405, { error: { code: 'method_not_allowed', message: `${req.method} is not allowed here` } });
     }
     if (req.method === 'GET' && path === '/openapi.json') return send(200, document);
+    if (await oidc.handle(req, res, path)) return;
     if (req.method === 'GET' && path === '/.well-known/jwks.json') return send(200, identity.jwks());
     if (req.method === 'POST' && path === '/tokens') {
       const chunks: Buffer[] = [];
@@ -124,7 +129,7 @@ export async function startDevIdentityServer(
   });
   await new Promise<void>((resolve) => server.listen(o.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  const url = `http://127.0.0.1:${port}`;
+  url = `http://127.0.0.1:${port}`;
   return {
     url,
     jwksUrl: `${url}/.well-known/jwks.json`,

@@ -27,9 +27,23 @@ export async function eventForTenant(
 export interface CreateEventInput {
   name: string;
   venue: string;
+  /** IANA time zone of the venue (default UTC). */
+  timeZone?: string;
   startsAt: Date;
   /** Pin to a cell (e.g. a dedicated cell for a headline onsale); otherwise least-loaded placement. */
   cellId?: string;
+}
+
+/** A time zone the runtime knows (IANA names such as Europe/Paris); anything else is refused by field. */
+function assertTimeZone(timeZone: string | undefined) {
+  if (timeZone === undefined) return;
+  try {
+    new Intl.DateTimeFormat('en', { timeZone });
+  } catch {
+    throw new ServiceError('validation_failed', 'timeZone is not a known time zone', {
+      issues: [{ path: 'timeZone', message: 'must be an IANA time zone such as Europe/Paris' }],
+    });
+  }
 }
 
 /**
@@ -56,6 +70,7 @@ export async function createEvent({
 }) {
   assertRole(actor, 'manager');
   assertFutureStart(ctx, input.startsAt);
+  assertTimeZone(input.timeZone);
   return ctx.db.transaction(async (tx) => {
     const [tenant] = await tx.select({ id: tenants.id }).from(tenants).where(eq(tenants.id, actor.tenantId));
     if (!tenant) throw new ServiceError('forbidden', 'unknown tenant');
@@ -74,6 +89,7 @@ export async function createEvent({
         tenantId: actor.tenantId,
         name: input.name,
         venue: input.venue,
+        ...(input.timeZone ? { timeZone: input.timeZone } : {}),
         startsAt: input.startsAt,
         cellId,
         cellPinned: Boolean(input.cellId),
@@ -102,6 +118,7 @@ export async function getEvent({ ctx, actor, eventId }: { ctx: Services; actor: 
 export interface UpdateEventInput {
   name?: string;
   venue?: string;
+  timeZone?: string;
   startsAt?: Date;
 }
 
@@ -118,6 +135,7 @@ export async function updateEvent({
 }) {
   assertRole(actor, 'manager');
   if (input.startsAt) assertFutureStart(ctx, input.startsAt);
+  assertTimeZone(input.timeZone);
   return ctx.db.transaction(async (tx) => {
     const ev = await eventForTenant(tx, actor.tenantId, eventId, { lock: true });
     if (ev.status !== 'draft' && ev.status !== 'scheduled')

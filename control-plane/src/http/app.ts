@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { acceptedInputIssues, allowedMethods } from '@onsale/contracts';
 import { bodyLimit } from 'hono/body-limit';
+import { createConsoleApp } from '../console/app';
+import { loadConsoleConfig } from '../console/config';
 import type { Services } from '../context';
 import { ServiceError } from '../lib/errors';
 import type { App, AppEnv } from './env';
@@ -108,6 +110,8 @@ export function createApp(services: Services): App {
   ]) {
     register(app);
   }
+  // The promoter console: HTML pages with their own session, outside the JSON API's document.
+  app.route('/console', createConsoleApp(services, loadConsoleConfig()));
   app.doc31('/openapi.json', { openapi: '3.1.0', info: { title: 'Onsale control plane', version: '1.0.0' } });
   return app;
 }

@@ -10,11 +10,14 @@ export async function setReleaseMode({
   eventId,
   input,
   actor,
+  by = 'operator',
 }: {
   ctx: Services;
   eventId: string;
   input: { mode: ReleaseMode; rate?: number; reason?: string };
   actor: string;
+  /** Who is named in the decision's reason (promoters pause and resume their own onsales from the console). */
+  by?: 'operator' | 'promoter';
 }) {
   if (input.mode === 'pinned' && (input.rate === undefined || input.rate < 0)) {
     throw new ServiceError('validation_failed', 'a pinned mode needs a rate', {
@@ -49,7 +52,7 @@ export async function setReleaseMode({
       signals: null,
       oldRate: row.rr.rate,
       newRate: input.mode === 'paused' ? 0 : rate,
-      reason: `${input.mode === 'auto' ? 'resumed' : input.mode} by operator${input.reason ? `: ${input.reason}` : ''}`,
+      reason: `${input.mode === 'auto' ? 'resumed' : input.mode} by ${by}${input.reason ? `: ${input.reason}` : ''}`,
       actor,
     });
     if (input.mode === 'paused') {

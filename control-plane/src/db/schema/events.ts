@@ -17,6 +17,8 @@ export const events = pgTable(
       .references(() => tenants.id),
     name: text('name').notNull(),
     venue: text('venue').notNull(),
+    /** The venue's IANA time zone: promoters read and type onsale times in it. */
+    timeZone: text('time_zone').notNull().default('UTC'),
     startsAt: tstz('starts_at').notNull(),
     onsaleAt: tstz('onsale_at'),
     status: text('status', { enum: EVENT_STATUSES }).notNull().default('draft'),

@@ -10,6 +10,12 @@ export const CreateEventBody = z
   .object({
     name: z.string().min(1).max(200),
     venue: z.string().min(1).max(200),
+    timeZone: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .openapi({ description: "The venue's IANA time zone", example: 'Europe/Paris' }),
     startsAt: Instant,
     cellId: z
       .string()

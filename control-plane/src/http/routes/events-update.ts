@@ -10,6 +10,12 @@ const Body = z
   .object({
     name: z.string().min(1).max(200).optional(),
     venue: z.string().min(1).max(200).optional(),
+    timeZone: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .openapi({ description: "The venue's IANA time zone", example: 'Europe/Paris' }),
     startsAt: Instant.optional(),
   })
   .strict()
@@ -37,7 +43,12 @@ export function registerUpdateEvent(app: App) {
       ctx: c.get('services'),
       actor,
       eventId: c.req.valid('param').eventId,
-      input: { name: b.name, venue: b.venue, startsAt: b.startsAt ? new Date(b.startsAt) : undefined },
+      input: {
+        name: b.name,
+        venue: b.venue,
+        timeZone: b.timeZone,
+        startsAt: b.startsAt ? new Date(b.startsAt) : undefined,
+      },
     });
     return c.json(toEventDto(ev), 200);
   });

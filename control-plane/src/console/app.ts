@@ -1,0 +1,426 @@
+import { readFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Context, Hono } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import type { Services } from '../context';
+import type { EventRow } from '../db/schema';
+import { createEvent, eventForTenant, getEvent, listEvents, updateEvent } from '../events/events';
+import { getSeatMap, uploadSeatMap } from '../events/seat-map';
+import type { SeatMapIssue } from '../events/seat-map-parse';
+import { ServiceError } from '../lib/errors';
+import { scheduleOnsale } from '../onsale/schedule';
+import { getOnsale } from '../onsale/status';
+import { listDecisions } from '../release-controller/override';
+import { getSettlementCsv } from '../reporting/sales';
+import type { ConsoleConfig } from './config';
+import { liveSnapshot } from './live';
+import { createOidcClient } from './oidc-client';
+import { cancelOnsale, setOnsalePaused } from './onsale-control';
+import { cancelConfirmPage, type EventPageData, eventPage } from './pages/event';
+import { type EventCounts, type EventFormValues, eventsList, newEventPage } from './pages/events';
+import { type FieldIssues, type Html, layout } from './pages/layout';
+import { errorPage, livePage, signInPage, teamPage } from './pages/misc';
+import { type ConsoleSession, createSessionStore, sameToken } from './session';
+import { fromZonedInput } from './zoned-time';
+
+type Env = { Variables: { services: Services; requestId: string; session: ConsoleSession | null } };
+type C = Context<Env>;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const ASSETS = { 'console.js': 'text/javascript; charset=utf-8', 'console.css': 'text/css; charset=utf-8' } as const;
+const defaultAssets = resolve(dirname(fileURLToPath(import.meta.url)), '../../console-web/dist');
+
+/** What a change's redirect may announce (a fixed list: the page never echoes text from its URL). */
+const NOTICES = {
+  saved: 'Saved.',
+  'seat-map': 'Seat map stored.',
+  scheduled: 'Onsale scheduled.',
+  paused: 'Onsale paused: nobody more is admitted until you resume.',
+  resumed: 'Onsale resumed.',
+  cancelled: 'Onsale cancelled; the event is a draft again.',
+} as const;
+
+/** `{ path, message }` issues from a refusal, keyed by the form field they name. */
+function fieldIssues(err: ServiceError): FieldIssues {
+  const out: FieldIssues = {};
+  const issues = (err.details as { issues?: { path: string; message: string }[] } | undefined)?.issues ?? [];
+  for (const i of issues) out[i.path.split('.')[0] ?? i.path] ??= i.message;
+  return out;
+}
+
+/**
+ * The promoter console under /console: server-rendered pages, forms that post back (errors shown by
+ * field), and a bundled script for the live view's charts and seat map. Every read and change goes
+ * through the same domain verbs as the JSON API, with the session's promoter as the actor, so a
+ * promoter reaches only their tenant's events and a viewer changes nothing.
+ */
+export function createConsoleApp(services: Services, config: ConsoleConfig) {
+  const app = new Hono<Env>();
+  const publicUrl = config.CONSOLE_PUBLIC_URL?.replace(/\/+$/, '');
+  const sessions = createSessionStore(services, {
+    ttlSeconds: config.CONSOLE_SESSION_TTL_SECONDS,
+    secure: publicUrl?.startsWith('https:') ?? false,
+  });
+  const oidc = createOidcClient(config, services.config.IDENTITY_ISSUER);
+  const assetsDir = config.CONSOLE_ASSETS_DIR ?? defaultAssets;
+
+  const page = (c: C, title: string, body: Html, status = 200, notice?: string | null) => {
+    c.header('cache-control', 'no-store');
+    return c.html(layout({ title, session: c.get('session'), body, notice }), status as 200);
+  };
+  const actor = (c: C) => {
+    const s = c.get('session');
+    if (!s) throw new ServiceError('unauthenticated', 'sign in first');
+    return s.actor;
+  };
+  const eventIdOf = (c: C) => {
+    const id = c.req.param('eventId') ?? '';
+    if (!UUID.test(id)) throw new ServiceError('not_found', 'event not found');
+    return id;
+  };
+  const redirectUri = (c: C) => `${publicUrl ?? new URL(c.req.url).origin}/console/auth/callback`;
+
+  app.onError((err, c) => {
+    if (err instanceof ServiceError) return page(c, 'Error', errorPage(err.status, err.message), err.status);
+    services.log.error('console error', { requestId: c.get('requestId'), err, path: c.req.path });
+    return page(c, 'Error', errorPage(500, 'internal error'), 500);
+  });
+  app.notFound((c) => page(c, 'Not found', errorPage(404, 'no such page'), 404));
+
+  app.use('*', async (c, next) => {
+    c.header('x-frame-options', 'DENY');
+    c.header('x-content-type-options', 'nosniff');
+    c.header('referrer-policy', 'same-origin');
+    c.header(
+      'content-security-policy',
+      "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; form-action 'self' " +
+        (config.CONSOLE_OIDC_ISSUER_URL ? new URL(config.CONSOLE_OIDC_ISSUER_URL).origin : ''),
+    );
+    c.set('session', await sessions.get(c));
+    await next();
+  });
+
+  // Every change carries the session's CSRF token (a form field, or a header from the script); a
+  // forged form from another page has the cookie (same site) but not the token.
+  app.use('*', async (c, next) => {
+    if (c.req.method === 'GET' || c.req.method === 'HEAD') return next();
+    const s = c.get('session');
+    if (!s) return page(c, 'Signed out', errorPage(401, 'your session has ended; sign in again'), 401);
+    const type = c.req.header('content-type') ?? '';
+    let token = c.req.header('x-csrf-token') ?? '';
+    if (!token && /^(application\/x-www-form-urlencoded|multipart\/form-data)/i.test(type)) {
+      const body = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
+      token = typeof body._csrf === 'string' ? body._csrf : '';
+    }
+    if (!token || !sameToken(token, s.csrf)) {
+      services.log.warn('console change refused: CSRF token missing or wrong', { path: c.req.path, sub: s.sub });
+      return page(c, 'Not allowed', errorPage(403, 'this form is out of date or did not come from the console'), 403);
+    }
+    return next();
+  });
+
+  app.get('/assets/:file', async (c) => {
+    const file = c.req.param('file') as keyof typeof ASSETS;
+    if (!Object.hasOwn(ASSETS, file)) return c.text('not found', 404);
+    try {
+      const body = await readFile(join(assetsDir, file));
+      return c.body(body, 200, { 'content-type': ASSETS[file], 'cache-control': 'no-cache' });
+    } catch {
+      services.log.error('console assets are not built', { assetsDir });
+      return c.text('console assets are not built: run `pnpm --filter @onsale/control-plane build:console`', 503);
+    }
+  });
+
+  // ---- sign-in: authorization code with PKCE against the configured issuer
+  app.get('/auth/login', async (c) => {
+    if (!config.CONSOLE_OIDC_ISSUER_URL) return page(c, 'Sign in', signInPage(false), 503);
+    const uri = redirectUri(c);
+    const start = await oidc.start(uri);
+    await sessions.beginLogin(c, start.state, { verifier: start.verifier, redirectUri: uri });
+    return c.redirect(start.url, 302);
+  });
+  app.get('/auth/callback', async (c) => {
+    const code = c.req.query('code');
+    const state = c.req.query('state');
+    if (!code || !state) return page(c, 'Sign in', errorPage(400, 'the sign-in answer lacks its code or state'), 400);
+    const login = await sessions.finishLogin(c, state);
+    if (!login)
+      return page(c, 'Sign in', errorPage(400, 'this sign-in was not started here or has expired; try again'), 400);
+    const token = await oidc.exchange(code, login.verifier, login.redirectUri);
+    const who = await services.identity.verify(token);
+    if (!who.tenantId || !who.role || who.role === 'operator')
+      return page(c, 'Sign in', errorPage(403, 'this account is not a promoter of any organisation'), 403);
+    await sessions.destroy(c);
+    await sessions.create(c, { sub: who.sub, tenantId: who.tenantId, role: who.role });
+    services.log.info('console sign-in', { sub: who.sub, tenantId: who.tenantId, role: who.role });
+    return c.redirect('/console', 303);
+  });
+  app.post('/auth/sign-out', async (c) => {
+    await sessions.destroy(c);
+    return c.redirect('/console', 303);
+  });
+
+  app.get('/', async (c) => {
+    const s = c.get('session');
+    if (!s) return page(c, 'Sign in', signInPage(Boolean(config.CONSOLE_OIDC_ISSUER_URL)));
+    const rows = await listEvents({ ctx: services, actor: s.actor });
+    return page(c, 'Events', eventsList(s, rows, await eventCounts(s.actor.tenantId)));
+  });
+
+  // Pages below need a session; a signed-out browser is sent to sign in.
+  app.use('*', async (c, next) => {
+    if (!c.get('session')) return c.redirect('/console', 303);
+    return next();
+  });
+
+  app.get('/team', async (c) => {
+    const s = c.get('session')!;
+    return page(c, 'Team', teamPage(s, await sessions.members(s.tenantId)));
+  });
+
+  app.get('/events/new', (c) => page(c, 'Create an event', newEventPage(c.get('session')!, { timeZone: 'UTC' })));
+  app.post('/events', async (c) => {
+    const s = c.get('session')!;
+    const v = await formValues(c, ['name', 'venue', 'timeZone', 'startsAt']);
+    try {
+      const ev = await createEvent({ ctx: services, actor: s.actor, input: eventInput(v) as never });
+      return c.redirect(`/console/events/${ev.id}`, 303);
+    } catch (err) {
+      if (!(err instanceof ServiceError) || err.status >= 500) throw err;
+      return page(c, 'Create an event', newEventPage(s, v, fieldIssues(err), err.message), err.status);
+    }
+  });
+
+  app.get('/events/:eventId', async (c) => {
+    const notice = c.req.query('notice');
+    return page(
+      c,
+      'Event',
+      eventPage(await eventData(c)),
+      200,
+      notice && Object.hasOwn(NOTICES, notice) ? NOTICES[notice as keyof typeof NOTICES] : null,
+    );
+  });
+  app.post('/events/:eventId', async (c) => {
+    const s = c.get('session')!;
+    const eventId = eventIdOf(c);
+    const v = await formValues(c, ['name', 'venue', 'timeZone', 'startsAt']);
+    return attempt(c, 'event', v, async () => {
+      await updateEvent({ ctx: services, actor: s.actor, eventId, input: eventInput(v) });
+      return 'saved';
+    });
+  });
+
+  app.post('/events/:eventId/seat-map', async (c) => {
+    const s = c.get('session')!;
+    const eventId = eventIdOf(c);
+    const body = await c.req.parseBody();
+    const file = body.file;
+    return attempt(c, 'seat-map', {}, async () => {
+      if (!(file instanceof File) || file.size === 0)
+        throw new ServiceError('validation_failed', 'choose a CSV or JSON file', {
+          issues: [{ path: 'file', message: 'choose a CSV or JSON file' }],
+        });
+      const text = await file.text();
+      const json = /\.json$/i.test(file.name) || file.type === 'application/json' || /^\s*[{[]/.test(text);
+      await uploadSeatMap({
+        ctx: services,
+        actor: s.actor,
+        eventId,
+        input: { format: json ? 'json' : 'csv', body: text },
+      });
+      return 'seat-map';
+    });
+  });
+
+  app.post('/events/:eventId/onsale', async (c) => {
+    const s = c.get('session')!;
+    const eventId = eventIdOf(c);
+    const v = await formValues(c, ['onsaleAt', 'roomOpensAt', 'perBuyerLimit', 'maxReleaseRate']);
+    return attempt(c, 'onsale', v, async () => {
+      const ev = await getEvent({ ctx: services, actor: s.actor, eventId });
+      const issues: { path: string; message: string }[] = [];
+      const onsaleAt = fromZonedInput(v.onsaleAt ?? '', ev.timeZone);
+      if (!onsaleAt) issues.push({ path: 'onsaleAt', message: 'a date and time is required' });
+      const roomOpensAt = v.roomOpensAt ? fromZonedInput(v.roomOpensAt, ev.timeZone) : onsaleAt;
+      if (!roomOpensAt) issues.push({ path: 'roomOpensAt', message: 'not a date and time' });
+      const perBuyerLimit = Number(v.perBuyerLimit);
+      if (!Number.isInteger(perBuyerLimit) || perBuyerLimit < 1 || perBuyerLimit > 20)
+        issues.push({ path: 'perBuyerLimit', message: 'a whole number from 1 to 20' });
+      const maxReleaseRate = Number(v.maxReleaseRate);
+      if (!Number.isInteger(maxReleaseRate) || maxReleaseRate < 1 || maxReleaseRate > 100_000)
+        issues.push({ path: 'maxReleaseRate', message: 'a whole number from 1 to 100,000' });
+      if (issues.length) throw new ServiceError('validation_failed', 'the onsale schedule is not valid', { issues });
+      await scheduleOnsale({
+        ctx: services,
+        actor: s.actor,
+        eventId,
+        input: { onsaleAt: onsaleAt!, roomOpensAt: roomOpensAt!, perBuyerLimit, maxReleaseRate },
+      });
+      return 'scheduled';
+    });
+  });
+
+  for (const [verb, paused] of [
+    ['pause', true],
+    ['resume', false],
+  ] as const) {
+    app.post(`/events/:eventId/onsale/${verb}`, async (c) => {
+      const eventId = eventIdOf(c);
+      return attempt(c, 'control', {}, async () => {
+        await setOnsalePaused({ ctx: services, actor: c.get('session')!.actor, eventId, paused });
+        return paused ? 'paused' : 'resumed';
+      });
+    });
+  }
+  app.get('/events/:eventId/onsale/cancel', async (c) => {
+    const s = c.get('session')!;
+    const ev = await getEvent({ ctx: services, actor: s.actor, eventId: eventIdOf(c) });
+    return page(c, 'Cancel onsale', cancelConfirmPage(s, ev));
+  });
+  app.post('/events/:eventId/onsale/cancel', async (c) => {
+    const eventId = eventIdOf(c);
+    return attempt(c, 'control', {}, async () => {
+      await cancelOnsale({ ctx: services, actor: c.get('session')!.actor, eventId });
+      return 'cancelled';
+    });
+  });
+
+  app.get('/events/:eventId/live', async (c) => {
+    const ev = await getEvent({ ctx: services, actor: actor(c), eventId: eventIdOf(c) });
+    return page(c, `${ev.name}: live`, livePage(ev));
+  });
+  app.get('/events/:eventId/live/stream', async (c) => {
+    const who = actor(c);
+    const eventId = eventIdOf(c);
+    await eventForTenant(services.db, who.tenantId, eventId);
+    c.header('cache-control', 'no-store');
+    return streamSSE(c, async (stream) => {
+      let lastSeats = '';
+      let alive = true;
+      stream.onAbort(() => {
+        alive = false;
+      });
+      while (alive) {
+        try {
+          const snap = await liveSnapshot({ ctx: services, actor: who, eventId });
+          // The seat lists can be long: sent when they change, not every tick.
+          const seats = JSON.stringify(snap.seats);
+          const { seats: _s, ...rest } = snap;
+          await stream.writeSSE({ event: 'snapshot', data: JSON.stringify(seats === lastSeats ? rest : snap) });
+          lastSeats = seats;
+        } catch (err) {
+          services.log.warn('live snapshot failed', { eventId, err: (err as Error).message });
+          await stream.writeSSE({ event: 'problem', data: JSON.stringify({ message: 'live data is unavailable' }) });
+        }
+        await stream.sleep(config.CONSOLE_LIVE_INTERVAL_MS);
+      }
+    });
+  });
+  app.get('/events/:eventId/seats.json', async (c) => {
+    const who = actor(c);
+    const eventId = eventIdOf(c);
+    const all: { id: string; section: string; row: string }[] = [];
+    let after: string | undefined;
+    do {
+      const pageOf = await getSeatMap({ ctx: services, actor: who, eventId, page: { after, limit: 20_000 } });
+      for (const x of pageOf.seats) all.push({ id: x.id, section: x.section, row: x.row });
+      after = pageOf.nextAfter ?? undefined;
+    } while (after);
+    c.header('cache-control', 'no-store');
+    return c.json({ seats: all });
+  });
+  app.get('/events/:eventId/settlement.csv', async (c) => {
+    const eventId = eventIdOf(c);
+    const csv = await getSettlementCsv({ ctx: services, actor: actor(c), eventId });
+    return c.body(csv, 200, {
+      'content-type': 'text/csv; charset=utf-8',
+      'content-disposition': `attachment; filename="settlement-${eventId}.csv"`,
+      'cache-control': 'no-store',
+    });
+  });
+
+  async function formValues(c: C, names: string[]): Promise<Record<string, string>> {
+    const body = await c.req.parseBody();
+    const out: Record<string, string> = {};
+    for (const n of names) if (typeof body[n] === 'string') out[n] = (body[n] as string).trim();
+    return out;
+  }
+
+  /** Form values as the event verbs take them; a time the zone cannot read is a 400 on that field. */
+  function eventInput(v: EventFormValues) {
+    const timeZone = v.timeZone || 'UTC';
+    const issues: { path: string; message: string }[] = [];
+    if (!v.name) issues.push({ path: 'name', message: 'required' });
+    if (!v.venue) issues.push({ path: 'venue', message: 'required' });
+    if ((v.name?.length ?? 0) > 200) issues.push({ path: 'name', message: 'at most 200 characters' });
+    if ((v.venue?.length ?? 0) > 200) issues.push({ path: 'venue', message: 'at most 200 characters' });
+    let startsAt: Date | null = null;
+    try {
+      startsAt = fromZonedInput(v.startsAt ?? '', timeZone);
+    } catch {
+      issues.push({ path: 'timeZone', message: 'must be an IANA time zone such as Europe/Paris' });
+    }
+    if (!startsAt && !issues.some((i) => i.path === 'timeZone'))
+      issues.push({ path: 'startsAt', message: 'a date and time is required' });
+    if (issues.length) throw new ServiceError('validation_failed', 'the event is not valid', { issues });
+    return { name: v.name!, venue: v.venue!, timeZone, startsAt: startsAt! };
+  }
+
+  async function eventData(c: C, failed?: EventPageData['failed']): Promise<EventPageData> {
+    const s = c.get('session')!;
+    const eventId = eventIdOf(c);
+    const ev: EventRow = await getEvent({ ctx: services, actor: s.actor, eventId });
+    const map = await getSeatMap({ ctx: services, actor: s.actor, eventId, page: { limit: 1 } });
+    const onsale = await getOnsale({ ctx: services, tenantId: s.tenantId, eventId }).catch((err) =>
+      err instanceof ServiceError && err.code === 'not_found' ? null : Promise.reject(err),
+    );
+    const decisions = await listDecisions({ ctx: services, eventId, limit: 20 });
+    return { s, ev, tiers: map.tiers, sections: map.sections, onsale, decisions, failed };
+  }
+
+  /** Runs a change from the event page: success goes back to the page; a refusal re-renders it with the error in place. */
+  async function attempt(
+    c: C,
+    form: NonNullable<EventPageData['failed']>['form'],
+    values: Record<string, string>,
+    run: () => Promise<keyof typeof NOTICES>,
+  ) {
+    const eventId = eventIdOf(c);
+    try {
+      const notice = await run();
+      return c.redirect(`/console/events/${eventId}${notice ? `?notice=${notice}` : ''}`, 303);
+    } catch (err) {
+      if (!(err instanceof ServiceError) || err.status >= 500 || err.code === 'not_found') throw err;
+      const details = err.details as { issues?: SeatMapIssue[]; total?: number } | undefined;
+      const seatIssues = form === 'seat-map' && details?.issues?.some((i) => 'field' in i) ? details.issues : undefined;
+      const data = await eventData(c, {
+        form,
+        values,
+        issues: fieldIssues(err),
+        seatIssues,
+        total: details?.total,
+        error: err.message,
+      });
+      return page(c, data.ev.name, eventPage(data), err.status);
+    }
+  }
+
+  async function eventCounts(tenantId: string) {
+    const out = new Map<string, EventCounts>();
+    try {
+      const r = await services.pool.query<{ event_id: string; sold: number; held: number }>(
+        'SELECT event_id, sum(sold)::int AS sold, sum(held)::int AS held FROM reporting.sections WHERE tenant_id = $1 GROUP BY 1',
+        [tenantId],
+      );
+      for (const row of r.rows) out.set(row.event_id, { sold: row.sold, held: row.held });
+    } catch (err) {
+      // Before the reporting consumer first ran its tables do not exist: nothing is sold yet.
+      if ((err as { code?: string }).code !== '42P01') throw err;
+    }
+    return out;
+  }
+
+  return app;
+}

@@ -1,0 +1,97 @@
+import { html } from 'hono/html';
+import type { EventRow } from '../../db/schema';
+import type { ConsoleSession } from '../session';
+import { formatInZone, toZonedInput } from '../zoned-time';
+import { csrfField, type FieldIssues, field, formError } from './layout';
+
+export interface EventCounts {
+  sold: number;
+  held: number;
+}
+
+const canChange = (s: ConsoleSession) => s.role !== 'viewer';
+
+export function eventsList(s: ConsoleSession, rows: EventRow[], counts: Map<string, EventCounts>) {
+  return html`<h1>Events</h1>
+    ${canChange(s) ? html`<p><a class="button" href="/console/events/new">Create an event</a></p>` : ''}
+    ${
+      rows.length === 0
+        ? html`<p>No events yet.</p>`
+        : html`<div class="table-wrap"><table data-testid="events">
+            <caption class="sr-only">Your events</caption>
+            <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Onsale (venue time)</th>
+              <th scope="col">Cell</th><th scope="col" class="num">Sold</th><th scope="col" class="num">Held</th>
+              <th scope="col" class="num">Remaining</th></tr></thead>
+            <tbody>
+              ${rows.map((e) => {
+                const c = counts.get(e.id) ?? { sold: 0, held: 0 };
+                return html`<tr>
+                  <td><a href="/console/events/${e.id}">${e.name}</a><br /><small>${e.venue}</small></td>
+                  <td><span class="status status-${e.status}">${e.status.replace('_', ' ')}</span></td>
+                  <td>${formatInZone(e.onsaleAt, e.timeZone)}</td>
+                  <td>${e.cellId ?? '—'}</td>
+                  <td class="num">${c.sold}</td>
+                  <td class="num">${c.held}</td>
+                  <td class="num">${Math.max(0, e.seatCount - c.sold - c.held)}</td>
+                </tr>`;
+              })}
+            </tbody>
+          </table></div>`
+    }`;
+}
+
+export interface EventFormValues {
+  name?: string;
+  venue?: string;
+  timeZone?: string;
+  startsAt?: string;
+}
+
+export const eventFormValues = (e: EventRow): EventFormValues => ({
+  name: e.name,
+  venue: e.venue,
+  timeZone: e.timeZone,
+  startsAt: toZonedInput(e.startsAt, e.timeZone),
+});
+
+/** Create (no event) or edit; times are typed in the venue's time zone. */
+export function eventForm(o: {
+  s: ConsoleSession;
+  action: string;
+  values: EventFormValues;
+  issues?: FieldIssues;
+  error?: string | null;
+  submit: string;
+  readOnly?: boolean;
+}) {
+  const v = o.values;
+  const disabled = o.readOnly;
+  return html`<form method="post" action="${o.action}" class="card" data-testid="event-form" novalidate>
+    ${formError(o.error)} ${csrfField(o.s)}
+    ${field({ name: 'name', label: 'Name', value: v.name, issues: o.issues, required: true, disabled })}
+    ${field({ name: 'venue', label: 'Venue', value: v.venue, issues: o.issues, required: true, disabled })}
+    ${field({
+      name: 'timeZone',
+      label: 'Venue time zone',
+      value: v.timeZone ?? 'UTC',
+      issues: o.issues,
+      hint: 'IANA name, e.g. Europe/Paris',
+      disabled,
+    })}
+    ${field({
+      name: 'startsAt',
+      label: 'Event starts (venue time)',
+      value: v.startsAt,
+      type: 'datetime-local',
+      issues: o.issues,
+      required: true,
+      disabled,
+    })}
+    ${disabled ? '' : html`<button type="submit">${o.submit}</button>`}
+  </form>`;
+}
+
+export function newEventPage(s: ConsoleSession, values: EventFormValues, issues?: FieldIssues, error?: string | null) {
+  return html`<h1>Create an event</h1>
+    ${eventForm({ s, action: '/console/events', values, issues, error, submit: 'Create event' })}`;
+}

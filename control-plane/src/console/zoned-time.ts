@@ -1,0 +1,51 @@
+/** Wall-clock times in a venue's time zone, for showing and typing onsale times as the promoter thinks of them. */
+
+const parts = (d: Date, timeZone: string) => {
+  const f = new Intl.DateTimeFormat('en-CA', {
+    timeZone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  });
+  const p = Object.fromEntries(f.formatToParts(d).map((x) => [x.type, x.value]));
+  return p as Record<'year' | 'month' | 'day' | 'hour' | 'minute' | 'second', string>;
+};
+
+/** How far the zone's wall clock is ahead of UTC at instant `d`, in ms. */
+function offsetMs(d: Date, timeZone: string) {
+  const p = parts(d, timeZone);
+  const asUtc = Date.UTC(+p.year, +p.month - 1, +p.day, +p.hour, +p.minute, +p.second);
+  return asUtc - Math.floor(d.getTime() / 1000) * 1000;
+}
+
+/** `YYYY-MM-DDTHH:mm` (a datetime-local input's value) as the zone's wall clock at `d`. */
+export function toZonedInput(d: Date, timeZone: string): string {
+  const p = parts(d, timeZone);
+  return `${p.year}-${p.month}-${p.day}T${p.hour}:${p.minute}`;
+}
+
+/** The instant a datetime-local value names in `timeZone`; null when it is not such a value. */
+export function fromZonedInput(value: string, timeZone: string): Date | null {
+  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(value.trim());
+  if (!m) return null;
+  const wall = Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +(m[6] ?? 0));
+  if (Number.isNaN(wall)) return null;
+  // Two passes settle the offset across a daylight-saving change.
+  let t = wall - offsetMs(new Date(wall), timeZone);
+  t = wall - offsetMs(new Date(t), timeZone);
+  return new Date(t);
+}
+
+export function formatInZone(d: Date | null, timeZone: string): string {
+  if (!d) return '—';
+  return new Intl.DateTimeFormat('en-GB', {
+    timeZone,
+    dateStyle: 'medium',
+    timeStyle: 'short',
+    timeZoneName: 'short',
+  }).format(d);
+}
