@@ -1,3 +1,4 @@
+import { DatabaseAuthConfig, DatabaseUsersConfig, KafkaAuthConfig, RedisAuthConfig } from '@onsale/aws-auth';
 import { z } from 'zod';
 
 const LogLevel = z.enum(['debug', 'info', 'warn', 'error']).default('info');
@@ -10,6 +11,7 @@ export const CellBaseConfig = z.object({
   DATABASE_URL: z.string().url(),
   DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(20),
   LOG_LEVEL: LogLevel,
+  ...DatabaseAuthConfig.shape,
 });
 
 export const CellApiConfig = CellBaseConfig.extend({
@@ -22,8 +24,10 @@ export const CellApiConfig = CellBaseConfig.extend({
   JWKS_CACHE_MS: z.coerce.number().int().min(100).default(60_000),
   CELL_INTERNAL_TOKEN: z.string().min(16),
   REDIS_URL: z.string().url(),
+  ...RedisAuthConfig.shape,
   AVAILABILITY_CACHE_MS: z.coerce.number().int().min(0).default(1_000),
   KAFKA_BROKERS: z.string().min(1),
+  ...KafkaAuthConfig.shape,
   /** The public half of the ticket-signing key (a JWKS), published for gate scanners. */
   TICKET_PUBLIC_JWKS: z.string().optional(),
   /** Without these the cell answers Stripe's webhooks with 503 (Stripe retries) instead of guessing. */
@@ -36,6 +40,7 @@ export type CellApiConfig = z.infer<typeof CellApiConfig>;
 /** Every worker of a cell talks to its database and its broker. */
 export const CellWorkerConfig = CellBaseConfig.extend({
   KAFKA_BROKERS: z.string().min(1),
+  ...KafkaAuthConfig.shape,
   KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(6_000).max(300_000).default(10_000),
   KAFKA_HEARTBEAT_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(1_000),
   KAFKA_REBALANCE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(30_000),
@@ -58,3 +63,53 @@ export type StripeConfig = z.infer<typeof StripeConfig>;
 
 export const CellPaymentsConfig = CellWorkerConfig.extend(StripeConfig.shape);
 export type CellPaymentsConfig = z.infer<typeof CellPaymentsConfig>;
+
+/*
+ * One schema per process role, each beside the others so the infrastructure can take every role's
+ * variable names from here (infra/cdktf/src/processes.ts): a task definition that sets a name no schema
+ * reads, or misses one a schema requires, fails synthesis.
+ */
+export const CellSagaConfig = CellWorkerConfig;
+
+export const CellRelayConfig = CellWorkerConfig.extend({
+  RELAY_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(500),
+  RELAY_LEASE_MS: z.coerce.number().int().min(1000).default(30_000),
+  RELAY_IDLE_MS: z.coerce.number().int().min(1).default(20),
+  RELAY_RETAIN_PUBLISHED_MS: z.coerce.number().int().min(0).default(3_600_000),
+});
+
+export const CellExpiryConfig = CellWorkerConfig.extend({
+  EXPIRY_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(200),
+  EXPIRY_INTERVAL_MS: z.coerce.number().int().min(10).default(1_000),
+});
+
+export const CellTicketConfig = CellWorkerConfig.extend({ TICKET_SIGNING_KEY: z.string().min(1) });
+
+export const CellReconcilerConfig = CellPaymentsConfig.extend({
+  RECONCILE_INTERVAL_MS: z.coerce.number().int().min(1_000).default(30_000),
+  RECONCILE_GRACE_MS: z.coerce.number().int().min(0).default(120_000),
+  RECONCILE_BATCH_SIZE: z.coerce.number().int().min(1).max(5_000).default(200),
+});
+
+/** The one-off migration task: the ledger's schema, the cell's epoch row, and the per-role database users. */
+export const CellMigrateConfig = CellBaseConfig.pick({
+  CELL_ID: true,
+  CELL_EPOCH: true,
+  DATABASE_URL: true,
+  DATABASE_AUTH: true,
+  DATABASE_PASSWORD: true,
+  AWS_REGION: true,
+  LOG_LEVEL: true,
+}).extend(DatabaseUsersConfig.shape);
+
+/**
+ * The one-off topic provisioning task. The defaults suit the single local broker; a deployed cell's task
+ * sets both from its manifest (replication 3 over a min ISR of 2, so acks=all survives one broker).
+ */
+export const CellProvisionConfig = z.object({
+  CELL_ID: z.string().min(1),
+  KAFKA_BROKERS: z.string().min(1),
+  ...KafkaAuthConfig.shape,
+  KAFKA_PARTITIONS: z.coerce.number().int().min(1).max(256).default(6),
+  KAFKA_REPLICATION_FACTOR: z.coerce.number().int().min(1).max(5).default(1),
+});

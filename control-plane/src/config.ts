@@ -1,4 +1,4 @@
-import { DatabaseAuthConfig, KafkaAuthConfig, RedisAuthConfig } from '@onsale/aws-auth';
+import { DatabaseAuthConfig, DatabaseUsersConfig, KafkaAuthConfig, RedisAuthConfig } from '@onsale/aws-auth';
 import { z } from 'zod';
 
 const bool = z
@@ -76,6 +76,7 @@ export const FactRelayConfig = z.object({
 export const MigrateConfig = z.object({
   DATABASE_URL_CONTROL_PLANE: z.string().url(),
   ...DatabaseAuthConfig.shape,
+  ...DatabaseUsersConfig.shape,
 });
 
 export class ConfigError extends Error {

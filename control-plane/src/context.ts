@@ -1,3 +1,4 @@
+import { connectRedis, redisConnectOptions } from '@onsale/aws-auth';
 import { Redis } from 'ioredis';
 import { createRemoteJWKSet } from 'jose';
 import type pg from 'pg';
@@ -36,9 +37,14 @@ export interface ServiceOverrides {
 export function createServices(config: Config, o: ServiceOverrides = {}): Services {
   const clock = o.clock ?? systemClock;
   const log = o.log ?? createLogger(config.LOG_LEVEL, { service: 'control-plane' });
-  const { db, pool } = createDb(config.DATABASE_URL_CONTROL_PLANE, config.DATABASE_POOL_SIZE);
+  const { db, pool } = createDb(config.DATABASE_URL_CONTROL_PLANE, config.DATABASE_POOL_SIZE, config);
   const redis = withRoomScripts(
-    o.redis ?? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, enableAutoPipelining: true }),
+    o.redis ??
+      new Redis(config.REDIS_URL, {
+        ...redisConnectOptions(config),
+        maxRetriesPerRequest: 2,
+        enableAutoPipelining: true,
+      }),
   );
   const keys = new AdmissionKeyStore({
     db,
@@ -66,4 +72,9 @@ export function createServices(config: Config, o: ServiceOverrides = {}): Servic
 
 export async function closeServices(s: Services): Promise<void> {
   await Promise.allSettled([s.pool.end(), s.redis.quit()]);
+}
+
+/** Logs Redis in before the process serves (a no-op with a password, which connects by itself). */
+export async function connectServices(s: Services): Promise<void> {
+  await connectRedis(s.redis, s.config.REDIS_URL, s.config);
 }

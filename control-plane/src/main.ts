@@ -1,6 +1,6 @@
 import { serve } from '@hono/node-server';
 import { loadConfig } from './config';
-import { closeServices, createServices } from './context';
+import { closeServices, connectServices, createServices } from './context';
 import { createApp } from './http/app';
 
 /** The control-plane API process. */
@@ -14,6 +14,7 @@ const config = (() => {
 })();
 const services = createServices(config);
 const log = services.log.child({ role: 'api' });
+await connectServices(services);
 await services.keys.ensureKey();
 const app = createApp(services);
 const server = serve({ fetch: app.fetch, hostname: config.HOST, port: config.PORT }, (info) =>

@@ -1,5 +1,5 @@
 import { loadConfig } from './config';
-import { closeServices, createServices, type Services } from './context';
+import { closeServices, connectServices, createServices, type Services } from './context';
 import type { Logger } from './lib/logger';
 import { runSchedulerTick } from './onsale/scheduler';
 import { runControllerTick } from './release-controller/tick';
@@ -56,6 +56,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     process.exit(1);
   }
   const services = createServices(config);
+  await connectServices(services);
   await services.keys.ensureKey();
   const worker = startWorker(services);
   for (const sig of ['SIGTERM', 'SIGINT'] as const) {

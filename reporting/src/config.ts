@@ -1,10 +1,13 @@
+import { DatabaseAuthConfig, KafkaAuthConfig } from '@onsale/aws-auth';
 import { z } from 'zod';
 
 /** The reporting consumer's environment, parsed once at start; a bad value names the variable. */
 export const ReportingConfig = z.object({
   KAFKA_BROKERS: z.string().min(1),
+  ...KafkaAuthConfig.shape,
   /** The control plane's database: the cell registry is read from it, projections live in its `reporting` schema. */
   DATABASE_URL_CONTROL_PLANE: z.string().url(),
+  ...DatabaseAuthConfig.shape,
   S3_BUCKET: z.string().min(3),
   S3_REGION: z.string().default('us-east-1'),
   /** Set for a local S3-compatible server; absent means Amazon S3 with the task role. */

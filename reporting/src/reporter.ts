@@ -1,3 +1,4 @@
+import { kafkaSecurity, pgConnection } from '@onsale/aws-auth';
 import { CONTROL_PLANE_FACTS_TOPIC, cellTopics, type Logger } from '@onsale/contracts';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
@@ -18,7 +19,7 @@ export async function startReporter(
   log: Logger,
   hooks: { beforeCommit?: (source: string) => void } = {},
 ) {
-  const pool = new pg.Pool({ connectionString: config.DATABASE_URL_CONTROL_PLANE, max: 6 });
+  const pool = new pg.Pool({ ...pgConnection(config.DATABASE_URL_CONTROL_PLANE, config), max: 6 });
   await migrateReporting(pool);
   const store = createObjectStore({
     bucket: config.S3_BUCKET,
@@ -28,6 +29,7 @@ export async function startReporter(
     secretAccessKey: config.S3_SECRET_ACCESS_KEY,
   });
   const kafka = new Kafka({
+    ...kafkaSecurity(config),
     clientId: 'reporting',
     brokers: config.KAFKA_BROKERS.split(','),
     logLevel: logLevel.NOTHING,

@@ -5,6 +5,7 @@ import { buildCellApi } from './server';
 
 const config = configOrExit('api', CellApiConfig);
 const api = buildCellApi(config);
+await api.connect();
 const server = serve({ fetch: api.app.fetch, hostname: config.HOST, port: config.PORT }, (info) =>
   api.log.info('cell api listening', { port: info.port }),
 );

@@ -1,3 +1,4 @@
+import { connectRedis, kafkaSecurity, redisConnectOptions } from '@onsale/aws-auth';
 import { ConfigError, cellTopics, createLogger } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
@@ -17,8 +18,9 @@ import { createStripeClient } from '../payments/stripe-client';
 /** Builds the cell API from its configuration: one pool, one Redis, one app. */
 export function buildCellApi(config: CellApiConfig) {
   const log = createLogger({ role: 'cell-api', cellId: config.CELL_ID, region: config.CELL_REGION }, config.LOG_LEVEL);
-  const database = openDatabase(config.DATABASE_URL, config.DB_POOL_SIZE, `cell-${config.CELL_ID}-api`);
+  const database = openDatabase(config.DATABASE_URL, config.DB_POOL_SIZE, `cell-${config.CELL_ID}-api`, config);
   const redis = new Redis(config.REDIS_URL, {
+    ...redisConnectOptions(config),
     enableOfflineQueue: false,
     commandTimeout: 500,
     maxRetriesPerRequest: 1,
@@ -29,6 +31,7 @@ export function buildCellApi(config: CellApiConfig) {
     brokers: config.KAFKA_BROKERS.split(','),
     clientId: `${config.CELL_ID}-api`,
     log,
+    security: kafkaSecurity(config),
   });
   const topics = Object.values(cellTopics(config.CELL_ID));
   const consumerLag = async () => {
@@ -92,11 +95,17 @@ export function buildCellApi(config: CellApiConfig) {
     },
   };
   const app = createCellApp(services);
+  let stopTokenRefresh = () => {};
   return {
     app,
     services,
     log,
+    /** Opens the Redis connection; the API serves only after it. */
+    async connect() {
+      stopTokenRefresh = await connectRedis(redis, config.REDIS_URL, config);
+    },
     async close() {
+      stopTokenRefresh();
       redis.disconnect();
       await broker.close();
       await database.close();

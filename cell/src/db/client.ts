@@ -1,3 +1,4 @@
+import { type DatabaseAuthConfig, pgConnection } from '@onsale/aws-auth';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import * as schema from './schema';
@@ -11,8 +12,13 @@ export interface Database {
   close(): Promise<void>;
 }
 
-export function openDatabase(url: string, poolSize: number, applicationName: string): Database {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, application_name: applicationName });
+export function openDatabase(
+  url: string,
+  poolSize: number,
+  applicationName: string,
+  auth: DatabaseAuthConfig = { DATABASE_AUTH: 'password' },
+): Database {
+  const pool = new pg.Pool({ ...pgConnection(url, auth), max: poolSize, application_name: applicationName });
   // An idle client's error (a restarted server) must not crash the process; the next query reconnects.
   pool.on('error', () => {});
   const db = drizzle(pool, { schema });

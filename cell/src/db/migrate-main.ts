@@ -1,7 +1,13 @@
 import { parseEnv } from '@onsale/contracts';
-import { CellBaseConfig } from '../config';
+import { CellMigrateConfig } from '../config';
 import { migrateCell } from './migrate';
 
-const config = parseEnv(CellBaseConfig.pick({ CELL_ID: true, CELL_EPOCH: true, DATABASE_URL: true }));
-await migrateCell(config.DATABASE_URL, config.CELL_ID, config.CELL_EPOCH);
+const config = parseEnv(CellMigrateConfig);
+await migrateCell(
+  config.DATABASE_URL,
+  config.CELL_ID,
+  config.CELL_EPOCH,
+  config,
+  config.DATABASE_ROLE_USERS?.split(',') ?? [],
+);
 console.log(JSON.stringify({ msg: 'cell migrated', cellId: config.CELL_ID }));

@@ -1,15 +1,8 @@
-import { z } from 'zod';
-import { CellWorkerConfig } from '../config';
+import { CellExpiryConfig } from '../config';
 import { loopHealth, startWorker } from '../runtime/worker';
 import { createExpiryWorker } from './expiry-worker';
 
-const worker = startWorker(
-  'expiry',
-  CellWorkerConfig.extend({
-    EXPIRY_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(200),
-    EXPIRY_INTERVAL_MS: z.coerce.number().int().min(10).default(1_000),
-  }),
-);
+const worker = startWorker('expiry', CellExpiryConfig);
 const health = loopHealth(Math.max(15_000, 5 * worker.config.EXPIRY_INTERVAL_MS));
 worker.readiness('expiry', health.probe);
 const expiry = createExpiryWorker(worker.ctx, {

@@ -1,3 +1,4 @@
+import type { kafkaSecurity } from '@onsale/aws-auth';
 import type { Logger } from '@onsale/contracts';
 import { type Consumer, Kafka, logLevel, type Producer } from 'kafkajs';
 import type { Broker, ConsumerHealth, ConsumerOptions, IncomingMessage, RunningConsumer } from './broker';
@@ -7,6 +8,8 @@ export interface KafkaBrokerOptions {
   clientId: string;
   log: Logger;
   group?: Partial<GroupSettings>;
+  /** TLS and SASL for a secured cluster (MSK IAM); absent: plaintext, as the local broker speaks. */
+  security?: ReturnType<typeof kafkaSecurity>;
 }
 
 /** How a consumer lives in its group; from each process's configuration (KAFKA_*). */
@@ -49,6 +52,7 @@ const headersOf = (raw: Record<string, unknown> | undefined): Record<string, str
 
 export function createKafkaBroker(options: KafkaBrokerOptions): Broker {
   const kafka = new Kafka({
+    ...options.security,
     clientId: options.clientId,
     brokers: options.brokers,
     logLevel: logLevel.NOTHING,
@@ -296,10 +300,15 @@ export function createKafkaBroker(options: KafkaBrokerOptions): Broker {
 
 /** Creates a cell's topics if missing; the broker never auto-creates them. */
 export async function provisionTopics(
-  options: { brokers: string[]; log: Logger },
+  options: { brokers: string[]; log: Logger; security?: KafkaBrokerOptions['security'] },
   topics: { topic: string; partitions: number; replicationFactor: number; configs?: Record<string, string> }[],
 ): Promise<string[]> {
-  const kafka = new Kafka({ clientId: 'provision', brokers: options.brokers, logLevel: logLevel.NOTHING });
+  const kafka = new Kafka({
+    ...options.security,
+    clientId: 'provision',
+    brokers: options.brokers,
+    logLevel: logLevel.NOTHING,
+  });
   const admin = kafka.admin();
   await admin.connect();
   try {

@@ -1,17 +1,9 @@
-import { z } from 'zod';
-import { CellPaymentsConfig } from '../config';
+import { CellReconcilerConfig } from '../config';
 import { stripeFromConfig } from '../payments/stripe-client';
 import { loopHealth, startWorker } from '../runtime/worker';
 import { reconcileOnce } from './reconcile';
 
-const worker = startWorker(
-  'reconciler',
-  CellPaymentsConfig.extend({
-    RECONCILE_INTERVAL_MS: z.coerce.number().int().min(1_000).default(30_000),
-    RECONCILE_GRACE_MS: z.coerce.number().int().min(0).default(120_000),
-    RECONCILE_BATCH_SIZE: z.coerce.number().int().min(1).max(5_000).default(200),
-  }),
-);
+const worker = startWorker('reconciler', CellReconcilerConfig);
 const health = loopHealth(3 * worker.config.RECONCILE_INTERVAL_MS);
 worker.readiness('reconciler', health.probe);
 const deps = { ctx: worker.ctx, stripe: stripeFromConfig(worker.config) };

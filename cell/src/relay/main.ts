@@ -1,17 +1,8 @@
-import { z } from 'zod';
-import { CellWorkerConfig } from '../config';
+import { CellRelayConfig } from '../config';
 import { loopHealth, startWorker } from '../runtime/worker';
 import { createRelay, oldestUnpublishedAgeMs } from './relay';
 
-const worker = startWorker(
-  'outbox-relay',
-  CellWorkerConfig.extend({
-    RELAY_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(500),
-    RELAY_LEASE_MS: z.coerce.number().int().min(1000).default(30_000),
-    RELAY_IDLE_MS: z.coerce.number().int().min(1).default(20),
-    RELAY_RETAIN_PUBLISHED_MS: z.coerce.number().int().min(0).default(3_600_000),
-  }),
-);
+const worker = startWorker('outbox-relay', CellRelayConfig);
 // An idle relay passes every RELAY_IDLE_MS; one that cannot publish backs off to 5 s between tries.
 const health = loopHealth(Math.max(15_000, worker.config.KAFKA_SESSION_TIMEOUT_MS));
 worker.readiness('relay', health.probe);

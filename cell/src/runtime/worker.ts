@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { kafkaSecurity } from '@onsale/aws-auth';
 import { configOrExit, createLogger, type Logger } from '@onsale/contracts';
 import type { z } from 'zod';
 import { CellWorkerConfig } from '../config';
@@ -33,12 +34,13 @@ export function startWorker<S extends typeof CellWorkerConfig>(
 ): Worker<z.infer<S>> {
   const config = configOrExit(role, schema) as z.infer<typeof CellWorkerConfig> & z.infer<S>;
   const log = createLogger({ role, cellId: config.CELL_ID, region: config.CELL_REGION }, config.LOG_LEVEL);
-  const database = openDatabase(config.DATABASE_URL, config.DB_POOL_SIZE, `cell-${config.CELL_ID}-${role}`);
+  const database = openDatabase(config.DATABASE_URL, config.DB_POOL_SIZE, `cell-${config.CELL_ID}-${role}`, config);
   const ctx: CellContext = { db: database.db, database, cellId: config.CELL_ID, epoch: config.CELL_EPOCH, log };
   const broker = createKafkaBroker({
     brokers: config.KAFKA_BROKERS.split(','),
     clientId: `${config.CELL_ID}-${role}`,
     log,
+    security: kafkaSecurity(config),
     group: {
       sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
       heartbeatIntervalMs: config.KAFKA_HEARTBEAT_INTERVAL_MS,

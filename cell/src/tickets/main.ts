@@ -1,11 +1,10 @@
-import { z } from 'zod';
-import { CellWorkerConfig } from '../config';
+import { CellTicketConfig } from '../config';
 import { runConsumer } from '../messaging/consumer-runner';
 import { startWorker } from '../runtime/worker';
 import { ticketHandlers } from './issue-tickets';
 import { ticketSigner } from './signing';
 
-const worker = startWorker('ticket-issuer', CellWorkerConfig.extend({ TICKET_SIGNING_KEY: z.string().min(1) }));
+const worker = startWorker('ticket-issuer', CellTicketConfig);
 const sign = await ticketSigner(worker.config.TICKET_SIGNING_KEY);
 const consumer = await runConsumer({
   name: 'tickets',

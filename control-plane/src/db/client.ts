@@ -1,3 +1,4 @@
+import { type DatabaseAuthConfig, pgConnection } from '@onsale/aws-auth';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import * as schema from './schema';
@@ -6,7 +7,11 @@ export type Db = NodePgDatabase<typeof schema>;
 /** A transaction handle or the database itself: verbs accept either so they compose. */
 export type DbOrTx = Db | Parameters<Parameters<Db['transaction']>[0]>[0];
 
-export function createDb(url: string, max = 10): { db: Db; pool: pg.Pool } {
-  const pool = new pg.Pool({ connectionString: url, max, application_name: 'control-plane' });
+export function createDb(
+  url: string,
+  max = 10,
+  auth: DatabaseAuthConfig = { DATABASE_AUTH: 'password' },
+): { db: Db; pool: pg.Pool } {
+  const pool = new pg.Pool({ ...pgConnection(url, auth), max, application_name: 'control-plane' });
   return { db: drizzle(pool, { schema, casing: 'snake_case' }), pool };
 }

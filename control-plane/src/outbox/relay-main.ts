@@ -1,19 +1,12 @@
+import { kafkaSecurity, pgConnection } from '@onsale/aws-auth';
 import { CONTROL_PLANE_FACTS_TOPIC } from '@onsale/contracts';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
-import { z } from 'zod';
+import { FactRelayConfig } from '../config';
 import { createLogger } from '../lib/logger';
 import { createFactRelay } from './relay';
 
-const Env = z.object({
-  DATABASE_URL_CONTROL_PLANE: z.string().url(),
-  KAFKA_BROKERS: z.string().min(1),
-  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
-  FACT_TOPIC_PARTITIONS: z.coerce.number().int().positive().default(3),
-  FACT_TOPIC_REPLICATION: z.coerce.number().int().positive().default(1),
-});
-
-const parsed = Env.safeParse(process.env);
+const parsed = FactRelayConfig.safeParse(process.env);
 if (!parsed.success) {
   for (const i of parsed.error.issues) console.error(`${i.path.join('.')}: ${i.message}`);
   process.exit(1);
@@ -21,6 +14,7 @@ if (!parsed.success) {
 const env = parsed.data;
 const log = createLogger(env.LOG_LEVEL, { service: 'control-plane', role: 'fact-relay' });
 const kafka = new Kafka({
+  ...kafkaSecurity(env),
   clientId: 'control-plane-fact-relay',
   brokers: env.KAFKA_BROKERS.split(','),
   logLevel: logLevel.NOTHING,
@@ -39,7 +33,7 @@ await admin.createTopics({
 await admin.disconnect();
 const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
 await producer.connect();
-const pool = new pg.Pool({ connectionString: env.DATABASE_URL_CONTROL_PLANE, max: 2 });
+const pool = new pg.Pool({ ...pgConnection(env.DATABASE_URL_CONTROL_PLANE, env), max: 2 });
 const relay = createFactRelay(pool, producer, log, { batchSize: 500, leaseMs: 10_000, idleMs: 100 });
 const running = relay.start();
 log.info('fact relay started', { topic: CONTROL_PLANE_FACTS_TOPIC });

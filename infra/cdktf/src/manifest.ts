@@ -68,6 +68,10 @@ const Image = z
     return { uri, repositoryArn: `arn:aws:ecr:${region}:${account}:repository/${repository}` };
   });
 
+const ImageTag = z
+  .string()
+  .regex(/^(?:[\w][\w.-]{0,127}|sha256:[0-9a-f]{64})$/, 'must be an image tag or a sha256: digest');
+
 const ACM_ARN = /^arn:aws:acm:([a-z0-9-]+):\d{12}:certificate\/[0-9a-f-]{36}$/;
 const CertificateArn = z.string().regex(ACM_ARN, 'must be an ACM certificate ARN');
 
@@ -180,11 +184,33 @@ const Cell = z
       })
       .strict()
       .prefault({}),
-    /** A warm secondary in another region: replicated database and topics, services scaled to zero. */
-    dr: z.object({ region: Region, cidr: Cidr }).strict().optional(),
+    /** The region epoch its primary writes under (CELL_EPOCH); a promotion moves to a higher one in the DR region. */
+    epoch: z.number().int().positive().default(1),
+    /** The cell image's tag (or `sha256:` digest) when it differs from `images.cell`: a canary cell. */
+    imageTag: ImageTag.optional(),
+    /**
+     * A warm secondary in another region: replicated database and topics, services scaled to zero. With
+     * `promoted`, the secondary is the cell: it runs at size under `promoted.epoch` and its stack no
+     * longer refers to anything in the primary region, so it applies with that region gone.
+     */
+    dr: z
+      .object({
+        region: Region,
+        cidr: Cidr,
+        promoted: z.object({ epoch: z.number().int().positive() }).strict().optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict()
   .superRefine((cell, ctx) => {
+    if (cell.dr?.promoted && cell.dr.promoted.epoch <= cell.epoch) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['dr', 'promoted', 'epoch'],
+        message: `must be above the primary's epoch (${cell.epoch}), so the old primary's writes are fenced`,
+      });
+    }
     const { partitions } = cell.sizing.kafka;
     for (const role of CELL_ROLE_NAMES) {
       if (CELL_ROLES[role].scaling.kind !== 'consumer-lag') continue;
@@ -202,10 +228,14 @@ const Cell = z
     }
   });
 
+const HttpsUrl = z.url({ protocol: /^https$/, error: 'must be an https URL' });
+
 const ControlPlane = z
   .object({
     region: Region,
     cidr: Cidr,
+    /** How cells and the router reach the control plane's API (its internal ALB, under a name the certificate covers). */
+    apiUrl: HttpsUrl,
     database: DatabaseSizing,
     cache: CacheSizing,
     services: servicesSizing(CONTROL_PLANE_ROLES),
@@ -243,6 +273,8 @@ export const ManifestSchema = z
      */
     certificates: z.partialRecord(Region, CertificateArn),
     controlPlane: ControlPlane,
+    /** The buyers' and promoters' identity provider, whose tokens the control plane and the cells verify. */
+    identity: z.object({ jwksUrl: HttpsUrl, issuer: z.string().min(1), audience: z.string().min(1) }).strict(),
     edge: Edge,
     cells: z.array(Cell).min(1, { error: 'must list at least one cell' }),
   })
@@ -343,4 +375,13 @@ export function certificateFor(manifest: Manifest, region: AwsRegion): string {
   const arn = manifest.certificates[region];
   if (!arn) throw new ManifestError([`certificates.${region}: missing`]);
   return arn;
+}
+
+/** The cell image a cell runs: `images.cell`, or the same repository at the cell's own tag. */
+export function cellImage(manifest: Manifest, cell: CellSpec): ImageSpec {
+  const base = manifest.images.cell;
+  if (!cell.imageTag) return base;
+  const repository = base.uri.replace(/(?::[\w.-]+|@sha256:[0-9a-f]{64})$/, '');
+  const uri = cell.imageTag.startsWith('sha256:') ? `${repository}@${cell.imageTag}` : `${repository}:${cell.imageTag}`;
+  return { ...base, uri };
 }

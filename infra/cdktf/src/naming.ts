@@ -28,3 +28,13 @@ export function secretSegment(envName: string): string {
  * plane, never the reverse).
  */
 export const CELL_DIRECTORY_PATH = '/onsale/cells';
+
+/** The Secrets Manager name of a cell role's secret; a DR region's replica has the same name. */
+export function cellSecretName(cellId: string, role: string, envName: string): string {
+  return `onsale/${cellId}/${role}/${secretSegment(envName)}`;
+}
+
+/** The break-glass master secret of a global database's primary, replicated to its DR region. */
+export function masterSecretName(databaseName: string): string {
+  return `onsale/${databaseName}/master`;
+}

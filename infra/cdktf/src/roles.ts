@@ -1,4 +1,6 @@
+import { consumerGroupId } from '../../../cell/src/messaging/consumers';
 import { CellMetric } from './metrics';
+import type { ProcessName } from './processes';
 
 export type TopicKey = 'purchase' | 'retryShort' | 'retryLong' | 'deadLetter';
 
@@ -12,13 +14,19 @@ export function cellTopics(cellId: string): Record<TopicKey, string> {
   };
 }
 
-/** Every topic and consumer group of a cell starts with this, so one pattern selects the cell's streams. */
+/** Every topic of a cell starts with this, so one pattern selects the cell's streams. */
 export function cellStreamPrefix(cellId: string): string {
   return `cell.${cellId}.`;
 }
 
-export function consumerGroup(cellId: string, role: string): string {
-  return `${cellStreamPrefix(cellId)}${role}`;
+/** The application's own group names (cell/src/messaging/consumers.ts): `<cell>.<consumer>`. */
+export function consumerGroup(cellId: string, consumer: string): string {
+  return consumerGroupId(cellId, consumer);
+}
+
+/** Every consumer group of a cell starts with this. */
+export function cellGroupPrefix(cellId: string): string {
+  return consumerGroup(cellId, '');
 }
 
 export type Scaling =
@@ -29,10 +37,13 @@ export type Scaling =
   | { readonly kind: 'fixed' };
 
 export interface KafkaAccess {
-  /** Reading implies a consumer group of the role's own. */
+  /** The consumer (cell/src/messaging/consumers.ts) whose group the role joins, when it reads. */
+  readonly consumer?: string;
   readonly reads: readonly TopicKey[];
   readonly writes: readonly TopicKey[];
   readonly idempotentProducer: boolean;
+  /** Reads the committed offsets of every consumer group of the cell (the API's lag signal). */
+  readonly describesGroups?: boolean;
 }
 
 export interface ServiceSizing {
@@ -43,6 +54,8 @@ export interface ServiceSizing {
 }
 
 export interface ProcessRole {
+  /** The process the role's tasks run (src/processes.ts). */
+  readonly process: ProcessName;
   /** Served behind the stack's internal load balancer. */
   readonly http?: { readonly port: number; readonly healthPath: string };
   readonly kafka?: KafkaAccess;
@@ -53,26 +66,34 @@ export interface ProcessRole {
   readonly defaults: ServiceSizing;
 }
 
-const HTTP = { port: 8080, healthPath: '/healthz' } as const;
+// /readyz, not /healthz: a fenced writer or a lost database turns it 503, and the ALB stops sending buyers.
+const HTTP = { port: 8080, healthPath: '/readyz' } as const;
 
-const CONSUMER: KafkaAccess = {
+const consumer = (name: string): KafkaAccess => ({
+  consumer: name,
   reads: ['purchase', 'retryShort', 'retryLong'],
   // A consumer parks a failing message on a retry topic, and a permanently failing one on the DLQ.
   writes: ['retryShort', 'retryLong', 'deadLetter'],
   idempotentProducer: true,
-};
+});
+/** Every worker process opens a broker client; one that publishes nothing needs only to connect. */
+const CONNECT_ONLY: KafkaAccess = { reads: [], writes: [], idempotentProducer: false };
 
 const CONSUMER_LAG: Scaling = { kind: 'consumer-lag', maxOffsetLag: 1_000 };
 
 export const CELL_ROLES = {
   api: {
+    process: 'cell-api',
     http: HTTP,
-    secrets: ['STRIPE_WEBHOOK_SECRET', 'CELL_INTERNAL_TOKEN'],
+    // Only to read consumer lag for the release controller; the API never publishes.
+    kafka: { reads: [], writes: [], idempotentProducer: false, describesGroups: true },
+    secrets: ['STRIPE_WEBHOOK_SECRET', 'STRIPE_SECRET_KEY', 'CELL_INTERNAL_TOKEN'],
     redis: true,
     scaling: { kind: 'requests', requestsPerTaskPerMinute: 6_000 },
     defaults: { min: 3, max: 30, cpu: 1024, memory: 2048 },
   },
   'outbox-relay': {
+    process: 'cell-relay',
     kafka: { reads: [], writes: ['purchase'], idempotentProducer: true },
     secrets: [],
     redis: false,
@@ -80,36 +101,41 @@ export const CELL_ROLES = {
     defaults: { min: 2, max: 6, cpu: 512, memory: 1024 },
   },
   saga: {
-    kafka: CONSUMER,
+    process: 'cell-saga',
+    kafka: consumer('saga'),
     secrets: [],
     redis: false,
     scaling: CONSUMER_LAG,
     defaults: { min: 2, max: 12, cpu: 512, memory: 1024 },
   },
   payment: {
-    kafka: CONSUMER,
-    secrets: ['STRIPE_API_KEY'],
+    process: 'cell-payments',
+    kafka: consumer('payments'),
+    secrets: ['STRIPE_SECRET_KEY'],
     redis: false,
     scaling: CONSUMER_LAG,
     defaults: { min: 2, max: 12, cpu: 512, memory: 1024 },
   },
   expiry: {
+    process: 'cell-expiry',
+    kafka: CONNECT_ONLY,
     secrets: [],
     redis: false,
     scaling: { kind: 'cell-metric', metric: CellMetric.expiryDelay, target: 5 },
     defaults: { min: 2, max: 4, cpu: 512, memory: 1024 },
   },
   ticket: {
-    kafka: CONSUMER,
-    secrets: [],
+    process: 'cell-tickets',
+    kafka: consumer('tickets'),
+    secrets: ['TICKET_SIGNING_KEY'],
     redis: false,
     scaling: CONSUMER_LAG,
     defaults: { min: 2, max: 12, cpu: 512, memory: 1024 },
   },
   reconciler: {
-    // It reads the DLQ to report its depth; replaying it is an operator's act, not the reconciler's.
-    kafka: { reads: ['deadLetter'], writes: [], idempotentProducer: false },
-    secrets: ['STRIPE_API_KEY'],
+    process: 'cell-reconciler',
+    kafka: CONNECT_ONLY,
+    secrets: ['STRIPE_SECRET_KEY'],
     redis: false,
     scaling: { kind: 'fixed' },
     defaults: { min: 2, max: 2, cpu: 512, memory: 1024 },
@@ -121,29 +147,41 @@ export const CELL_ROLE_NAMES = Object.keys(CELL_ROLES) as CellRole[];
 
 export const CONTROL_PLANE_ROLES = {
   api: {
+    process: 'control-plane-api',
     http: HTTP,
-    secrets: ['CELL_INTERNAL_TOKEN'],
+    secrets: ['CELL_INTERNAL_TOKEN', 'SIGNING_KEY_KEK'],
     redis: true,
     scaling: { kind: 'requests', requestsPerTaskPerMinute: 6_000 },
     defaults: { min: 2, max: 10, cpu: 1024, memory: 2048 },
   },
   // The waiting room and its release controller: one process, leader-elected inside the application.
   'waiting-room': {
-    secrets: ['CELL_INTERNAL_TOKEN'],
+    process: 'control-plane-worker',
+    secrets: ['CELL_INTERNAL_TOKEN', 'SIGNING_KEY_KEK'],
     redis: true,
     scaling: { kind: 'fixed' },
     defaults: { min: 2, max: 2, cpu: 1024, memory: 2048 },
   },
+  // The control plane's outbox to its facts topic, on the control plane's own MSK cluster.
+  'fact-relay': {
+    process: 'control-plane-fact-relay',
+    secrets: [],
+    redis: false,
+    scaling: { kind: 'fixed' },
+    defaults: { min: 2, max: 2, cpu: 512, memory: 1024 },
+  },
   reporting: {
+    process: 'reporting',
     secrets: [],
     redis: false,
     scaling: { kind: 'fixed' },
     defaults: { min: 2, max: 2, cpu: 512, memory: 1024 },
   },
   router: {
+    process: 'router',
     http: HTTP,
     secrets: [],
-    redis: true,
+    redis: false,
     scaling: { kind: 'requests', requestsPerTaskPerMinute: 12_000 },
     defaults: { min: 3, max: 40, cpu: 1024, memory: 2048 },
   },

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { consumerGroupId } from '../../../cell/src/messaging/consumers';
 import { ManifestError, parseManifest } from '../src/manifest';
-import { CELL_ROLE_NAMES, CELL_ROLES } from '../src/roles';
+import { CELL_ROLE_NAMES, CELL_ROLES, type CellRole, type ProcessRole } from '../src/roles';
 import { tenCellManifest } from './support/manifests';
 import { type Block, resources, type StackJson, type Synthesized, stack, synthPlatform } from './support/terraform';
 
@@ -53,7 +54,13 @@ describe('autoscaling', () => {
           namespace: 'AWS/Kafka',
           metric_name: 'MaxOffsetLag',
           dimensions: expect.arrayContaining([
-            { name: 'Consumer Group', value: `cell.${cell.id}.${consumer.service}` },
+            {
+              name: 'Consumer Group',
+              value: consumerGroupId(
+                cell.id,
+                (CELL_ROLES[consumer.service as CellRole] as ProcessRole).kafka?.consumer ?? '',
+              ),
+            },
             { name: 'Topic', value: `cell.${cell.id}.purchase` },
           ]),
         });

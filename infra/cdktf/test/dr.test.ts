@@ -36,7 +36,8 @@ describe('the DR standby of cell c1', () => {
     ]);
     expect(info.consumer_group_replication).toEqual([
       expect.objectContaining({
-        consumer_groups_to_replicate: ['cell\\.c1\\..*'],
+        // The application's group names: c1.saga, c1.payments, c1.tickets.
+        consumer_groups_to_replicate: ['c1\\..*'],
         synchronise_consumer_group_offsets: true,
       }),
     ]);

@@ -13,6 +13,7 @@ import { SecurityGroup } from '@cdktf/provider-aws/lib/security-group';
 import { Fn } from 'cdktf';
 import { Construct } from 'constructs';
 import { type AwsContext, arn } from '../aws-context';
+import { masterSecretName } from '../naming';
 import { EphemeralRandomPassword } from './ephemeral-password';
 import { allow } from './firewall';
 import { ServiceRole, type Statement, sameAccountTrust } from './iam';
@@ -27,7 +28,9 @@ const DATABASE = 'onsale';
 export type AuroraRole =
   /** `global` makes the cluster the primary of a global database that a DR region can follow. */
   | { readonly kind: 'primary'; readonly global: boolean }
-  | { readonly kind: 'secondary'; readonly globalClusterIdentifier: string };
+  | { readonly kind: 'secondary'; readonly globalClusterIdentifier: string }
+  /** A former secondary, detached from its global database by the failover runbook: the cell's writer now. */
+  | { readonly kind: 'promoted' };
 
 export interface AuroraProps {
   readonly ctx: AwsContext;
@@ -37,6 +40,8 @@ export interface AuroraProps {
   readonly instanceClass: string;
   readonly readers: number;
   readonly role: AuroraRole;
+  /** Regions that keep a replica of the master secret (a DR region's migration task logs in with it). */
+  readonly masterSecretReplicas?: readonly string[];
 }
 
 /**
@@ -48,6 +53,7 @@ export class AuroraPostgres extends Construct {
   readonly proxy: DbProxy;
   readonly readOnlyEndpoint: DbProxyEndpoint;
   readonly proxySecurityGroup: SecurityGroup;
+  private readonly dbSecurityGroup: SecurityGroup;
   readonly globalCluster?: RdsGlobalCluster;
   /** Absent on a global secondary, which inherits the primary's credentials. */
   readonly masterSecretArn?: string;
@@ -62,9 +68,10 @@ export class AuroraPostgres extends Construct {
 
     const dbSecurityGroup = new SecurityGroup(this, 'db-sg', {
       name: `${name}-aurora`,
-      description: `Aurora ${name}: reachable only from its RDS Proxy`,
+      description: `Aurora ${name}: reachable only from its RDS Proxy and the migration task`,
       vpcId: network.vpc.id,
     });
+    this.dbSecurityGroup = dbSecurityGroup;
     this.proxySecurityGroup = new SecurityGroup(this, 'proxy-sg', {
       name: `${name}-rds-proxy`,
       description: `RDS Proxy ${name}: reachable from the services granted a connection`,
@@ -122,14 +129,21 @@ export class AuroraPostgres extends Construct {
         // Set by AWS on a global secondary; Terraform must not try to undo it.
         lifecycle: { ignoreChanges: ['replication_source_identifier'] },
       });
+    } else if (role.kind === 'promoted') {
+      // The same cluster as the secondary's: the runbook detached it, and Terraform must not re-attach or rebuild it.
+      this.cluster = new RdsCluster(this, 'cluster', {
+        ...common,
+        lifecycle: { ignoreChanges: ['global_cluster_identifier', 'replication_source_identifier'] },
+      });
     } else if (role.global) {
       // A member of a global database cannot have its master password managed by RDS in Secrets Manager,
       // so the password is generated per run and written (write-only) to the cluster and to our own secret.
       const secret = new SecretsmanagerSecret(this, 'master-secret', {
-        name: `onsale/${name}/master`,
+        name: masterSecretName(name),
         description: `Break-glass master credentials of ${name}`,
         kmsKeyId: props.kmsKeyArn,
         recoveryWindowInDays: 30,
+        replica: props.masterSecretReplicas?.map((region) => ({ region })),
       });
       const password = new EphemeralRandomPassword(this, 'master-password', 40);
       new SecretsmanagerSecretVersion(this, 'master-secret-value', {
@@ -238,6 +252,26 @@ export class AuroraPostgres extends Construct {
       vpcSubnetIds: network.privateSubnetIds,
       vpcSecurityGroupIds: [this.proxySecurityGroup.id],
       targetRole: 'READ_ONLY',
+    });
+  }
+
+  /** A client's connection URL through the proxy: no password, the client signs an IAM token for `user`. */
+  proxyUrl(user: string): string {
+    return `postgres://${user}@${this.proxy.endpoint}:${PORT}/${DATABASE}`;
+  }
+
+  /** The writer's URL as the master user, for the one-off migration task only (it creates the IAM users). */
+  masterUrl(): string {
+    return `postgres://${MASTER_USER}@${this.cluster.endpoint}:${PORT}/${DATABASE}`;
+  }
+
+  /** Opens the writer itself (not the proxy, which only takes IAM users) to the migration task. */
+  allowMigrations(client: SecurityGroup): void {
+    allow(this, 'migrations', {
+      from: { group: client },
+      to: this.dbSecurityGroup,
+      port: PORT,
+      description: 'migration task to the writer',
     });
   }
 

@@ -4,13 +4,15 @@ import { KmsKey } from '@cdktf/provider-aws/lib/kms-key';
 import { SecretsmanagerSecret } from '@cdktf/provider-aws/lib/secretsmanager-secret';
 import { Construct } from 'constructs';
 import type { AwsContext } from '../aws-context';
-import type { AwsRegion, CellSpec, ImageSpec } from '../manifest';
+import type { AwsRegion, CellSpec, ImageSpec, Manifest } from '../manifest';
 import { CELL_DIMENSION, CELL_NAMESPACE, CellMetric } from '../metrics';
-import { secretSegment } from '../naming';
+import { cellSecretName, secretSegment } from '../naming';
+import type { ProcessName } from '../processes';
 import {
   CELL_ROLE_NAMES,
   CELL_ROLES,
   type CellRole,
+  cellGroupPrefix,
   cellTopics,
   consumerGroup,
   databaseUser,
@@ -33,7 +35,9 @@ export type RoleSecrets = Partial<Record<CellRole, Record<string, string>>>;
 export type CellMode =
   /** `drRegion` makes the database a global primary and replicates the secrets there. */
   | { readonly kind: 'primary'; readonly drRegion?: AwsRegion }
-  | { readonly kind: 'standby'; readonly globalClusterIdentifier: string; readonly secrets: RoleSecrets };
+  | { readonly kind: 'standby'; readonly globalClusterIdentifier: string; readonly secrets: RoleSecrets }
+  /** The standby after a region failover: the cell's writer, at size, under a new epoch. */
+  | { readonly kind: 'promoted'; readonly secrets: RoleSecrets; readonly masterSecretArn: string };
 
 export interface ControlPlaneLink {
   readonly peer: PeerNetwork;
@@ -50,7 +54,17 @@ export interface CellRuntimeProps {
   readonly certificateArn: string;
   readonly controlPlane: ControlPlaneLink;
   readonly mode: CellMode;
+  /** CELL_EPOCH of every task: the primary's, or the promotion's. */
+  readonly epoch: number;
+  readonly identity: Manifest['identity'];
+  /** The control plane's API, where cells fetch the admission-token JWKS. */
+  readonly controlPlaneApiUrl: string;
 }
+
+/** Workers answer /healthz and /readyz here (HEALTH_PORT); the API answers on its HTTP port. */
+export const WORKER_HEALTH_PORT = 8081;
+/** Replication factor of a cell's topics: one broker per AZ, min ISR 2, so acks=all survives losing one. */
+export const TOPIC_REPLICATION_FACTOR = 3;
 
 const CellAlarmThreshold = {
   /** The seeds' ceiling for a hold, not a goal. */
@@ -79,6 +93,8 @@ export class CellRuntime extends Construct {
   readonly apiLoadBalancer: InternalAlb;
   readonly secrets: RoleSecrets;
   readonly alarms: Alarms;
+  /** The deploy steps, run to completion before services take traffic: ARNs of their task definitions. */
+  readonly oneOffTasks: Record<string, string> = {};
   private readonly cellId: string;
   private readonly purchaseTopic: string;
 
@@ -112,9 +128,13 @@ export class CellRuntime extends Construct {
       kmsKeyArn: key.arn,
       instanceClass: database.instanceClass,
       readers: database.readers,
-      role: standby
-        ? { kind: 'secondary', globalClusterIdentifier: mode.globalClusterIdentifier }
-        : { kind: 'primary', global: mode.drRegion !== undefined },
+      role:
+        mode.kind === 'standby'
+          ? { kind: 'secondary', globalClusterIdentifier: mode.globalClusterIdentifier }
+          : mode.kind === 'promoted'
+            ? { kind: 'promoted' }
+            : { kind: 'primary', global: mode.drRegion !== undefined },
+      masterSecretReplicas: mode.kind === 'primary' && mode.drRegion ? [mode.drRegion] : undefined,
     });
 
     this.kafka = new KafkaCluster(this, 'kafka', {
@@ -126,7 +146,7 @@ export class CellRuntime extends Construct {
       brokers: kafka.brokers,
       partitions: kafka.partitions,
       storageGiB: kafka.storageGiB,
-      replicationSource: !standby && mode.drRegion !== undefined,
+      replicationSource: mode.kind === 'primary' && mode.drRegion !== undefined,
     });
     // The control plane's reporting consumer reads the cell's stream across the peering.
     this.kafka.allowCidrs('control-plane', props.controlPlane.clientCidrs);
@@ -141,7 +161,9 @@ export class CellRuntime extends Construct {
       users: redisRoles,
     });
 
-    this.secrets = standby ? mode.secrets : this.createSecrets(cell, key.arn, mode.drRegion);
+    this.secrets = mode.kind === 'primary' ? this.createSecrets(cell, key.arn, mode.drRegion) : mode.secrets;
+    // Replicated secrets are under the DR region's AWS-managed key, which needs no grant.
+    const secretsKeyArn = mode.kind === 'primary' ? key.arn : undefined;
 
     const apiRole = CELL_ROLES.api;
     this.apiLoadBalancer = new InternalAlb(this, 'api-alb', {
@@ -159,59 +181,74 @@ export class CellRuntime extends Construct {
       setting: [{ name: 'containerInsights', value: 'enabled' }],
     });
 
+    const base = (user: string): Record<string, string> => ({
+      CELL_ID: cell.id,
+      CELL_EPOCH: String(props.epoch),
+      CELL_REGION: ctx.region,
+      AWS_REGION: ctx.region,
+      DATABASE_URL: this.database.proxyUrl(user),
+      DATABASE_AUTH: 'iam',
+    });
+    const kafkaClient = {
+      KAFKA_BROKERS: this.kafka.bootstrapBrokers,
+      KAFKA_AUTH: 'aws-msk-iam',
+    };
+
     for (const roleName of CELL_ROLE_NAMES) {
       const role: ProcessRole = CELL_ROLES[roleName];
       const user = databaseUser(roleName);
-      const group = role.kafka && role.kafka.reads.length > 0 ? consumerGroup(cell.id, roleName) : undefined;
+      const group = role.kafka?.consumer ? consumerGroup(cell.id, role.kafka.consumer) : undefined;
 
-      const environment: Record<string, string> = {
-        CELL_ID: cell.id,
-        CELL_REGION: ctx.region,
-        DATABASE_HOST: this.database.proxy.endpoint,
-        DATABASE_READ_HOST: this.database.readOnlyEndpoint.endpoint,
-        DATABASE_PORT: String(this.database.port),
-        DATABASE_NAME: this.database.database,
-        DATABASE_USER: user,
-        DATABASE_AUTH: 'iam',
-        METRICS_NAMESPACE: CELL_NAMESPACE,
-      };
+      const environment: Record<string, string> = base(user);
       const statements: Statement[] = [this.database.connectStatement(user), putMetricData(CELL_NAMESPACE)];
 
       if (role.kafka) {
-        environment.KAFKA_BROKERS = this.kafka.bootstrapBrokers;
-        environment.KAFKA_AUTH = 'aws-msk-iam';
-        if (group) environment.KAFKA_GROUP_ID = group;
+        Object.assign(environment, kafkaClient);
         statements.push(
           ...this.kafka.grant({
             reads: role.kafka.reads.map((t) => topics[t]),
             writes: role.kafka.writes.map((t) => topics[t]),
             group,
+            describeGroups: role.kafka.describesGroups ? cellGroupPrefix(cell.id) : undefined,
             idempotentProducer: role.kafka.idempotentProducer,
           }),
         );
       }
       if (role.redis) {
-        environment.REDIS_URL = this.cache.url(roleName);
+        Object.assign(environment, {
+          REDIS_URL: this.cache.url(roleName),
+          REDIS_AUTH: 'iam',
+          REDIS_CACHE_NAME: this.cache.name,
+        });
         statements.push(this.cache.connectStatement(roleName));
       }
       if (role.http) {
-        environment.HOST = '0.0.0.0';
-        environment.PORT = String(role.http.port);
+        Object.assign(environment, {
+          HOST: '0.0.0.0',
+          PORT: String(role.http.port),
+          IDENTITY_JWKS_URL: props.identity.jwksUrl,
+          IDENTITY_ISSUER: props.identity.issuer,
+          IDENTITY_AUDIENCE: props.identity.audience,
+          ADMISSION_JWKS_URL: `${props.controlPlaneApiUrl}/.well-known/jwks.json`,
+        });
+      } else {
+        environment.HEALTH_PORT = String(WORKER_HEALTH_PORT);
       }
 
       const service = new FargateService(this, `service-${roleName}`, {
         ctx,
         prefix,
         role: roleName,
+        process: role.process,
         cluster: ecs,
         network: this.network,
         image: props.image,
         sizing: cell.sizing.services[roleName],
         environment,
         secrets: this.secrets[roleName] ?? {},
-        // Standby secrets are replicas under the DR region's AWS-managed key, which needs no grant.
-        secretsKeyArn: standby ? undefined : key.arn,
+        secretsKeyArn,
         taskStatements: statements,
+        healthPort: role.http ? undefined : WORKER_HEALTH_PORT,
         http: role.http ? { port: role.http.port, targetGroupArn: this.apiLoadBalancer.targetGroup.arn } : undefined,
         scaling: this.scaling(roleName, role, group ?? ''),
         standby,
@@ -231,7 +268,74 @@ export class CellRuntime extends Construct {
       }
     }
 
+    // A standby's database is a read-only replica: its deploy steps run after promotion.
+    if (!standby) {
+      const masterSecretArn = mode.kind === 'promoted' ? mode.masterSecretArn : this.database.masterSecretArn;
+      if (!masterSecretArn) throw new Error(`${prefix}: a writer without a master secret cannot be migrated`);
+      this.deploySteps(props, ecs, masterSecretArn, key.arn);
+    }
+
     this.alarms = this.createAlarms(prefix);
+  }
+
+  /**
+   * The one-off tasks of a deploy: migrations as the master user straight to the writer (they create the
+   * `onsale_<role>` IAM users the services log in as, and raise the epoch row to CELL_EPOCH), then topics
+   * with the manifest's partitions and RF 3.
+   */
+  private deploySteps(props: CellRuntimeProps, ecs: EcsCluster, masterSecretArn: string, keyArn: string): void {
+    const { ctx, cell, prefix, mode } = props;
+    const topics = cellTopics(cell.id);
+    const oneOff = (role: string, process: ProcessName, environment: Record<string, string>, statements: Statement[]) =>
+      new FargateService(this, `task-${role}`, {
+        ctx,
+        prefix,
+        role,
+        process,
+        cluster: ecs,
+        network: this.network,
+        image: props.image,
+        sizing: { min: 1, max: 1, cpu: 512, memory: 1024 },
+        environment,
+        secrets: role === 'migrate' ? { DATABASE_PASSWORD: { arn: masterSecretArn, jsonKey: 'password' } } : {},
+        secretsKeyArn: mode.kind === 'primary' ? keyArn : undefined,
+        taskStatements: statements,
+        scaling: { kind: 'fixed' },
+        standby: false,
+        oneOff: true,
+      });
+
+    const migrate = oneOff(
+      'migrate',
+      'cell-migrate',
+      {
+        CELL_ID: cell.id,
+        CELL_EPOCH: String(props.epoch),
+        AWS_REGION: ctx.region,
+        DATABASE_URL: this.database.masterUrl(),
+        DATABASE_AUTH: 'password',
+        DATABASE_ROLE_USERS: CELL_ROLE_NAMES.map(databaseUser).join(','),
+      },
+      [],
+    );
+    this.database.allowMigrations(migrate.securityGroup);
+    this.oneOffTasks.migrate = migrate.taskDefinition.arn;
+
+    const provision = oneOff(
+      'provision-topics',
+      'cell-provision-topics',
+      {
+        CELL_ID: cell.id,
+        AWS_REGION: ctx.region,
+        KAFKA_BROKERS: this.kafka.bootstrapBrokers,
+        KAFKA_AUTH: 'aws-msk-iam',
+        KAFKA_PARTITIONS: String(cell.sizing.kafka.partitions),
+        KAFKA_REPLICATION_FACTOR: String(TOPIC_REPLICATION_FACTOR),
+      },
+      this.kafka.grant({ reads: [], writes: [], creates: Object.values(topics), idempotentProducer: false }),
+    );
+    this.kafka.allowClient('provision-topics', provision.securityGroup);
+    this.oneOffTasks['provision-topics'] = provision.taskDefinition.arn;
   }
 
   private scaling(roleName: CellRole, role: ProcessRole, group: string): ServiceScaling {
@@ -285,7 +389,7 @@ export class CellRuntime extends Construct {
       secrets[roleName] = Object.fromEntries(
         role.secrets.map((envName) => {
           const secret = new SecretsmanagerSecret(this, `secret-${roleName}-${secretSegment(envName)}`, {
-            name: `onsale/${cell.id}/${roleName}/${secretSegment(envName)}`,
+            name: cellSecretName(cell.id, roleName, envName),
             description: `${envName} for the ${roleName} tasks of cell ${cell.id}; the value is set by an operator`,
             kmsKeyId: keyArn,
             recoveryWindowInDays: 30,

@@ -8,10 +8,20 @@ import { SecurityGroup } from '@cdktf/provider-aws/lib/security-group';
 import { Construct } from 'constructs';
 import { type AwsContext, arn } from '../aws-context';
 import type { ImageSpec } from '../manifest';
+import { environmentProblems, ProcessContractError, type ProcessName, processCommand } from '../processes';
 import type { ServiceSizing } from '../roles';
 import { allowEgress } from './firewall';
 import { ServiceRole, type Statement, sameAccountTrust } from './iam';
 import type { Network } from './network';
+
+/** One key of a JSON secret (the database master secret's `password`). */
+export interface SecretKey {
+  readonly arn: string;
+  readonly jsonKey: string;
+}
+
+const secretArn = (s: string | SecretKey) => (typeof s === 'string' ? s : s.arn);
+const secretValueFrom = (s: string | SecretKey) => (typeof s === 'string' ? s : `${s.arn}:${s.jsonKey}::`);
 
 export interface MetricTarget {
   readonly namespace: string;
@@ -30,13 +40,15 @@ export interface FargateServiceProps {
   /** Prefix shared by the stack's resources, e.g. onsale-c1. */
   readonly prefix: string;
   readonly role: string;
+  /** What the container runs; its environment and secrets must match this process's schema. */
+  readonly process: ProcessName;
   readonly cluster: EcsCluster;
   readonly network: Network;
   readonly image: ImageSpec;
   readonly sizing: ServiceSizing;
   readonly environment: Record<string, string>;
-  /** Environment variable name to the ARN of a secret only this role may read. */
-  readonly secrets: Record<string, string>;
+  /** Environment variable name to a secret only this role may read: its ARN, or one JSON key of it. */
+  readonly secrets: Record<string, string | SecretKey>;
   /** The customer-managed key the secrets are encrypted with, if any. */
   readonly secretsKeyArn?: string;
   readonly taskStatements: Statement[];
@@ -44,6 +56,10 @@ export interface FargateServiceProps {
   readonly scaling: ServiceScaling;
   /** A warm standby: defined, scaled to zero, no autoscaling until failover. */
   readonly standby: boolean;
+  /** A task run to completion by a deploy step (migrations, topics): a task definition and no service. */
+  readonly oneOff?: boolean;
+  /** Where a worker answers /healthz, for the container health check. */
+  readonly healthPort?: number;
 }
 
 const LOG_RETENTION_DAYS = 30;
@@ -56,11 +72,19 @@ const STOP_TIMEOUT_SECONDS = 120;
  */
 export class FargateService extends Construct {
   readonly securityGroup: SecurityGroup;
+  readonly taskDefinition: EcsTaskDefinition;
 
   constructor(scope: Construct, id: string, props: FargateServiceProps) {
     super(scope, id);
     const { ctx, role, network } = props;
     const name = `${props.prefix}-${role}`;
+    const problems = environmentProblems(props.process, [
+      ...Object.keys(props.environment),
+      ...Object.keys(props.secrets),
+    ]);
+    if (problems.length > 0) {
+      throw new ProcessContractError(`${name} (${props.process}):\n  ${problems.join('\n  ')}`);
+    }
 
     const logGroup = new CloudwatchLogGroup(this, 'logs', {
       name: `/${props.prefix}/${role}`,
@@ -75,7 +99,7 @@ export class FargateService extends Construct {
     // AWS APIs through the NAT gateways, Stripe, and the peered control plane all speak HTTPS.
     allowEgress(this, 'https-out', this.securityGroup, 443, ['0.0.0.0/0'], 'HTTPS to AWS APIs and partners');
 
-    const secretArns = Object.values(props.secrets);
+    const secretArns = Object.values(props.secrets).map(secretArn);
     const execution = new ServiceRole(this, 'execution-role', {
       ctx,
       name: `${name}-exec`,
@@ -124,14 +148,14 @@ export class FargateService extends Construct {
       statements: props.taskStatements,
     });
 
-    const environment = Object.entries({ ...props.environment, ONSALE_ROLE: role })
+    const environment = Object.entries(props.environment)
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([envName, value]) => ({ name: envName, value }));
     const secrets = Object.entries(props.secrets)
       .sort(([a], [b]) => a.localeCompare(b))
-      .map(([envName, valueFrom]) => ({ name: envName, valueFrom }));
+      .map(([envName, secret]) => ({ name: envName, valueFrom: secretValueFrom(secret) }));
 
-    const taskDefinition = new EcsTaskDefinition(this, 'task', {
+    this.taskDefinition = new EcsTaskDefinition(this, 'task', {
       family: name,
       requiresCompatibilities: ['FARGATE'],
       networkMode: 'awsvpc',
@@ -145,6 +169,7 @@ export class FargateService extends Construct {
         {
           name: role,
           image: props.image.uri,
+          command: processCommand(props.process),
           essential: true,
           environment,
           secrets,
@@ -154,6 +179,17 @@ export class FargateService extends Construct {
           // An init process forwards SIGTERM to node, so the drain-on-shutdown path actually runs.
           linuxParameters: { initProcessEnabled: true },
           stopTimeout: STOP_TIMEOUT_SECONDS,
+          // Liveness only: a worker whose broker is away is not ready, but restarting it would not help.
+          healthCheck:
+            props.healthPort === undefined
+              ? undefined
+              : {
+                  command: ['CMD', 'node', '-e', healthProbe(props.healthPort)],
+                  interval: 15,
+                  timeout: 5,
+                  retries: 3,
+                  startPeriod: 60,
+                },
           logConfiguration: {
             logDriver: 'awslogs',
             options: {
@@ -169,11 +205,13 @@ export class FargateService extends Construct {
       ]),
     });
 
+    if (props.oneOff) return;
+
     const initialCount = props.standby ? 0 : props.sizing.min;
     const service = new EcsService(this, 'service', {
       name: role,
       cluster: props.cluster.arn,
-      taskDefinition: taskDefinition.arn,
+      taskDefinition: this.taskDefinition.arn,
       desiredCount: initialCount,
       launchType: 'FARGATE',
       platformVersion: 'LATEST',
@@ -240,4 +278,9 @@ export class FargateService extends Construct {
       },
     });
   }
+}
+
+/** The image has node and nothing else to probe with. */
+function healthProbe(port: number): string {
+  return `fetch('http://127.0.0.1:${port}/healthz').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))`;
 }

@@ -39,9 +39,13 @@ export function allow(scope: Construct, id: string, flow: Flow): void {
       referencedSecurityGroupId: flow.to.id,
     });
   } else if ('cidrs' in from) {
-    from.cidrs.forEach((cidr, i) => {
-      new VpcSecurityGroupIngressRule(scope, `${id}-in-${i}`, { ...base, securityGroupId: flow.to.id, cidrIpv4: cidr });
-    });
+    for (const cidr of from.cidrs) {
+      new VpcSecurityGroupIngressRule(scope, `${id}-in-${cidrKey(cidr)}`, {
+        ...base,
+        securityGroupId: flow.to.id,
+        cidrIpv4: cidr,
+      });
+    }
   } else {
     new VpcSecurityGroupIngressRule(scope, `${id}-in`, {
       ...base,
@@ -60,8 +64,8 @@ export function allowEgress(
   cidrs: readonly string[],
   description: string,
 ): void {
-  cidrs.forEach((cidr, i) => {
-    new VpcSecurityGroupEgressRule(scope, `${id}-${i}`, {
+  cidrs.forEach((cidr) => {
+    new VpcSecurityGroupEgressRule(scope, `${id}-${cidrKey(cidr)}`, {
       securityGroupId: group.id,
       ipProtocol: 'tcp',
       fromPort: port,
@@ -70,4 +74,9 @@ export function allowEgress(
       description,
     });
   });
+}
+
+/** Rules are named by what they allow, not by list position, so editing a list leaves the other rules alone. */
+function cidrKey(cidr: string): string {
+  return cidr.replaceAll(/[./]/g, '-');
 }

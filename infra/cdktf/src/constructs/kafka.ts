@@ -29,6 +29,10 @@ export interface KafkaGrant {
   readonly reads: readonly string[];
   readonly writes: readonly string[];
   readonly group?: string;
+  /** A prefix of consumer groups whose offsets the client reads (and whose topics it describes). */
+  readonly describeGroups?: string;
+  /** Topics the client creates (the deploy step that provisions them). */
+  readonly creates?: readonly string[];
   readonly idempotentProducer: boolean;
 }
 
@@ -157,6 +161,20 @@ export class KafkaCluster extends Construct {
         sid: 'KafkaWrite',
         actions: ['kafka-cluster:DescribeTopic', 'kafka-cluster:WriteData'],
         resources: access.writes.map((t) => this.topicArn(t)),
+      });
+    }
+    if (access.creates && access.creates.length > 0) {
+      statements.push({
+        sid: 'KafkaCreateTopics',
+        actions: ['kafka-cluster:DescribeTopic', 'kafka-cluster:CreateTopic'],
+        resources: access.creates.map((t) => this.topicArn(t)),
+      });
+    }
+    if (access.describeGroups) {
+      statements.push({
+        sid: 'KafkaDescribeGroups',
+        actions: ['kafka-cluster:DescribeGroup'],
+        resources: [this.groupArn(`${access.describeGroups}*`)],
       });
     }
     if (access.group) {

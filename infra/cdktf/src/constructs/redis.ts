@@ -27,11 +27,14 @@ export interface RedisProps {
 export class RedisCache extends Construct {
   readonly replicationGroup: ElasticacheReplicationGroup;
   readonly securityGroup: SecurityGroup;
+  /** The replication group id, which an IAM token names. */
+  readonly name: string;
   private readonly users = new Map<string, ElasticacheUser>();
 
   constructor(scope: Construct, id: string, props: RedisProps) {
     super(scope, id);
     const { name, network } = props;
+    this.name = name;
 
     this.securityGroup = new SecurityGroup(this, 'sg', {
       name: `${name}-redis`,

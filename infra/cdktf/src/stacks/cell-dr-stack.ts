@@ -1,4 +1,5 @@
 import { DataAwsIamPolicyDocument } from '@cdktf/provider-aws/lib/data-aws-iam-policy-document';
+import { DataAwsSecretsmanagerSecret } from '@cdktf/provider-aws/lib/data-aws-secretsmanager-secret';
 import { MskClusterPolicy } from '@cdktf/provider-aws/lib/msk-cluster-policy';
 import { MskReplicator } from '@cdktf/provider-aws/lib/msk-replicator';
 import { Fn, TerraformOutput } from 'cdktf';
@@ -7,9 +8,17 @@ import { arn } from '../aws-context';
 import { CellDirectoryEntry } from '../constructs/cell-directory';
 import { CellRuntime, type RoleSecrets } from '../constructs/cell-runtime';
 import { ServiceRole, sameAccountTrust } from '../constructs/iam';
-import { certificateFor, type Manifest } from '../manifest';
-import { CELL_DIRECTORY_PATH, drPrefix, StackName } from '../naming';
-import { cellStreamPrefix } from '../roles';
+import { cellImage, certificateFor, type Manifest } from '../manifest';
+import {
+  CELL_DIRECTORY_PATH,
+  cellPrefix,
+  cellSecretName,
+  drPrefix,
+  masterSecretName,
+  StackName,
+  secretSegment,
+} from '../naming';
+import { CELL_ROLE_NAMES, CELL_ROLES, cellGroupPrefix, cellStreamPrefix, type ProcessRole } from '../roles';
 import type { CellStack } from './cell-stack';
 import type { ControlPlaneStack } from './control-plane-stack';
 import { OnsaleStack } from './onsale-stack';
@@ -33,35 +42,75 @@ export class CellDrStack extends OnsaleStack {
     super(scope, StackName.dr(cell.id), dr.region, { 'onsale:cell': cell.id, 'onsale:dr': 'true' });
     const { ctx } = this;
     const prefix = drPrefix(cell.id);
-    const source = primary.runtime;
-    const globalCluster = source.database.globalCluster;
-    if (!globalCluster) throw new Error(`cell ${cell.id} declares dr but its database is not global`);
-
-    // Secrets Manager replicas keep the primary's ARN apart from the region.
-    const secrets: RoleSecrets = Object.fromEntries(
-      Object.entries(source.secrets).map(([role, byEnv]) => [
-        role,
-        Object.fromEntries(
-          Object.entries(byEnv ?? {}).map(([envName, secretArn]) => [
-            envName,
-            Fn.replace(secretArn, `:${cell.region}:`, `:${dr.region}:`),
-          ]),
-        ),
-      ]),
-    );
-
     const controlPlaneRegion = this.regionContext('control-plane', manifest.controlPlane.region);
-    this.runtime = new CellRuntime(this, 'cell', {
+    const common = {
       ctx,
       prefix,
       cell,
       cidr: dr.cidr,
-      image: manifest.images.cell,
+      image: cellImage(manifest, cell),
       certificateArn: certificateFor(manifest, dr.region),
       controlPlane: controlPlane.linkFor(controlPlaneRegion),
-      mode: { kind: 'standby', globalClusterIdentifier: globalCluster.globalClusterIdentifier, secrets },
+      identity: manifest.identity,
+      controlPlaneApiUrl: manifest.controlPlane.apiUrl,
+    };
+
+    if (dr.promoted) {
+      // Nothing here may refer to the primary region or its stack: this applies while that region is out.
+      // Replicas keep their primary's names, so the DR region's own Secrets Manager finds them.
+      const byName = (id: string, name: string) => new DataAwsSecretsmanagerSecret(this, id, { name }).arn;
+      const secrets: RoleSecrets = Object.fromEntries(
+        CELL_ROLE_NAMES.map((role) => [
+          role,
+          Object.fromEntries(
+            (CELL_ROLES[role] as ProcessRole).secrets.map((envName) => [
+              envName,
+              byName(`secret-${role}-${secretSegment(envName)}`, cellSecretName(cell.id, role, envName)),
+            ]),
+          ),
+        ]),
+      );
+      this.runtime = new CellRuntime(this, 'cell', {
+        ...common,
+        mode: {
+          kind: 'promoted',
+          secrets,
+          masterSecretArn: byName('master-secret', masterSecretName(cellPrefix(cell.id))),
+        },
+        epoch: dr.promoted.epoch,
+      });
+    } else {
+      this.runtime = new CellRuntime(this, 'cell', {
+        ...common,
+        mode: { kind: 'standby', globalClusterIdentifier: globalClusterOf(primary), secrets: replicaSecrets(primary) },
+        // The standby runs no task; a promotion is a manifest change that sets its epoch.
+        epoch: cell.epoch,
+      });
+      this.replicate(primary);
+    }
+
+    new CellDirectoryEntry(this, 'directory', {
+      ctx: controlPlaneRegion,
+      path: `${CELL_DIRECTORY_PATH}/${cell.id}/dr`,
+      values: {
+        region: dr.region,
+        'api-load-balancer': this.runtime.apiLoadBalancer.lb.dnsName,
+        'kafka-bootstrap-brokers': this.runtime.kafka.bootstrapBrokers,
+      },
     });
 
+    new TerraformOutput(this, 'api_load_balancer', { value: this.runtime.apiLoadBalancer.lb.dnsName });
+    new TerraformOutput(this, 'alarm_topic', { value: this.runtime.alarms.topic.arn });
+    new TerraformOutput(this, 'database_cluster', { value: this.runtime.database.cluster.clusterIdentifier });
+    new TerraformOutput(this, 'deploy_tasks', { value: this.runtime.oneOffTasks });
+  }
+
+  /** The standby's feeds from the primary: MSK Replicator (topics and group offsets) and lag alarms. */
+  private replicate(primary: CellStack): void {
+    const { ctx } = this;
+    const { cell } = primary;
+    const prefix = drPrefix(cell.id);
+    const source = primary.runtime;
     // Cross-region MSK Replicator reaches the source through multi-VPC connectivity, which the source
     // cluster's resource policy must grant to the MSK service.
     const primaryRegion = this.regionContext('primary', cell.region);
@@ -87,6 +136,7 @@ export class CellDrStack extends OnsaleStack {
 
     const target = this.runtime.kafka;
     const streams = cellStreamPrefix(cell.id);
+    const groups = cellGroupPrefix(cell.id);
     const replicatorRole = new ServiceRole(this, 'replicator-role', {
       ctx,
       name: `${prefix}-msk-replicator`,
@@ -113,7 +163,7 @@ export class CellDrStack extends OnsaleStack {
           sid: 'ReadSourceGroupOffsets',
           actions: ['kafka-cluster:DescribeGroup'],
           resources: [
-            arn(primaryRegion, 'kafka', `group/${source.kafka.clusterName}/${sourceCluster.clusterUuid}/${streams}*`),
+            arn(primaryRegion, 'kafka', `group/${source.kafka.clusterName}/${sourceCluster.clusterUuid}/${groups}*`),
           ],
         },
         {
@@ -144,10 +194,10 @@ export class CellDrStack extends OnsaleStack {
     });
 
     // Java-style regular expressions over topic and group names.
-    const cellPattern = `${streams.replaceAll('.', '\\.')}.*`;
+    const pattern = (start: string) => `${start.replaceAll('.', '\\.')}.*`;
     const replicator = new MskReplicator(this, 'replicator', {
       replicatorName: prefix,
-      description: `Cell ${cell.id}: ${cell.region} to ${dr.region}, topics and consumer offsets`,
+      description: `Cell ${cell.id}: ${cell.region} to ${ctx.region}, topics and consumer offsets`,
       serviceExecutionRoleArn: replicatorRole.role.arn,
       kafkaCluster: [
         {
@@ -165,7 +215,7 @@ export class CellDrStack extends OnsaleStack {
         targetCompressionType: 'LZ4',
         topicReplication: [
           {
-            topicsToReplicate: [cellPattern],
+            topicsToReplicate: [pattern(streams)],
             // Identical names: after a failover the services use the same topics and the replicated offsets.
             topicNameConfiguration: { type: 'IDENTICAL' },
             copyTopicConfigurations: true,
@@ -176,7 +226,7 @@ export class CellDrStack extends OnsaleStack {
         ],
         consumerGroupReplication: [
           {
-            consumerGroupsToReplicate: [cellPattern],
+            consumerGroupsToReplicate: [pattern(groups)],
             synchroniseConsumerGroupOffsets: true,
             detectAndCopyNewConsumerGroups: true,
           },
@@ -202,19 +252,29 @@ export class CellDrStack extends OnsaleStack {
       threshold: TOPIC_LAG_ALARM_MS,
     });
 
-    new CellDirectoryEntry(this, 'directory', {
-      ctx: controlPlaneRegion,
-      path: `${CELL_DIRECTORY_PATH}/${cell.id}/dr`,
-      values: {
-        region: dr.region,
-        'api-load-balancer': this.runtime.apiLoadBalancer.lb.dnsName,
-        'kafka-bootstrap-brokers': target.bootstrapBrokers,
-      },
-    });
-
-    new TerraformOutput(this, 'api_load_balancer', { value: this.runtime.apiLoadBalancer.lb.dnsName });
-    new TerraformOutput(this, 'alarm_topic', { value: alarms.topic.arn });
-    new TerraformOutput(this, 'database_cluster', { value: this.runtime.database.cluster.clusterIdentifier });
     new TerraformOutput(this, 'replicator_arn', { value: replicator.arn });
   }
+}
+
+function globalClusterOf(primary: CellStack): string {
+  const globalCluster = primary.runtime.database.globalCluster;
+  if (!globalCluster) throw new Error(`cell ${primary.cell.id} declares dr but its database is not global`);
+  return globalCluster.globalClusterIdentifier;
+}
+
+/** Secrets Manager replicas keep the primary's ARN apart from the region. */
+function replicaSecrets(primary: CellStack): RoleSecrets {
+  const { cell } = primary;
+  const drRegion = cell.dr?.region ?? cell.region;
+  return Object.fromEntries(
+    Object.entries(primary.runtime.secrets).map(([role, byEnv]) => [
+      role,
+      Object.fromEntries(
+        Object.entries(byEnv ?? {}).map(([envName, secretArn]) => [
+          envName,
+          Fn.replace(secretArn, `:${cell.region}:`, `:${drRegion}:`),
+        ]),
+      ),
+    ]),
+  );
 }

@@ -1,8 +1,8 @@
 import { TerraformOutput } from 'cdktf';
 import type { Construct } from 'constructs';
 import { CellDirectoryEntry } from '../constructs/cell-directory';
-import { CellRuntime } from '../constructs/cell-runtime';
-import { type CellSpec, certificateFor, type Manifest } from '../manifest';
+import { CellRuntime, TOPIC_REPLICATION_FACTOR } from '../constructs/cell-runtime';
+import { type CellSpec, cellImage, certificateFor, type Manifest } from '../manifest';
 import { CELL_DIRECTORY_PATH, cellPrefix, StackName } from '../naming';
 import { cellTopics } from '../roles';
 import type { ControlPlaneStack } from './control-plane-stack';
@@ -26,10 +26,13 @@ export class CellStack extends OnsaleStack {
       prefix: cellPrefix(cell.id),
       cell,
       cidr: cell.cidr,
-      image: manifest.images.cell,
+      image: cellImage(manifest, cell),
       certificateArn: certificateFor(manifest, cell.region),
       controlPlane: controlPlane.linkFor(controlPlaneRegion),
       mode: { kind: 'primary', drRegion: cell.dr?.region },
+      epoch: cell.epoch,
+      identity: manifest.identity,
+      controlPlaneApiUrl: manifest.controlPlane.apiUrl,
     });
 
     const topics = cellTopics(cell.id);
@@ -49,9 +52,14 @@ export class CellStack extends OnsaleStack {
     new TerraformOutput(this, 'database_proxy', { value: this.runtime.database.proxy.endpoint });
     new TerraformOutput(this, 'database_master_secret', { value: this.runtime.database.masterSecretArn });
     new TerraformOutput(this, 'kafka_bootstrap_brokers', { value: this.runtime.kafka.bootstrapBrokers });
-    // Topics are created by the cell's bootstrap job (auto-creation is off); these are its inputs.
     new TerraformOutput(this, 'kafka_topics', {
-      value: { names: Object.values(topics), partitions: cell.sizing.kafka.partitions, replicationFactor: 3 },
+      value: {
+        names: Object.values(topics),
+        partitions: cell.sizing.kafka.partitions,
+        replicationFactor: TOPIC_REPLICATION_FACTOR,
+      },
     });
+    // Run to completion, in this order, before the services take traffic (runbooks/deploy-cell.md).
+    new TerraformOutput(this, 'deploy_tasks', { value: this.runtime.oneOffTasks });
   }
 }

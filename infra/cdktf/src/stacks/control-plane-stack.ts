@@ -5,32 +5,40 @@ import { KmsKey } from '@cdktf/provider-aws/lib/kms-key';
 import { SecretsmanagerSecret } from '@cdktf/provider-aws/lib/secretsmanager-secret';
 import { TerraformOutput } from 'cdktf';
 import type { Construct } from 'constructs';
+import { CONTROL_PLANE_FACTS_TOPIC } from '../../../../contracts/src/control-plane-facts';
+import { ReportingConfig } from '../../../../reporting/src/config';
+import { CONTROL_PLANE_SOURCE } from '../../../../reporting/src/facts';
 import { type AwsContext, arn } from '../aws-context';
 import { Alarms } from '../constructs/alarms';
 import { AuroraPostgres } from '../constructs/aurora';
-import type { ControlPlaneLink } from '../constructs/cell-runtime';
+import { type ControlPlaneLink, TOPIC_REPLICATION_FACTOR } from '../constructs/cell-runtime';
 import { FargateService, type ServiceScaling } from '../constructs/fargate-service';
 import { allow, allowEgress } from '../constructs/firewall';
 import { putMetricData, type Statement } from '../constructs/iam';
 import { InternalAlb } from '../constructs/internal-alb';
-import { KAFKA_IAM_PORT } from '../constructs/kafka';
+import { KAFKA_IAM_PORT, KafkaCluster } from '../constructs/kafka';
 import { Network } from '../constructs/network';
 import { RedisCache } from '../constructs/redis';
 import { ReportingBucket } from '../constructs/reporting-bucket';
 import { certificateFor, type Manifest } from '../manifest';
-import { CELL_DIRECTORY_PATH, CONTROL_PLANE_PREFIX, cellPrefix, drPrefix, StackName, secretSegment } from '../naming';
+import { CONTROL_PLANE_PREFIX, cellPrefix, drPrefix, StackName, secretSegment } from '../naming';
 import {
   CONTROL_PLANE_ROLE_NAMES,
   CONTROL_PLANE_ROLES,
   type ControlPlaneRole,
   cellTopics,
-  consumerGroup,
   databaseUser,
   type ProcessRole,
 } from '../roles';
 import { OnsaleStack } from './onsale-stack';
 
 export const CONTROL_PLANE_NAMESPACE = 'Onsale/ControlPlane';
+const FACT_TOPIC_PARTITIONS = 3;
+
+/** The reporting consumer's group for one source (a cell id, or the control plane's facts). */
+function reportingGroup(source: string): string {
+  return `${ReportingConfig.shape.REPORTING_GROUP_PREFIX.parse(undefined)}.${source}`;
+}
 
 /**
  * The control plane: event directory and cell registry (api), waiting room and release controller,
@@ -53,18 +61,6 @@ export class ControlPlaneStack extends OnsaleStack {
       deletionWindowInDays: 30,
     });
     new KmsAlias(this, 'key-alias', { name: `alias/${prefix}`, targetKeyId: key.keyId });
-
-    // Asymmetric keys cannot rotate in place: rotation is a new key published in the JWKS beside this one.
-    const signingKey = new KmsKey(this, 'admission-signing-key', {
-      description: 'Signs admission tokens (ES256); cells and the router verify against the published JWKS',
-      keyUsage: 'SIGN_VERIFY',
-      customerMasterKeySpec: 'ECC_NIST_P256',
-      deletionWindowInDays: 30,
-    });
-    new KmsAlias(this, 'admission-signing-key-alias', {
-      name: 'alias/onsale/admission-signing',
-      targetKeyId: signingKey.keyId,
-    });
 
     this.network = new Network(this, 'network', { ctx, name: prefix, cidr: spec.cidr });
 
@@ -107,7 +103,10 @@ export class ControlPlaneStack extends OnsaleStack {
       healthPath: CONTROL_PLANE_ROLES.router.http.healthPath,
       clients: [{ id: 'cloudfront', source: { prefixListId: cloudFront.id } }],
     });
-    const cellNetworks = manifest.cells.flatMap((cell) => (cell.dr ? [cell.cidr, cell.dr.cidr] : [cell.cidr]));
+    // Keyed by cell id, never by position: removing one cell must not rewrite another cell's rules.
+    const cellNetworks = manifest.cells.flatMap((cell) => [
+      { id: `cell-${cell.id}`, cidrs: cell.dr ? [cell.cidr, cell.dr.cidr] : [cell.cidr] },
+    ]);
     const apiLoadBalancer = new InternalAlb(this, 'api-alb', {
       name: `${prefix}-api`,
       network: this.network,
@@ -115,7 +114,7 @@ export class ControlPlaneStack extends OnsaleStack {
       targetPort: CONTROL_PLANE_ROLES.api.http.port,
       healthPath: CONTROL_PLANE_ROLES.api.http.healthPath,
       // Cells fetch the JWKS and report to the registry across their peering links.
-      clients: [{ id: 'cells', source: { cidrs: cellNetworks } }],
+      clients: cellNetworks.map(({ id, cidrs }) => ({ id, source: { cidrs } })),
     });
 
     const ecs = new EcsCluster(this, 'ecs', {
@@ -123,52 +122,97 @@ export class ControlPlaneStack extends OnsaleStack {
       setting: [{ name: 'containerInsights', value: 'enabled' }],
     });
 
+    // Facts of the control plane (queue joined, buyers admitted) have their own cluster, like each cell's stream.
+    const kafka = new KafkaCluster(this, 'kafka', {
+      ctx,
+      name: prefix,
+      network: this.network,
+      kmsKeyArn: key.arn,
+      brokerType: 'kafka.m7g.large',
+      brokers: 3,
+      partitions: FACT_TOPIC_PARTITIONS,
+      storageGiB: 500,
+      replicationSource: false,
+    });
+
+    // One value per variable for every role that reads it: the api and the waiting room sign with the same
+    // keys (one KEK) and call the cells with the same token. Each cell's CELL_INTERNAL_TOKEN holds that value.
+    const sharedSecrets = new Map<string, string>();
+    const secretFor = (envName: string) => {
+      let secretArn = sharedSecrets.get(envName);
+      if (!secretArn) {
+        secretArn = new SecretsmanagerSecret(this, `secret-${secretSegment(envName)}`, {
+          name: `onsale/control-plane/${secretSegment(envName)}`,
+          description: `${envName} of the control plane; the value is set by an operator`,
+          kmsKeyId: key.arn,
+          recoveryWindowInDays: 30,
+        }).arn;
+        sharedSecrets.set(envName, secretArn);
+      }
+      return secretArn;
+    };
+
     const services = new Map<ControlPlaneRole, FargateService>();
     for (const roleName of CONTROL_PLANE_ROLE_NAMES) {
       const role: ProcessRole = CONTROL_PLANE_ROLES[roleName];
+      // The router keeps no state: it reads the directory and the JWKS over HTTP from the control plane's API.
+      const usesDatabase = roleName !== 'router';
       const user = databaseUser(`cp_${roleName}`);
-      const environment: Record<string, string> = {
-        DATABASE_HOST: database.proxy.endpoint,
-        DATABASE_READ_HOST: database.readOnlyEndpoint.endpoint,
-        DATABASE_PORT: String(database.port),
-        DATABASE_NAME: database.database,
-        DATABASE_USER: user,
-        DATABASE_AUTH: 'iam',
-        METRICS_NAMESPACE: CONTROL_PLANE_NAMESPACE,
-        CELL_DIRECTORY_PATH,
-      };
-      const statements: Statement[] = [
-        database.connectStatement(user),
-        putMetricData(CONTROL_PLANE_NAMESPACE),
-        {
-          sid: 'ReadCellDirectory',
-          actions: ['ssm:GetParametersByPath', 'ssm:GetParameter'],
-          resources: [
-            arn(ctx, 'ssm', `parameter${CELL_DIRECTORY_PATH}`),
-            arn(ctx, 'ssm', `parameter${CELL_DIRECTORY_PATH}/*`),
-          ],
-        },
-      ];
+      const environment: Record<string, string> = usesDatabase
+        ? { DATABASE_URL_CONTROL_PLANE: database.proxyUrl(user), DATABASE_AUTH: 'iam', AWS_REGION: ctx.region }
+        : {};
+      const statements: Statement[] = usesDatabase ? [database.connectStatement(user)] : [];
+      statements.push(putMetricData(CONTROL_PLANE_NAMESPACE));
       if (role.redis) {
-        environment.REDIS_URL = cache.url(roleName);
+        Object.assign(environment, {
+          REDIS_URL: cache.url(roleName),
+          REDIS_AUTH: 'iam',
+          REDIS_CACHE_NAME: cache.name,
+        });
         statements.push(cache.connectStatement(roleName));
       }
       if (role.http) {
-        environment.HOST = '0.0.0.0';
-        environment.PORT = String(role.http.port);
+        Object.assign(environment, { HOST: '0.0.0.0', PORT: String(role.http.port), TRUST_PROXY: 'true' });
       }
-      if (roleName === 'api') {
-        environment.ADMISSION_SIGNING_KEY_ARN = signingKey.arn;
-        statements.push({
-          sid: 'SignAdmissionTokens',
-          actions: ['kms:Sign', 'kms:GetPublicKey', 'kms:DescribeKey'],
-          resources: [signingKey.arn],
+      if (role.process === 'control-plane-api' || role.process === 'control-plane-worker') {
+        Object.assign(environment, {
+          IDENTITY_JWKS_URL: manifest.identity.jwksUrl,
+          IDENTITY_ISSUER: manifest.identity.issuer,
+          IDENTITY_AUDIENCE: manifest.identity.audience,
         });
       }
+      if (roleName === 'router') {
+        Object.assign(environment, {
+          CONTROL_PLANE_URL: spec.apiUrl,
+          ADMISSION_JWKS_URL: `${spec.apiUrl}/.well-known/jwks.json`,
+        });
+      }
+      if (roleName === 'fact-relay' || roleName === 'reporting') {
+        Object.assign(environment, { KAFKA_BROKERS: kafka.bootstrapBrokers, KAFKA_AUTH: 'aws-msk-iam' });
+      }
+      if (roleName === 'fact-relay') {
+        environment.FACT_TOPIC_REPLICATION = String(TOPIC_REPLICATION_FACTOR);
+        statements.push(
+          ...kafka.grant({
+            reads: [],
+            writes: [CONTROL_PLANE_FACTS_TOPIC],
+            creates: [CONTROL_PLANE_FACTS_TOPIC],
+            idempotentProducer: true,
+          }),
+        );
+      }
       if (roleName === 'reporting') {
-        environment.REPORTING_BUCKET = reporting.bucket.bucket;
-        environment.KAFKA_AUTH = 'aws-msk-iam';
-        statements.push(...reporting.writeStatements(), ...cellStreamReads(ctx, manifest));
+        Object.assign(environment, { S3_BUCKET: reporting.bucket.bucket, S3_REGION: ctx.region });
+        statements.push(
+          ...reporting.writeStatements(),
+          ...kafka.grant({
+            reads: [CONTROL_PLANE_FACTS_TOPIC],
+            writes: [],
+            group: reportingGroup(CONTROL_PLANE_SOURCE),
+            idempotentProducer: false,
+          }),
+          ...cellStreamReads(ctx, manifest),
+        );
       }
 
       const loadBalancer = roleName === 'router' ? this.routerLoadBalancer : apiLoadBalancer;
@@ -185,22 +229,13 @@ export class ControlPlaneStack extends OnsaleStack {
         ctx,
         prefix,
         role: roleName,
+        process: role.process,
         cluster: ecs,
         network: this.network,
         image: roleName === 'router' ? manifest.images.router : manifest.images.controlPlane,
         sizing: spec.services[roleName],
         environment,
-        secrets: Object.fromEntries(
-          role.secrets.map((envName) => [
-            envName,
-            new SecretsmanagerSecret(this, `secret-${roleName}-${secretSegment(envName)}`, {
-              name: `onsale/control-plane/${roleName}/${secretSegment(envName)}`,
-              description: `${envName} for the control plane's ${roleName} tasks; the value is set by an operator`,
-              kmsKeyId: key.arn,
-              recoveryWindowInDays: 30,
-            }).arn,
-          ]),
-        ),
+        secrets: Object.fromEntries(role.secrets.map((envName) => [envName, secretFor(envName)])),
         secretsKeyArn: key.arn,
         taskStatements: statements,
         http: role.http ? { port: role.http.port, targetGroupArn: loadBalancer.targetGroup.arn } : undefined,
@@ -209,8 +244,9 @@ export class ControlPlaneStack extends OnsaleStack {
       });
       services.set(roleName, service);
 
-      database.allowClient(roleName, service.securityGroup);
+      if (usesDatabase) database.allowClient(roleName, service.securityGroup);
       if (role.redis) cache.allowClient(roleName, service.securityGroup);
+      if (roleName === 'fact-relay' || roleName === 'reporting') kafka.allowClient(roleName, service.securityGroup);
       if (role.http) {
         allow(this, `alb-to-${roleName}`, {
           from: { group: loadBalancer.securityGroup },
@@ -220,9 +256,41 @@ export class ControlPlaneStack extends OnsaleStack {
         });
       }
       if (roleName === 'reporting') {
-        allowEgress(this, 'reporting-to-cell-kafka', service.securityGroup, KAFKA_IAM_PORT, cellNetworks, 'cells MSK');
+        for (const { id, cidrs } of cellNetworks) {
+          allowEgress(this, `reporting-to-${id}-kafka`, service.securityGroup, KAFKA_IAM_PORT, cidrs, `${id} MSK`);
+        }
       }
     }
+
+    // The deploy step before the services: migrations as the master user, creating the roles' IAM users.
+    const masterSecretArn = database.masterSecretArn;
+    if (!masterSecretArn) throw new Error('the control plane database has no master secret');
+    const migrate = new FargateService(this, 'task-migrate', {
+      ctx,
+      prefix,
+      role: 'migrate',
+      process: 'control-plane-migrate',
+      cluster: ecs,
+      network: this.network,
+      image: manifest.images.controlPlane,
+      sizing: { min: 1, max: 1, cpu: 512, memory: 1024 },
+      environment: {
+        AWS_REGION: ctx.region,
+        DATABASE_URL_CONTROL_PLANE: database.masterUrl(),
+        DATABASE_AUTH: 'password',
+        DATABASE_ROLE_USERS: CONTROL_PLANE_ROLE_NAMES.filter((r) => r !== 'router')
+          .map((r) => databaseUser(`cp_${r}`))
+          .join(','),
+      },
+      secrets: { DATABASE_PASSWORD: { arn: masterSecretArn, jsonKey: 'password' } },
+      secretsKeyArn: key.arn,
+      taskStatements: [],
+      scaling: { kind: 'fixed' },
+      standby: false,
+      oneOff: true,
+    });
+    database.allowMigrations(migrate.securityGroup);
+    new TerraformOutput(this, 'deploy_tasks', { value: { migrate: migrate.taskDefinition.arn } });
 
     const router = services.get('router');
     if (router) apiLoadBalancer.admit('router', { group: router.securityGroup });
@@ -258,7 +326,6 @@ export class ControlPlaneStack extends OnsaleStack {
     new TerraformOutput(this, 'alarm_topic', { value: alarms.topic.arn });
     new TerraformOutput(this, 'database_master_secret', { value: database.masterSecretArn });
     new TerraformOutput(this, 'reporting_bucket', { value: reporting.bucket.bucket });
-    new TerraformOutput(this, 'admission_signing_key', { value: signingKey.arn });
   }
 
   /** How a cell (or its DR standby), through a provider aliased to this region, peers with the control plane. */
@@ -302,7 +369,7 @@ function cellStreamReads(ctx: AwsContext, manifest: Manifest): Statement[] {
       sid: 'OwnReportingGroups',
       actions: ['kafka-cluster:DescribeGroup', 'kafka-cluster:AlterGroup'],
       resources: clusters.map(({ cell, cluster, region }) =>
-        arn(ctx, 'kafka', `group/${cluster}/*/${consumerGroup(cell.id, 'reporting')}`, region),
+        arn(ctx, 'kafka', `group/${cluster}/*/${reportingGroup(cell.id)}`, region),
       ),
     },
   ];

@@ -98,3 +98,35 @@ export function policyStatements(json: StackJson): PolicyStatement[] {
     })),
   );
 }
+
+export interface ContainerDefinition {
+  name: string;
+  image: string;
+  command: string[];
+  environment: { name: string; value: string }[];
+  secrets: { name: string; valueFrom: string }[];
+}
+
+/**
+ * A task definition's containers. Terraform evaluates `${...}` inside the JSON string before ECS reads it,
+ * and an interpolation may hold quotes (`replace(x, ":a:", ":b:")`), so those become single quotes here.
+ */
+export function containerDefinitions(taskDefinition: Block): ContainerDefinition[] {
+  const text = String(taskDefinition.container_definitions);
+  let out = '';
+  for (let i = 0; i < text.length; i++) {
+    if (text.startsWith('${', i)) {
+      let depth = 0;
+      let j = i;
+      for (; j < text.length; j++) {
+        if (text[j] === '{') depth++;
+        else if (text[j] === '}' && --depth === 0) break;
+      }
+      out += text.slice(i, j + 1).replaceAll('"', "'");
+      i = j;
+    } else {
+      out += text[i];
+    }
+  }
+  return JSON.parse(out) as ContainerDefinition[];
+}

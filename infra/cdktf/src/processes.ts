@@ -1,0 +1,76 @@
+import type { z } from 'zod';
+import {
+  CellApiConfig,
+  CellExpiryConfig,
+  CellMigrateConfig,
+  CellPaymentsConfig,
+  CellProvisionConfig,
+  CellReconcilerConfig,
+  CellRelayConfig,
+  CellSagaConfig,
+  CellTicketConfig,
+} from '../../../cell/src/config';
+import { ConfigSchema, FactRelayConfig, MigrateConfig } from '../../../control-plane/src/config';
+import { ReportingConfig } from '../../../reporting/src/config';
+import { RouterConfig } from '../../../router/src/config';
+
+/**
+ * Every process the platform runs, with its entry point and the zod schema it parses its environment
+ * with. This is the one place where the stacks meet the application: a task definition's command is
+ * `node dist/<name>.mjs` (the bundle scripts/bundle.ts builds from `entry`, the image ships), and its
+ * environment and secrets are checked against `schema` when the stack is built.
+ */
+export const PROCESSES = {
+  'cell-api': { entry: 'cell/src/api/main.ts', schema: CellApiConfig },
+  'cell-relay': { entry: 'cell/src/relay/main.ts', schema: CellRelayConfig },
+  'cell-saga': { entry: 'cell/src/saga/main.ts', schema: CellSagaConfig },
+  'cell-payments': { entry: 'cell/src/payments/main.ts', schema: CellPaymentsConfig },
+  'cell-expiry': { entry: 'cell/src/expiry/main.ts', schema: CellExpiryConfig },
+  'cell-tickets': { entry: 'cell/src/tickets/main.ts', schema: CellTicketConfig },
+  'cell-reconciler': { entry: 'cell/src/reconciler/main.ts', schema: CellReconcilerConfig },
+  'cell-migrate': { entry: 'cell/src/db/migrate-main.ts', schema: CellMigrateConfig },
+  'cell-provision-topics': { entry: 'cell/src/messaging/provision-main.ts', schema: CellProvisionConfig },
+  'control-plane-api': { entry: 'control-plane/src/main.ts', schema: ConfigSchema },
+  'control-plane-worker': { entry: 'control-plane/src/worker.ts', schema: ConfigSchema },
+  'control-plane-fact-relay': { entry: 'control-plane/src/outbox/relay-main.ts', schema: FactRelayConfig },
+  'control-plane-migrate': { entry: 'control-plane/src/db/migrate.ts', schema: MigrateConfig },
+  reporting: { entry: 'reporting/src/main.ts', schema: ReportingConfig },
+  router: { entry: 'router/src/main.ts', schema: RouterConfig },
+} as const satisfies Record<string, { entry: string; schema: z.ZodObject }>;
+
+export type ProcessName = keyof typeof PROCESSES;
+export const PROCESS_NAMES = Object.keys(PROCESSES) as ProcessName[];
+
+/** Where the image keeps the bundles, relative to its working directory (see Dockerfile). */
+export const BUNDLE_DIR = 'dist';
+
+export function processCommand(name: ProcessName): string[] {
+  return ['node', `${BUNDLE_DIR}/${name}.mjs`];
+}
+
+/** The variables a process cannot start without: no default, not optional. */
+export function requiredVariables(name: ProcessName): string[] {
+  const { shape } = PROCESSES[name].schema;
+  return Object.entries(shape as Record<string, z.ZodType>)
+    .filter(([, field]) => !field.safeParse(undefined).success)
+    .map(([variable]) => variable);
+}
+
+/**
+ * What is wrong between a task's variables (environment and secrets) and its process's schema: a name the
+ * process never reads (a typo, a renamed variable) or a required one the task does not set.
+ */
+export function environmentProblems(name: ProcessName, variables: readonly string[]): string[] {
+  const known = new Set(Object.keys(PROCESSES[name].schema.shape));
+  const given = new Set(variables);
+  return [
+    ...variables.filter((v) => !known.has(v)).map((v) => `${v} is set but ${name} does not read it`),
+    ...requiredVariables(name)
+      .filter((v) => !given.has(v))
+      .map((v) => `${v} is required by ${name} but not set`),
+  ];
+}
+
+export class ProcessContractError extends Error {
+  override name = 'ProcessContractError';
+}

@@ -1,0 +1,75 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { environmentProblems, PROCESS_NAMES, type ProcessName, processCommand } from '../src/processes';
+import { defaultManifest } from './support/manifests';
+import {
+  type Block,
+  type ContainerDefinition,
+  containerDefinitions,
+  resources,
+  type Synthesized,
+  stack,
+  synthPlatform,
+} from './support/terraform';
+
+describe('task definitions and the processes they run', () => {
+  let synth: Synthesized;
+  let containers: { where: string; container: ContainerDefinition }[];
+  beforeAll(() => {
+    synth = synthPlatform(defaultManifest());
+    containers = [...synth.stacks.values()].flatMap(({ name, json }) =>
+      resources(json, 'aws_ecs_task_definition').flatMap(({ name: task, body }: { name: string; body: Block }) =>
+        containerDefinitions(body).map((container) => ({
+          where: `${name}/${task}`,
+          container,
+        })),
+      ),
+    );
+  });
+
+  it("gives every container a process's command, and exactly the variables that process's schema reads", () => {
+    const run = new Set<ProcessName>();
+    for (const { where, container } of containers) {
+      const process = PROCESS_NAMES.find((p) => processCommand(p).join(' ') === container.command.join(' '));
+      expect(process, `${where}: ${container.command.join(' ')}`).toBeDefined();
+      if (!process) continue;
+      run.add(process);
+      const variables = [...container.environment, ...container.secrets].map((v) => v.name);
+      expect(environmentProblems(process, variables), where).toEqual([]);
+    }
+    // Every process the application has is run by some task, deploy steps included.
+    expect([...run].sort()).toEqual([...PROCESS_NAMES].sort());
+  });
+
+  it('names a variable a process does not read, and a required one a task misses', () => {
+    expect(environmentProblems('cell-payments', ['STRIPE_API_KEY'])).toEqual(
+      expect.arrayContaining([
+        'STRIPE_API_KEY is set but cell-payments does not read it',
+        'STRIPE_SECRET_KEY is required by cell-payments but not set',
+      ]),
+    );
+  });
+
+  it('fails synthesis when a task definition and its process disagree', async () => {
+    const { CELL_ROLES } = await import('../src/roles');
+    const saga = CELL_ROLES.saga as { secrets: readonly string[] };
+    const original = saga.secrets;
+    Object.assign(saga, { secrets: ['STRIPE_API_KEY'] });
+    try {
+      expect(() => synthPlatform(defaultManifest())).toThrow(/STRIPE_API_KEY is set but cell-saga does not read it/);
+    } finally {
+      Object.assign(saga, { secrets: original });
+    }
+  });
+
+  it('gives the cell tasks the epoch, and the API the /readyz health check', () => {
+    const cell = containers.filter(
+      ({ where, container }) =>
+        where.startsWith('cell-c1/') && !container.command.join(' ').includes('provision-topics'),
+    );
+    for (const { where, container } of cell) {
+      expect(container.environment, where).toContainEqual({ name: 'CELL_EPOCH', value: '1' });
+    }
+    const [group] = resources(stack(synth, 'cell-c1').json, 'aws_lb_target_group');
+    expect(group?.body.health_check).toMatchObject({ path: '/readyz' });
+  });
+});
