@@ -13,6 +13,8 @@ export const ConfigSchema = z.object({
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   HOST: z.string().default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
+  /** Where the worker answers /healthz, /readyz (its ticks succeed) and /metrics; unset: no listener. */
+  HEALTH_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   DATABASE_URL_CONTROL_PLANE: z.string().url(),
   DATABASE_POOL_SIZE: int(10),
   ...DatabaseAuthConfig.shape,

@@ -1,4 +1,5 @@
 import { serve } from '@hono/node-server';
+import { labelProcessMetrics } from '@onsale/contracts';
 import { loadConfig } from './config';
 import { closeServices, connectServices, createServices } from './context';
 import { createApp } from './http/app';
@@ -12,6 +13,7 @@ const config = (() => {
     process.exit(1);
   }
 })();
+labelProcessMetrics({ role: 'control-plane-api' });
 const services = createServices(config);
 const log = services.log.child({ role: 'api' });
 await connectServices(services);

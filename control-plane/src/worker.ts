@@ -1,50 +1,47 @@
+import { labelProcessMetrics, loopHealth, pollingLoop, type ReadinessProbe, serveHealth } from '@onsale/contracts';
 import { loadConfig } from './config';
 import { closeServices, connectServices, createServices, type Services } from './context';
-import type { Logger } from './lib/logger';
 import { runSchedulerTick } from './onsale/scheduler';
 import { runControllerTick } from './release-controller/tick';
 import { releaseAll } from './waiting-room/release';
-
-/** A loop that runs `fn` every `ms`, never overlapping itself, logging (not dying on) failures. */
-function loop(name: string, ms: number, log: Logger, fn: () => Promise<unknown>) {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | null = null;
-  let stopped = false;
-  const tick = () => {
-    running = fn()
-      .then(() => undefined)
-      .catch((err) => log.error(`${name} tick failed`, { err }))
-      .finally(() => {
-        running = null;
-        if (!stopped) timer = setTimeout(tick, ms);
-      });
-  };
-  timer = setTimeout(tick, 0);
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-    },
-  };
-}
 
 /** The control-plane worker: onsale scheduler, waiting-room releaser, release controller, key rotation. */
 export function startWorker(services: Services) {
   const log = services.log.child({ role: 'worker' });
   const c = services.config;
-  const loops = [
-    loop('scheduler', c.SCHEDULER_TICK_MS, log, () => runSchedulerTick(services)),
-    loop('releaser', c.RELEASE_TICK_MS, log, () => releaseAll(services)),
-    loop('controller', c.CONTROLLER_TICK_MS, log, () => runControllerTick(services)),
-    loop('key-rotation', 60_000, log, () => services.keys.rotateIfDue()),
+  const ticks: [string, number, () => Promise<unknown>][] = [
+    ['scheduler', c.SCHEDULER_TICK_MS, () => runSchedulerTick(services)],
+    ['releaser', c.RELEASE_TICK_MS, () => releaseAll(services)],
+    ['controller', c.CONTROLLER_TICK_MS, () => runControllerTick(services)],
+    ['key-rotation', 60_000, () => services.keys.rotateIfDue()],
   ];
+  const probes = new Map<string, ReadinessProbe>();
+  const loops = ticks.map(([name, intervalMs, tick]) => {
+    // A tick that keeps failing for three of its periods (and at least 15 s) makes the worker not ready.
+    const health = loopHealth(Math.max(15_000, 3 * intervalMs));
+    probes.set(name, health.probe);
+    return pollingLoop({
+      name: `${name} tick`,
+      log,
+      intervalMs,
+      onSuccess: health.succeeded,
+      pass: async () => {
+        await tick();
+      },
+    });
+  });
+  const server = c.HEALTH_PORT === undefined ? null : serveHealth(c.HOST, c.HEALTH_PORT, probes);
   log.info('worker started', {
     schedulerMs: c.SCHEDULER_TICK_MS,
     releaseMs: c.RELEASE_TICK_MS,
     controllerMs: c.CONTROLLER_TICK_MS,
   });
-  return { stop: () => Promise.all(loops.map((l) => l.stop())) };
+  return {
+    async stop() {
+      await Promise.all(loops.map((l) => l.stop()));
+      server?.close();
+    },
+  };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
@@ -55,6 +52,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     console.error((err as Error).message);
     process.exit(1);
   }
+  labelProcessMetrics({ role: 'control-plane-worker' });
   const services = createServices(config);
   await connectServices(services);
   await services.keys.ensureKey();

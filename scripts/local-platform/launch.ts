@@ -117,7 +117,8 @@ export async function startPlatform(options: PlatformOptions) {
   const run = async (name: string, entry: string, env: Record<string, string>, readyUrl?: string) => {
     let healthUrl = readyUrl;
     const extra: Record<string, string> = {};
-    if (!readyUrl && entry.startsWith('cell/')) {
+    // Workers answer /healthz, /readyz and /metrics on a port of their own.
+    if (!readyUrl && (entry.startsWith('cell/') || entry === 'control-plane/src/worker.ts')) {
       extra.HEALTH_PORT = String(await freePort());
       healthUrl = `${url(Number(extra.HEALTH_PORT))}/readyz`;
     }

@@ -54,11 +54,8 @@ export async function startCellWorkers(
       idleMs: 20,
       retainPublishedMs: 3_600_000,
     });
-    const running = relay.start();
-    stops.push(async () => {
-      relay.stop();
-      await running;
-    });
+    const loop = relay.start();
+    stops.push(() => loop.stop());
   }
   if (roles.saga) {
     const c = await runConsumer({ name: 'saga', ctx, broker, handlers: sagaHandlers, retry: fastRetry });
@@ -88,11 +85,8 @@ export async function startCellWorkers(
   }
   if (roles.expiry) {
     const expiry = createExpiryWorker(ctx, { batchSize: 100, intervalMs: 100 });
-    const running = expiry.start();
-    stops.push(async () => {
-      expiry.stop();
-      await running;
-    });
+    const loop = expiry.start();
+    stops.push(() => loop.stop());
   }
   return {
     ctx,

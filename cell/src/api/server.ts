@@ -1,5 +1,5 @@
 import { connectRedis, kafkaSecurity, redisConnectOptions } from '@onsale/aws-auth';
-import { ConfigError, cellTopics, createLogger } from '@onsale/contracts';
+import { ConfigError, cellTopics, createLogger, labelProcessMetrics, metrics } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import type { CellApiConfig } from '../config';
@@ -12,7 +12,7 @@ import { cachedAvailability } from '../inventory/availability';
 import { CELL_CONSUMERS, consumerGroupId } from '../messaging/consumers';
 import { createKafkaBroker } from '../messaging/kafka-broker';
 import { LatencyWindow } from '../ops/latency';
-import { readSignals } from '../ops/signals';
+import { readLedgerFigures, readSignals } from '../ops/signals';
 import { createStripeClient } from '../payments/stripe-client';
 
 /** Builds the cell API from its configuration: one pool, one Redis, one app. */
@@ -40,6 +40,25 @@ export function buildCellApi(config: CellApiConfig) {
   };
   const holdLatency = new LatencyWindow();
   const writeLatency = new LatencyWindow();
+  labelProcessMetrics({ role: 'api', cell: config.CELL_ID });
+  const refreshMetrics = async () => {
+    const ledger = await readLedgerFigures(ctx);
+    metrics.activeHolds.set(ledger.activeHolds);
+    metrics.outboxWaiting.set(ledger.outboxWaiting);
+    metrics.outboxOldestAge.set(ledger.outboxAgeMs / 1000);
+    for (const [event, n] of Object.entries(ledger.availableSeats)) metrics.seatsAvailable.set({ event }, n);
+    // The broker's figures are bounded in time: a frozen broker must not stall the scrape that should show it.
+    const groups = CELL_CONSUMERS.map((c) => consumerGroupId(config.CELL_ID, c));
+    const [lags, dlq] = await Promise.all([
+      within(1_500, Promise.all(groups.map((g) => broker.lag(g, topics)))),
+      within(1_500, broker.depth(cellTopics(config.CELL_ID).deadLetter)),
+    ]);
+    for (const [i, group] of groups.entries()) {
+      if (lags) metrics.consumerLag.set({ group }, lags[i]!);
+      else metrics.consumerLag.remove({ group });
+    }
+    if (dlq !== undefined) metrics.dlqDepth.set(dlq);
+  };
 
   const ctx: CellContext = {
     db: database.db,
@@ -67,6 +86,7 @@ export function buildCellApi(config: CellApiConfig) {
     ),
     availability: cachedAvailability(ctx, config.AVAILABILITY_CACHE_MS),
     signals: () => readSignals(ctx, { holdLatency, writeLatency, consumerLag }),
+    refreshMetrics,
     internalToken: config.CELL_INTERNAL_TOKEN,
     ticketKeys: config.TICKET_PUBLIC_JWKS ? JSON.parse(config.TICKET_PUBLIC_JWKS) : { keys: [] },
     holdLatency,
@@ -111,4 +131,17 @@ export function buildCellApi(config: CellApiConfig) {
       await database.close();
     },
   };
+}
+
+/** The value, or undefined once `ms` have passed without it (or it failed). */
+async function within<T>(ms: number, promise: Promise<T>): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((r) => {
+    timer = setTimeout(() => r(undefined), ms);
+  });
+  try {
+    return await Promise.race([promise.catch(() => undefined), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -1,3 +1,4 @@
+import { pollingLoop } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import type { CellContext } from '../context';
 import { withWriteTx } from '../db/tx';
@@ -32,9 +33,7 @@ export async function expireBatch(ctx: CellContext, batchSize: number): Promise<
 }
 
 export function createExpiryWorker(ctx: CellContext, options: ExpiryOptions) {
-  let stopping = false;
   let lastPurge = 0;
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
   async function purgeIdempotencyKeys() {
     if (Date.now() - lastPurge < 60_000) return;
@@ -43,25 +42,18 @@ export function createExpiryWorker(ctx: CellContext, options: ExpiryOptions) {
       DELETE FROM idempotency_keys WHERE ctid IN (SELECT ctid FROM idempotency_keys WHERE expires_at < now() LIMIT 5000)`);
   }
 
-  async function run() {
-    while (!stopping) {
-      try {
-        const n = await expireBatch(ctx, options.batchSize);
-        options.onPass?.();
-        if (n < options.batchSize) {
-          await purgeIdempotencyKeys();
-          await sleep(options.intervalMs);
-        }
-      } catch (err) {
-        ctx.log.warn('expiry batch failed', { err });
-        await sleep(options.intervalMs);
-      }
-    }
-  }
   return {
-    start: () => run(),
-    stop: () => {
-      stopping = true;
-    },
+    /** Expires until stopped: at once while batches come back full, every `intervalMs` otherwise. */
+    start: () =>
+      pollingLoop({
+        name: 'expiry batch',
+        log: ctx.log,
+        intervalMs: options.intervalMs,
+        onSuccess: options.onPass,
+        pass: async () => {
+          if ((await expireBatch(ctx, options.batchSize)) === options.batchSize) return 0;
+          await purgeIdempotencyKeys();
+        },
+      }),
   };
 }

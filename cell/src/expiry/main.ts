@@ -1,5 +1,6 @@
+import { loopHealth } from '@onsale/contracts';
 import { CellExpiryConfig } from '../config';
-import { loopHealth, startWorker } from '../runtime/worker';
+import { startWorker } from '../runtime/worker';
 import { createExpiryWorker } from './expiry-worker';
 
 const worker = startWorker('expiry', CellExpiryConfig);
@@ -10,8 +11,7 @@ const expiry = createExpiryWorker(worker.ctx, {
   batchSize: worker.config.EXPIRY_BATCH_SIZE,
   intervalMs: worker.config.EXPIRY_INTERVAL_MS,
 });
-const running = expiry.start();
+const loop = expiry.start();
 worker.onShutdown(async () => {
-  expiry.stop();
-  await running;
+  await loop.stop();
 });

@@ -1,3 +1,4 @@
+import { metrics } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../db/client';
 import { uuids } from '../db/sql';
@@ -49,6 +50,7 @@ export async function expireOrders(
       LEFT JOIN payments p ON p.order_id = x.id
      WHERE o.id = x.id AND o.status = 'pending_payment'
     RETURNING o.id, p.payment_intent_id`);
+  metrics.orderTransitions.inc({ from: 'pending_payment', to: 'expired' }, failed.rows.length);
   const intentByOrder = new Map(failed.rows.map((r) => [r.id, r.payment_intent_id]));
 
   const result: ExpiredHold[] = [];

@@ -10,6 +10,8 @@ export interface CellServices {
   verifiers: Verifiers;
   availability: (eventId: string) => Promise<Availability>;
   signals: () => Promise<CellSignals>;
+  /** Sets the cell's ledger and backbone gauges from their sources, just before a scrape. */
+  refreshMetrics: () => Promise<void>;
   internalToken: string;
   /** Public keys gate scanners verify tickets with. */
   ticketKeys: { keys: unknown[] };

@@ -58,5 +58,7 @@ export interface Broker {
   consume(options: ConsumerOptions): Promise<RunningConsumer>;
   /** Messages the group has not yet committed past, summed over the topics' partitions. */
   lag(groupId: string, topics: string[]): Promise<number>;
+  /** Messages retained in a topic (the dead-letter topic is never consumed: its depth is its size). */
+  depth(topic: string): Promise<number>;
   close(): Promise<void>;
 }

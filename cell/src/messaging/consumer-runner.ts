@@ -1,4 +1,11 @@
-import { cellTopics, EnvelopeError, type EventType, parseEnvelope, type TypedEnvelope } from '@onsale/contracts';
+import {
+  cellTopics,
+  EnvelopeError,
+  type EventType,
+  metrics,
+  parseEnvelope,
+  type TypedEnvelope,
+} from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import type { CellContext } from '../context';
 import type { Tx } from '../db/client';
@@ -80,7 +87,10 @@ export async function runConsumer(opts: {
     let handler: Handler;
     if (typeof entry === 'function') handler = entry;
     else {
-      if (await alreadyApplied(event)) return false;
+      if (await alreadyApplied(event)) {
+        metrics.inboxDuplicates.inc({ consumer: name });
+        return false;
+      }
       handler = await entry.callFirst(event);
     }
     const cause: Causation = { cellId: ctx.cellId, correlationId: event.correlationId, causationId: event.eventId };
@@ -88,7 +98,10 @@ export async function runConsumer(opts: {
       const fresh = await tx.execute(
         sql`INSERT INTO inbox (consumer, event_id) VALUES (${name}, ${event.eventId}) ON CONFLICT DO NOTHING`,
       );
-      if (fresh.rowCount === 0) return false;
+      if (fresh.rowCount === 0) {
+        metrics.inboxDuplicates.inc({ consumer: name });
+        return false;
+      }
       await handler(tx, event, cause);
       failpoint(`${name}.before-commit`);
       ctx.log.debug('applied', {
@@ -127,6 +140,12 @@ export async function runConsumer(opts: {
         },
       },
     ]);
+    if (target === topics.deadLetter) {
+      metrics.deadLettered.inc({
+        consumer: name,
+        reason: permanent ? (err instanceof Error ? err.name : 'error') : 'exhausted',
+      });
+    } else metrics.retries.inc({ consumer: name, topic: target === topics.retryShort ? 'short' : 'long' });
     ctx.log.warn(target === topics.deadLetter ? 'dead-lettered' : 'retry scheduled', {
       consumer: name,
       reason,

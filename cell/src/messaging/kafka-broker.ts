@@ -1,5 +1,5 @@
 import type { kafkaSecurity } from '@onsale/aws-auth';
-import type { Logger } from '@onsale/contracts';
+import { type Logger, metrics } from '@onsale/contracts';
 import { type Consumer, Kafka, logLevel, type Producer } from 'kafkajs';
 import type { Broker, ConsumerHealth, ConsumerOptions, IncomingMessage, RunningConsumer } from './broker';
 
@@ -117,6 +117,7 @@ export function createKafkaBroker(options: KafkaBrokerOptions): Broker {
       if (stopped) return;
       health.state = 'rejoining';
       health.rejoins += 1;
+      metrics.consumerRejoins.inc({ group: opts.groupId });
       const delay = Math.min(30_000, 500 * 2 ** Math.min(failures++, 6));
       options.log.warn('consumer left its group; rejoining with a fresh member', {
         groupId: opts.groupId,
@@ -284,10 +285,22 @@ export function createKafkaBroker(options: KafkaBrokerOptions): Broker {
     }
   }
 
+  async function depth(topic: string) {
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      const offsets = await admin.fetchTopicOffsets(topic);
+      return offsets.reduce((sum, p) => sum + Math.max(0, Number(p.high) - Number(p.low)), 0);
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
   return {
     publish,
     consume,
     lag,
+    depth,
     async close() {
       await Promise.all([...consumers].map((c) => c.disconnect().catch(() => {})));
       consumers.clear();

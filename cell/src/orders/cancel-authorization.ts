@@ -1,3 +1,4 @@
+import { metrics } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../db/client';
 import { appendEvent, type Causation } from '../outbox/append';
@@ -25,5 +26,6 @@ export async function requestAuthorizationCancel(
        WHERE order_id = ${orderId} AND payment_intent_id = ${paymentIntentId}`);
   }
   await appendEvent(tx, cause, 'AuthorizationCancelRequested', orderId, { orderId, paymentIntentId, reason });
+  metrics.compensations.inc({ kind: 'cancel_authorization' });
   return true;
 }

@@ -1,4 +1,4 @@
-import type { OrderStatus } from '@onsale/contracts';
+import { metrics, type OrderStatus } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../db/client';
 import { assertTransition } from './state';
@@ -29,6 +29,7 @@ export async function setOrderStatus(
   failureReason?: string,
 ): Promise<void> {
   assertTransition(order.id, order.status, status);
+  metrics.orderTransitions.inc({ from: order.status, to: status });
   await tx.execute(sql`
     UPDATE orders SET status = ${status}, version = version + 1, updated_at = now(),
            failure_reason = coalesce(${failureReason ?? null}, failure_reason)

@@ -1,4 +1,17 @@
-import type Stripe from 'stripe';
+import { metrics } from '@onsale/contracts';
+import Stripe from 'stripe';
+
+/** Counts each call by operation and outcome: `ok`, or the SDK's error type (card, idempotency, connection…). */
+async function counted<T>(operation: string, call: Promise<T>): Promise<T> {
+  try {
+    const result = await call;
+    metrics.stripeCalls.inc({ operation, outcome: 'ok' });
+    return result;
+  } catch (err) {
+    metrics.stripeCalls.inc({ operation, outcome: err instanceof Stripe.errors.StripeError ? err.type : 'error' });
+    throw err;
+  }
+}
 
 /**
  * Every request the cell makes to Stripe, in one place, so the contract test can run exactly
@@ -17,28 +30,37 @@ export function createIntent(
   stripe: Stripe,
   input: { amount: number; currency: string; metadata: IntentMetadata; causeEventId: string },
 ): Promise<Stripe.PaymentIntent> {
-  return stripe.paymentIntents.create(
-    {
-      amount: input.amount,
-      currency: input.currency,
-      capture_method: 'manual',
-      // The buyer confirms in the page; a method that would redirect away from it is not offered.
-      automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
-      metadata: { ...input.metadata },
-    },
-    { idempotencyKey: `authorize:${input.causeEventId}` },
+  return counted(
+    'payment_intents.create',
+    stripe.paymentIntents.create(
+      {
+        amount: input.amount,
+        currency: input.currency,
+        capture_method: 'manual',
+        // The buyer confirms in the page; a method that would redirect away from it is not offered.
+        automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
+        metadata: { ...input.metadata },
+      },
+      { idempotencyKey: `authorize:${input.causeEventId}` },
+    ),
   );
 }
 
 export function captureIntent(stripe: Stripe, paymentIntentId: string, orderId: string) {
-  return stripe.paymentIntents.capture(paymentIntentId, {}, { idempotencyKey: `capture:${orderId}` });
+  return counted(
+    'payment_intents.capture',
+    stripe.paymentIntents.capture(paymentIntentId, {}, { idempotencyKey: `capture:${orderId}` }),
+  );
 }
 
 export function cancelIntent(stripe: Stripe, paymentIntentId: string, orderId: string) {
-  return stripe.paymentIntents.cancel(
-    paymentIntentId,
-    { cancellation_reason: 'abandoned' },
-    { idempotencyKey: `cancel:${orderId}` },
+  return counted(
+    'payment_intents.cancel',
+    stripe.paymentIntents.cancel(
+      paymentIntentId,
+      { cancellation_reason: 'abandoned' },
+      { idempotencyKey: `cancel:${orderId}` },
+    ),
   );
 }
 
@@ -46,24 +68,27 @@ export function refundIntent(
   stripe: Stripe,
   input: { paymentIntentId: string; orderId: string; cellId: string; amount: number },
 ) {
-  return stripe.refunds.create(
-    {
-      payment_intent: input.paymentIntentId,
-      amount: input.amount,
-      // Refund webhooks carry the refund's own metadata: this is how a cell recognises its refunds.
-      metadata: { orderId: input.orderId, cellId: input.cellId },
-    },
-    { idempotencyKey: `refund:${input.orderId}` },
+  return counted(
+    'refunds.create',
+    stripe.refunds.create(
+      {
+        payment_intent: input.paymentIntentId,
+        amount: input.amount,
+        // Refund webhooks carry the refund's own metadata: this is how a cell recognises its refunds.
+        metadata: { orderId: input.orderId, cellId: input.cellId },
+      },
+      { idempotencyKey: `refund:${input.orderId}` },
+    ),
   );
 }
 
 export function retrieveIntent(stripe: Stripe, paymentIntentId: string) {
-  return stripe.paymentIntents.retrieve(paymentIntentId);
+  return counted('payment_intents.retrieve', stripe.paymentIntents.retrieve(paymentIntentId));
 }
 
 /** The refunds of an intent, newest first (a charge.refunded webhook does not name its refund). */
 export async function latestRefund(stripe: Stripe, paymentIntentId: string): Promise<Stripe.Refund | undefined> {
-  const page = await stripe.refunds.list({ payment_intent: paymentIntentId, limit: 1 });
+  const page = await counted('refunds.list', stripe.refunds.list({ payment_intent: paymentIntentId, limit: 1 }));
   return page.data[0];
 }
 
@@ -73,6 +98,9 @@ export async function latestRefund(stripe: Stripe, paymentIntentId: string): Pro
  */
 export async function findIntentForOrder(stripe: Stripe, orderId: string): Promise<Stripe.PaymentIntent | undefined> {
   if (!/^[0-9a-f-]{36}$/.test(orderId)) throw new Error('order ids are uuids');
-  const found = await stripe.paymentIntents.search({ query: `metadata['orderId']:'${orderId}'`, limit: 10 });
+  const found = await counted(
+    'payment_intents.search',
+    stripe.paymentIntents.search({ query: `metadata['orderId']:'${orderId}'`, limit: 10 }),
+  );
   return found.data.find((pi) => pi.status !== 'canceled') ?? found.data[0];
 }

@@ -1,37 +1,25 @@
+import { loopHealth, metrics, pollingLoop } from '@onsale/contracts';
 import { CellReconcilerConfig } from '../config';
 import { stripeFromConfig } from '../payments/stripe-client';
-import { loopHealth, startWorker } from '../runtime/worker';
+import { startWorker } from '../runtime/worker';
 import { reconcileOnce } from './reconcile';
 
 const worker = startWorker('reconciler', CellReconcilerConfig);
 const health = loopHealth(3 * worker.config.RECONCILE_INTERVAL_MS);
 worker.readiness('reconciler', health.probe);
 const deps = { ctx: worker.ctx, stripe: stripeFromConfig(worker.config) };
-let stopping = false;
-let wake: () => void = () => {};
-
-async function run() {
-  while (!stopping) {
+const loop = pollingLoop({
+  name: 'reconcile pass',
+  log: worker.log,
+  intervalMs: worker.config.RECONCILE_INTERVAL_MS,
+  onSuccess: health.succeeded,
+  pass: async () => {
     const report = await reconcileOnce(deps, {
       graceMs: worker.config.RECONCILE_GRACE_MS,
       batchSize: worker.config.RECONCILE_BATCH_SIZE,
-    }).catch((err) => {
-      worker.log.warn('reconcile pass failed', { err });
-      return null;
     });
-    if (report) {
-      health.succeeded();
-      worker.log.info('reconcile pass', { checked: report.checked, fixed: report.fixed.length });
-    }
-    await new Promise<void>((r) => {
-      wake = r;
-      setTimeout(r, worker.config.RECONCILE_INTERVAL_MS);
-    });
-  }
-}
-const running = run();
-worker.onShutdown(async () => {
-  stopping = true;
-  wake();
-  await running;
+    for (const fix of report.fixed) metrics.reconcilerActions.inc({ kind: fix.kind });
+    worker.log.info('reconcile pass', { checked: report.checked, fixed: report.fixed.length });
+  },
 });
+worker.onShutdown(() => loop.stop());

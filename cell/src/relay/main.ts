@@ -1,5 +1,6 @@
+import { loopHealth } from '@onsale/contracts';
 import { CellRelayConfig } from '../config';
-import { loopHealth, startWorker } from '../runtime/worker';
+import { startWorker } from '../runtime/worker';
 import { createRelay, oldestUnpublishedAgeMs } from './relay';
 
 const worker = startWorker('outbox-relay', CellRelayConfig);
@@ -13,13 +14,12 @@ const relay = createRelay(worker.ctx, worker.broker, {
   idleMs: worker.config.RELAY_IDLE_MS,
   retainPublishedMs: worker.config.RELAY_RETAIN_PUBLISHED_MS,
 });
-const running = relay.start();
+const loop = relay.start();
 const gauge = setInterval(async () => {
   const ageMs = await oldestUnpublishedAgeMs(worker.ctx).catch(() => null);
   worker.log.info('outbox age', { metric: 'outbox_oldest_unpublished_ms', ageMs });
 }, 10_000);
 worker.onShutdown(async () => {
   clearInterval(gauge);
-  relay.stop();
-  await running;
+  await loop.stop();
 });

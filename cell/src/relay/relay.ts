@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Envelope } from '@onsale/contracts';
+import { type Envelope, metrics, pollingLoop } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import type { CellContext } from '../context';
 import { withWriteTx } from '../db/tx';
@@ -32,7 +32,6 @@ type Claimed = {
  */
 export function createRelay(ctx: CellContext, broker: Broker, options: RelayOptions) {
   const relayId = randomUUID();
-  let stopping = false;
   let lastCleanup = 0;
 
   async function claim(owner: string): Promise<Claimed[]> {
@@ -50,6 +49,7 @@ export function createRelay(ctx: CellContext, broker: Broker, options: RelayOpti
   /** Publishes one batch; returns how many rows it published. */
   async function publishOnce(): Promise<number> {
     const owner = `${relayId}:${randomUUID()}`;
+    const timer = metrics.relayBatch.startTimer();
     const rows = await claim(owner);
     if (rows.length === 0) return 0;
     const byTopic = new Map<string, Claimed[]>();
@@ -68,6 +68,8 @@ export function createRelay(ctx: CellContext, broker: Broker, options: RelayOpti
     await ctx.db.execute(sql`
       UPDATE outbox SET published_at = now(), lease_owner = NULL, lease_until = NULL
        WHERE id = ANY(${sql.param(rows.map((r) => r.id))}::bigint[]) AND lease_owner = ${owner}`);
+    timer();
+    metrics.relayPublished.inc(rows.length);
     return rows.length;
   }
 
@@ -80,32 +82,20 @@ export function createRelay(ctx: CellContext, broker: Broker, options: RelayOpti
          LIMIT 10000)`);
   }
 
-  async function run(): Promise<void> {
-    let backoff = options.idleMs;
-    while (!stopping) {
-      try {
-        const published = await publishOnce();
-        options.onPass?.();
-        backoff = options.idleMs;
-        if (published < options.batchSize) {
-          await cleanup();
-          await sleep(options.idleMs);
-        }
-      } catch (err) {
-        // Broker or database away: the rows stay unpublished and their leases lapse; try again.
-        ctx.log.warn('relay batch failed', { err, relayId });
-        await sleep(backoff);
-        backoff = Math.min(backoff * 2, 5_000);
-      }
-    }
-  }
-
   return {
     publishOnce,
-    start: () => run(),
-    stop: () => {
-      stopping = true;
-    },
+    /** Publishes until stopped: at once while batches come back full, every `idleMs` otherwise. */
+    start: () =>
+      pollingLoop({
+        name: 'relay batch',
+        log: ctx.log.child({ relayId }),
+        intervalMs: options.idleMs,
+        onSuccess: options.onPass,
+        pass: async () => {
+          if ((await publishOnce()) === options.batchSize) return 0;
+          await cleanup();
+        },
+      }),
   };
 }
 
@@ -116,5 +106,3 @@ export async function oldestUnpublishedAgeMs(ctx: CellContext): Promise<number> 
   );
   return rows.rows[0]?.age ?? 0;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

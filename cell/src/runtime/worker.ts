@@ -1,15 +1,18 @@
-import { createServer, type Server } from 'node:http';
 import { kafkaSecurity } from '@onsale/aws-auth';
-import { configOrExit, createLogger, type Logger } from '@onsale/contracts';
+import {
+  configOrExit,
+  createLogger,
+  type Logger,
+  labelProcessMetrics,
+  type ReadinessProbe,
+  serveHealth,
+} from '@onsale/contracts';
 import type { z } from 'zod';
 import { CellWorkerConfig } from '../config';
 import type { CellContext } from '../context';
 import { openDatabase } from '../db/client';
 import type { Broker } from '../messaging/broker';
 import { createKafkaBroker } from '../messaging/kafka-broker';
-
-/** One part of a worker that can tell whether it is doing its job (a consumer in its group, a loop that runs). */
-export type ReadinessProbe = () => { ready: boolean };
 
 export interface Worker<C> {
   config: C;
@@ -34,6 +37,7 @@ export function startWorker<S extends typeof CellWorkerConfig>(
 ): Worker<z.infer<S>> {
   const config = configOrExit(role, schema) as z.infer<typeof CellWorkerConfig> & z.infer<S>;
   const log = createLogger({ role, cellId: config.CELL_ID, region: config.CELL_REGION }, config.LOG_LEVEL);
+  labelProcessMetrics({ role, cell: config.CELL_ID });
   const database = openDatabase(config.DATABASE_URL, config.DB_POOL_SIZE, `cell-${config.CELL_ID}-${role}`, config);
   const ctx: CellContext = { db: database.db, database, cellId: config.CELL_ID, epoch: config.CELL_EPOCH, log };
   const broker = createKafkaBroker({
@@ -78,42 +82,5 @@ export function startWorker<S extends typeof CellWorkerConfig>(
     log,
     onShutdown: (stop) => stops.push(stop),
     readiness: (name, probe) => probes.set(name, probe),
-  };
-}
-
-/** /healthz: the process answers. /readyz: every registered part is doing its job (200), else 503 naming it. */
-function serveHealth(host: string, port: number, probes: Map<string, ReadinessProbe>): Server {
-  return createServer((req, res) => {
-    const path = req.url?.split('?')[0];
-    if (req.method !== 'GET' || (path !== '/healthz' && path !== '/readyz')) {
-      res.writeHead(404, { 'content-type': 'application/json' }).end('{"code":"not_found"}');
-      return;
-    }
-    if (path === '/healthz') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
-      return;
-    }
-    const parts = Object.fromEntries([...probes].map(([name, probe]) => [name, probe()]));
-    const ready = Object.values(parts).every((p) => p.ready);
-    res
-      .writeHead(ready ? 200 : 503, { 'content-type': 'application/json' })
-      .end(JSON.stringify({ status: ready ? 'ready' : 'not_ready', parts }));
-  }).listen(port, host);
-}
-
-/**
- * Readiness for a polling loop (relay, expiry, reconciler): ready while a pass has succeeded
- * within `staleAfterMs`, so a loop that keeps failing (its broker or database away) shows.
- */
-export function loopHealth(staleAfterMs: number) {
-  let lastSuccess = Date.now();
-  return {
-    succeeded() {
-      lastSuccess = Date.now();
-    },
-    probe: (() => ({
-      ready: Date.now() - lastSuccess <= staleAfterMs,
-      lastSuccessAt: new Date(lastSuccess).toISOString(),
-    })) satisfies ReadinessProbe,
   };
 }

@@ -1,3 +1,4 @@
+import { metrics } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../db/client';
 import { PermanentError } from '../errors';
@@ -107,6 +108,7 @@ export const sagaHandlers: Handlers = {
         ON CONFLICT (order_id, kind) DO NOTHING`);
       await setOrderStatus(tx, order, 'refunding', 'captured_after_release');
       await setPaymentStatus(tx, order.id, 'captured');
+      metrics.compensations.inc({ kind: 'refund' });
       await appendEvent(tx, cause, 'RefundRequested', order.id, {
         orderId: order.id,
         paymentIntentId: payload.paymentIntentId,

@@ -1,4 +1,5 @@
 import type { Logger } from '@onsale/contracts';
+import { metrics } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import { isUniqueViolation } from '../db/tx';
 import { PermanentError } from '../errors';
@@ -45,6 +46,7 @@ export function ticketHandlers(sign: TicketSigner, log: Logger): Handlers {
         } catch (err) {
           if (!isUniqueViolation(err, 'tickets_seat_uq')) throw err;
           await tx.execute(sql`ROLLBACK TO SAVEPOINT ticket`);
+          metrics.oversell.inc();
           log.error('second ticket refused for a seat', {
             alarm: 'ticket_uniqueness_violation',
             orderId: payload.orderId,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ADMISSION_ALG, ADMISSION_AUDIENCE, ADMISSION_ISSUER, type AdmissionClaims } from '@onsale/contracts';
+import { ADMISSION_ALG, ADMISSION_AUDIENCE, ADMISSION_ISSUER, type AdmissionClaims, metrics } from '@onsale/contracts';
 import { SignJWT } from 'jose';
 import type { AdmissionKeyStore } from './key-store';
 
@@ -45,5 +45,6 @@ export async function mintAdmissionToken(
     .setAudience(ADMISSION_AUDIENCE)
     .setIssuer(ADMISSION_ISSUER)
     .sign(key);
+  metrics.admissionTokens.inc({ outcome: 'minted' });
   return { token, claims, kid };
 }

@@ -1,4 +1,4 @@
-import { revocationKeys } from '@onsale/contracts';
+import { metrics, revocationKeys } from '@onsale/contracts';
 import type { Services } from '../context';
 import { revocations } from '../db/schema';
 import { ServiceError } from '../lib/errors';
@@ -37,6 +37,7 @@ export async function revokeAdmission({ ctx, input, actor }: { ctx: Services; in
     })
     .returning();
   await ctx.redis.set(key, String(nowS), 'EX', remaining);
+  metrics.admissionTokens.inc({ outcome: 'revoked' });
   ctx.log.info('admission revoked', { jti: input.jti, sub: input.sub, ttlSeconds: remaining, actor });
   return { id: row?.id as string, key, ttlSeconds: remaining, expiresAt: row?.expiresAt.toISOString() as string };
 }

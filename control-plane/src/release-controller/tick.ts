@@ -1,9 +1,10 @@
 import type { CellSignals } from '@onsale/contracts';
+import { metrics } from '@onsale/contracts';
 import { and, eq, inArray } from 'drizzle-orm';
 import type { Services } from '../context';
 import { cells, controllerDecisions, events, onsales, releaseRates } from '../db/schema';
-import { setRoomControl } from '../waiting-room/room';
 import { appendFact } from '../outbox/facts';
+import { setRoomControl } from '../waiting-room/room';
 import { decide, thresholdsFrom } from './decide';
 
 /** Where the controller reads a cell's signals; the default is the cell's GET /internal/signals. */
@@ -48,6 +49,11 @@ export async function runControllerTick(ctx: Services, opts: { source?: SignalSo
           thresholds,
           increaseFraction: ctx.config.CONTROLLER_INCREASE_FRACTION,
           decreaseFactor: ctx.config.CONTROLLER_DECREASE_FACTOR,
+        });
+        metrics.releaseRate.set({ event: ev.id }, d.rate);
+        metrics.controllerDecisions.inc({
+          event: ev.id,
+          decision: d.rate > rr.rate ? 'raise' : d.rate < rr.rate ? 'lower' : signals ? 'hold' : 'hold_blind',
         });
         const available = signals ? (signals.availableSeats[ev.id] ?? null) : null;
         const soldOut = available === null ? undefined : available === 0;

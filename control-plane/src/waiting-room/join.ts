@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto';
+import { metrics } from '@onsale/contracts';
 import type { Services } from '../context';
 import type { BuyerActor } from '../lib/actors';
 import { ServiceError } from '../lib/errors';
@@ -21,7 +22,10 @@ export async function joinQueue({ ctx, actor, eventId }: { ctx: Services; actor:
     throw new ServiceError('not_found', 'this event has no waiting room (no onsale scheduled)');
   if (outcome === 'closed') throw new ServiceError('conflict', 'the onsale for this event has ended');
   // After Redis took the join: a crash between the two loses one funnel count, never a place.
-  if (joined === '1') await appendFact(ctx.db, 'QueueJoined', eventId, { eventId }, new Date(now));
+  if (joined === '1') {
+    metrics.queueJoins.inc({ event: eventId });
+    await appendFact(ctx.db, 'QueueJoined', eventId, { eventId }, new Date(now));
+  }
   const status = await queueStatus({ ctx, actor, eventId });
   return { ...status, joined: joined === '1' };
 }

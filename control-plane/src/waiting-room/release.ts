@@ -1,3 +1,4 @@
+import { metrics } from '@onsale/contracts';
 import type { Services } from '../context';
 import { appendFact } from '../outbox/facts';
 import { releasingSetKey, roomKeys } from './keys';
@@ -35,6 +36,7 @@ export async function releaseStep(
     opts.maxBatch ?? 5000,
     (opts.maxBatch ?? 5000) + 5000,
   );
+  if (released.length > 0) metrics.admitted.inc({ event: eventId }, released.length);
   if (released.length > 0)
     await appendFact(ctx.db, 'BuyersAdmitted', eventId, { eventId, count: released.length }, new Date(now));
   return {

@@ -1,5 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { HoldRequest, HoldResponse } from '@onsale/contracts';
+import { HoldRequest, HoldResponse, metrics } from '@onsale/contracts';
+import { DomainError } from '../../errors';
 import { placeHold } from '../../holds/place-hold';
 import type { CellApp } from '../app';
 import { admissionCheck, buyerAuth, limitBody } from '../middleware';
@@ -32,13 +33,25 @@ export function registerCreateHold(app: CellApp) {
     const { seatIds } = c.req.valid('json');
     const services = c.get('services');
     const started = performance.now();
+    const timer = metrics.holdTransaction.startTimer();
     const result = await placeHold(services.ctx, {
       eventId,
       seatIds,
       userId: c.get('userId'),
       idempotencyKey: c.req.valid('header')['idempotency-key'],
       correlationId: c.get('correlationId'),
-    }).finally(() => services.holdLatency.record(performance.now() - started));
+    })
+      .catch((err) => {
+        const reason = err instanceof DomainError ? err.code : 'error';
+        // An unknown event id is the client's to choose: it must not become a label.
+        metrics.holdsRefused.inc({ event: reason === 'event_not_found' ? 'unknown' : eventId, reason });
+        throw err;
+      })
+      .finally(() => {
+        timer();
+        services.holdLatency.record(performance.now() - started);
+      });
+    if (!result.replayed) metrics.holdsPlaced.inc({ event: eventId });
     c.header('Location', `/events/${eventId}/orders/${result.body.orderId}`);
     if (result.replayed) c.header('Idempotent-Replayed', 'true');
     return c.json(result.body, 202);

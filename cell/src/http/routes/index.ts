@@ -5,11 +5,13 @@ import { registerCreateHold } from './holds.create';
 import { registerReleaseHold } from './holds.delete';
 import { registerLoadEvent } from './internal.events.put';
 import { registerSignals } from './internal.signals.get';
+import { registerMetrics } from './metrics.get';
 import { registerGetOrder } from './orders.get';
 import { registerStripeWebhook } from './webhooks.stripe';
 
 export function registerRoutes(app: CellApp) {
   registerHealth(app);
+  registerMetrics(app);
   registerCreateHold(app);
   registerGetOrder(app);
   registerReleaseHold(app);

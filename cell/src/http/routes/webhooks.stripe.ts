@@ -1,4 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { metrics } from '@onsale/contracts';
 import type Stripe from 'stripe';
 import { DomainError } from '../../errors';
 import { acceptStripeEvent } from '../../webhooks/accept';
@@ -37,9 +38,11 @@ export function registerStripeWebhook(app: CellApp) {
         stripe.webhookSecret,
       );
     } catch {
+      metrics.webhooks.inc({ outcome: 'bad_signature' });
       throw new DomainError('bad_request', 'invalid Stripe signature');
     }
     const outcome = await acceptStripeEvent(c.get('services').ctx, stripe.client, event);
+    metrics.webhooks.inc({ outcome });
     c.get('log').info('stripe event', { stripeEventId: event.id, stripeEventType: event.type, outcome });
     return c.json({ outcome }, 200);
   });

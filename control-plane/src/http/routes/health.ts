@@ -1,5 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { METRICS_CONTENT_TYPE, metrics } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
+import { releasingSetKey, roomKeys } from '../../waiting-room/keys';
 import type { App } from '../env';
 
 const route = createRoute({
@@ -25,5 +27,19 @@ export function registerHealth(app: App) {
     const failed = ['postgres', 'redis'].filter((_, i) => checks[i]?.status === 'rejected');
     if (failed.length) return c.json({ ok: false, failed }, 503);
     return c.json({ ok: true }, 200);
+  });
+}
+
+/** Prometheus' scrape: this process's counters, and the depth of every queue that is releasing. */
+export function registerMetrics(app: App) {
+  app.get('/metrics', async (c) => {
+    const { redis, prefix } = c.get('services');
+    const releasing = await redis.smembers(releasingSetKey(prefix)).catch(() => [] as string[]);
+    await Promise.all(
+      releasing.map(async (event) =>
+        metrics.queueDepth.set({ event }, await redis.zcard(roomKeys(prefix, event).queue).catch(() => 0)),
+      ),
+    );
+    return c.body(await metrics.render(), 200, { 'content-type': METRICS_CONTENT_TYPE });
   });
 }

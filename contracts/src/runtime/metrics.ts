@@ -1,0 +1,116 @@
+import type { MiddlewareHandler } from 'hono';
+import { routePath } from 'hono/route';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+/**
+ * The platform's metrics: one catalog, so every process exposes the same names and labels and
+ * the alert rules, the dashboards and the AWS alarms can rely on them. Labels are bounded by
+ * design: route patterns (not paths), event ids (a cell sells tens of events), reasons and
+ * states from closed lists. No label ever carries an order, user, seat or hold id.
+ */
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.8, 1, 2.5, 5, 10];
+
+function catalog(registry: Registry) {
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
+    new Counter<L>({ name, help, labelNames, registers: [registry] });
+  const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
+    new Gauge<L>({ name, help, labelNames, registers: [registry] });
+  const histogram = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
+    new Histogram<L>({ name, help, labelNames, buckets: LATENCY_BUCKETS, registers: [registry] });
+  return {
+    httpRequests: counter(
+      'onsale_http_requests_total',
+      'HTTP requests answered, by route pattern, method and status.',
+      ['route', 'method', 'status'],
+    ),
+    httpDuration: histogram('onsale_http_request_duration_seconds', 'HTTP request latency by route pattern.', [
+      'route',
+      'method',
+    ]),
+
+    holdsPlaced: counter('onsale_holds_placed_total', 'Holds committed.', ['event']),
+    holdsRefused: counter('onsale_holds_refused_total', 'Hold requests refused, by reason (error code).', [
+      'event',
+      'reason',
+    ]),
+    holdTransaction: histogram('onsale_hold_transaction_seconds', 'Duration of the hold transaction.'),
+    activeHolds: gauge('onsale_active_holds', 'Holds currently active in the cell.'),
+    seatsAvailable: gauge('onsale_seats_available', 'Seats still on sale, per event.', ['event']),
+
+    outboxWaiting: gauge('onsale_outbox_waiting', 'Outbox rows not yet published.'),
+    outboxOldestAge: gauge(
+      'onsale_outbox_oldest_unpublished_age_seconds',
+      'Age of the oldest unpublished outbox row: the business event-delivery latency.',
+    ),
+    relayPublished: counter('onsale_relay_published_total', 'Outbox rows published to Kafka.'),
+    relayBatch: histogram('onsale_relay_batch_seconds', 'Claim, publish and mark of one relay batch.'),
+    consumerLag: gauge('onsale_consumer_lag', 'Messages a consumer group has not committed past.', ['group']),
+    consumerReady: gauge('onsale_consumer_ready', '1 while the consumer is in its group and fetching.', ['group']),
+    consumerRejoins: counter('onsale_consumer_rejoins_total', 'Fresh members after the group dropped this one.', [
+      'group',
+    ]),
+    inboxDuplicates: counter('onsale_inbox_duplicates_total', 'Messages skipped because their effect was applied.', [
+      'consumer',
+    ]),
+    retries: counter('onsale_consumer_retries_total', 'Messages sent to a retry topic.', ['consumer', 'topic']),
+    deadLettered: counter('onsale_dlq_arrivals_total', 'Messages dead-lettered, by reason.', ['consumer', 'reason']),
+    dlqDepth: gauge('onsale_dlq_depth', 'Messages in the cell dead-letter topic.'),
+
+    orderTransitions: counter('onsale_order_transitions_total', 'Order status changes.', ['from', 'to']),
+    stripeCalls: counter('onsale_stripe_calls_total', 'Stripe API calls by operation and outcome.', [
+      'operation',
+      'outcome',
+    ]),
+    webhooks: counter('onsale_webhooks_total', 'Stripe webhook deliveries, verified or refused by reason.', [
+      'outcome',
+    ]),
+    compensations: counter('onsale_compensations_total', 'Compensations requested (cancel, refund).', ['kind']),
+    reconcilerActions: counter('onsale_reconciler_actions_total', 'Stuck orders pushed forward.', ['kind']),
+    oversell: counter(
+      'onsale_oversell_total',
+      'Ticket uniqueness violations: a seat sold twice was refused by the database. Must stay 0.',
+    ),
+
+    queueDepth: gauge('onsale_queue_depth', 'Buyers waiting in the room.', ['event']),
+    queueJoins: counter('onsale_queue_joins_total', 'Buyers who joined the room.', ['event']),
+    admitted: counter('onsale_admitted_total', 'Buyers released from the room.', ['event']),
+    releaseRate: gauge('onsale_release_rate', 'Release rate R (buyers per second) per event.', ['event']),
+    controllerDecisions: counter('onsale_controller_decisions_total', 'Release controller decisions.', [
+      'event',
+      'decision',
+    ]),
+    admissionTokens: counter('onsale_admission_tokens_total', 'Admission tokens minted, refused or revoked.', [
+      'outcome',
+    ]),
+  };
+}
+
+const registry = new Registry();
+
+/**
+ * The process's metrics. One process is one role of one cell (or of the control plane), so one
+ * registry per process, as prom-client intends: verbs deep in a transaction count without
+ * carrying a handle around.
+ */
+export const metrics = { ...catalog(registry), registry, render: () => registry.metrics() };
+export type Metrics = typeof metrics;
+
+/** Called once at start: every series of this process carries its role and cell. */
+export function labelProcessMetrics(labels: { role: string; cell?: string }): void {
+  registry.setDefaultLabels({ role: labels.role, cell: labels.cell ?? 'control-plane' });
+  collectDefaultMetrics({ register: registry });
+}
+
+export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
+/** Counts and times every request by its route pattern (unmatched paths share one label). */
+export function httpMetrics(): MiddlewareHandler {
+  return async (c, next) => {
+    const end = metrics.httpDuration.startTimer();
+    await next();
+    const matched = routePath(c, -1);
+    const route = !matched || matched === '/*' || matched === '*' ? 'unmatched' : matched;
+    end({ route, method: c.req.method });
+    metrics.httpRequests.inc({ route, method: c.req.method, status: String(c.res.status) });
+  };
+}
