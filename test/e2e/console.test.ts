@@ -97,7 +97,7 @@ describe('the promoter console in a browser, through the edge router', () => {
     await expect(page.getByTestId('who').textContent()).resolves.toContain('user-alice · owner');
     const rows = page.getByTestId('events').locator('tbody tr');
     await expect(rows.count()).resolves.toBe(t.demo.events.length);
-    const session = (await context.cookies(router)).find((c) => c.name === 'onsale_console');
+    const session = (await context.cookies(`${router}/console`)).find((c) => c.name === 'onsale_console');
     expect(session).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/console' });
     await page.screenshot({ path: resolve(shots, 'events.png'), fullPage: true });
   });
@@ -240,7 +240,7 @@ describe('the promoter console in a browser, through the edge router', () => {
 
   it('signs out: the session is gone on the server, not only the cookie', async () => {
     const { context, page } = alice;
-    const before = (await context.cookies(router)).find((c) => c.name === 'onsale_console')!;
+    const before = (await context.cookies(`${router}/console`)).find((c) => c.name === 'onsale_console')!;
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByTestId('sign-in').waitFor();
     const replay = await fetch(`${router}/console/events/${state.eventId}`, {

@@ -44,8 +44,12 @@ export function formatInZone(d: Date | null, timeZone: string): string {
   if (!d) return '—';
   return new Intl.DateTimeFormat('en-GB', {
     timeZone,
-    dateStyle: 'medium',
-    timeStyle: 'short',
+    day: 'numeric',
+    month: 'short',
+    year: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
     timeZoneName: 'short',
   }).format(d);
 }
