@@ -25,7 +25,10 @@ import { registerOperatorTenants } from './routes/operator-tenants';
 import { registerJoinQueue } from './routes/queue-join';
 import { registerQueueMe } from './routes/queue-me';
 import { registerReleaseDecisions } from './routes/release-decisions';
-import { registerSales } from './routes/sales';
+import { registerSalesSections } from './routes/sales-sections';
+import { registerSalesSettlement } from './routes/sales-settlement';
+import { registerSalesSummary } from './routes/sales-summary';
+import { registerSalesTimeline } from './routes/sales-timeline';
 import { registerGetSeatMap } from './routes/seat-map-get';
 import { registerPutSeatMap } from './routes/seat-map-put';
 
@@ -106,7 +109,10 @@ export function createApp(services: Services): App {
     registerOperatorCells,
     registerOperatorEvents,
     registerOperatorAdmission,
-    registerSales,
+    registerSalesSummary,
+    registerSalesTimeline,
+    registerSalesSections,
+    registerSalesSettlement,
   ]) {
     register(app);
   }
