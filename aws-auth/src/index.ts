@@ -62,8 +62,8 @@ export function pgConnection(url: string, auth: DatabaseAuthConfig): PgConnectio
     port: Number(u.port || 5432),
     database: decodeURIComponent(u.pathname.slice(1)),
     user: decodeURIComponent(u.username),
-    // Tokens and passwords only travel over verified TLS (RDS Proxy presents an ACM certificate).
-    ssl: { rejectUnauthorized: true },
+    // The deployed URLs ask for verify-full (RDS Proxy's ACM certificate; the image trusts the RDS CAs for the writer).
+    ...(u.searchParams.get('sslmode') === 'verify-full' && { ssl: { rejectUnauthorized: true } }),
   };
   if (auth.DATABASE_AUTH === 'password') return { ...target, password: auth.DATABASE_PASSWORD };
   const signer = new Signer({

@@ -17,8 +17,8 @@ import { RouterConfig } from '../../../router/src/config';
 /**
  * Every process the platform runs, with its entry point and the zod schema it parses its environment
  * with. This is the one place where the stacks meet the application: a task definition's command is
- * `node dist/<name>.mjs` (the bundle scripts/bundle.ts builds from `entry`, the image ships), and its
- * environment and secrets are checked against `schema` when the stack is built.
+ * `node <package>/dist/bin/<name>.mjs` (the bundle scripts/bundle.ts builds from `entry`, the image
+ * ships), and its environment and secrets are checked against `schema` when the stack is built.
  */
 export const PROCESSES = {
   'cell-api': { entry: 'cell/src/api/main.ts', schema: CellApiConfig },
@@ -41,11 +41,18 @@ export const PROCESSES = {
 export type ProcessName = keyof typeof PROCESSES;
 export const PROCESS_NAMES = Object.keys(PROCESSES) as ProcessName[];
 
-/** Where the image keeps the bundles, relative to its working directory (see Dockerfile). */
-export const BUNDLE_DIR = 'dist';
+/**
+ * A process's bundle, relative to the repository root and the image's working directory. Two levels
+ * under its package, as its entry is, so paths the code resolves from its own file (the migrations in
+ * `<package>/drizzle`, the console's assets) resolve the same from the bundle.
+ */
+export function bundlePath(name: ProcessName): string {
+  const [pkg] = PROCESSES[name].entry.split('/');
+  return `${pkg}/dist/bin/${name}.mjs`;
+}
 
 export function processCommand(name: ProcessName): string[] {
-  return ['node', `${BUNDLE_DIR}/${name}.mjs`];
+  return ['node', bundlePath(name)];
 }
 
 /** The variables a process cannot start without: no default, not optional. */

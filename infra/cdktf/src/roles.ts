@@ -148,7 +148,8 @@ export const CELL_ROLE_NAMES = Object.keys(CELL_ROLES) as CellRole[];
 export const CONTROL_PLANE_ROLES = {
   api: {
     process: 'control-plane-api',
-    http: HTTP,
+    // Its /healthz is a readiness check (database and Redis answer); it has no /readyz.
+    http: { port: HTTP.port, healthPath: '/healthz' },
     secrets: ['CELL_INTERNAL_TOKEN', 'SIGNING_KEY_KEK'],
     redis: true,
     scaling: { kind: 'requests', requestsPerTaskPerMinute: 6_000 },

@@ -257,12 +257,12 @@ export class AuroraPostgres extends Construct {
 
   /** A client's connection URL through the proxy: no password, the client signs an IAM token for `user`. */
   proxyUrl(user: string): string {
-    return `postgres://${user}@${this.proxy.endpoint}:${PORT}/${DATABASE}`;
+    return `postgres://${user}@${this.proxy.endpoint}:${PORT}/${DATABASE}?sslmode=verify-full`;
   }
 
   /** The writer's URL as the master user, for the one-off migration task only (it creates the IAM users). */
   masterUrl(): string {
-    return `postgres://${MASTER_USER}@${this.cluster.endpoint}:${PORT}/${DATABASE}`;
+    return `postgres://${MASTER_USER}@${this.cluster.endpoint}:${PORT}/${DATABASE}?sslmode=verify-full`;
   }
 
   /** Opens the writer itself (not the proxy, which only takes IAM users) to the migration task. */

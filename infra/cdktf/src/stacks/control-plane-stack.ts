@@ -11,7 +11,7 @@ import { CONTROL_PLANE_SOURCE } from '../../../../reporting/src/facts';
 import { type AwsContext, arn } from '../aws-context';
 import { Alarms } from '../constructs/alarms';
 import { AuroraPostgres } from '../constructs/aurora';
-import { type ControlPlaneLink, TOPIC_REPLICATION_FACTOR } from '../constructs/cell-runtime';
+import { type ControlPlaneLink, TOPIC_REPLICATION_FACTOR, WORKER_HEALTH_PORT } from '../constructs/cell-runtime';
 import { FargateService, type ServiceScaling } from '../constructs/fargate-service';
 import { allow, allowEgress } from '../constructs/firewall';
 import { putMetricData, type Statement } from '../constructs/iam';
@@ -174,6 +174,7 @@ export class ControlPlaneStack extends OnsaleStack {
       if (role.http) {
         Object.assign(environment, { HOST: '0.0.0.0', PORT: String(role.http.port), TRUST_PROXY: 'true' });
       }
+      if (role.process === 'control-plane-worker') environment.HEALTH_PORT = String(WORKER_HEALTH_PORT);
       if (role.process === 'control-plane-api' || role.process === 'control-plane-worker') {
         Object.assign(environment, {
           IDENTITY_JWKS_URL: manifest.identity.jwksUrl,
@@ -239,6 +240,7 @@ export class ControlPlaneStack extends OnsaleStack {
         secretsKeyArn: key.arn,
         taskStatements: statements,
         http: role.http ? { port: role.http.port, targetGroupArn: loadBalancer.targetGroup.arn } : undefined,
+        healthPort: role.process === 'control-plane-worker' ? WORKER_HEALTH_PORT : undefined,
         scaling,
         standby: false,
       });
