@@ -5,6 +5,7 @@ import { dirname, resolve } from 'node:path';
 import { exportJWK, generateKeyPair } from 'jose';
 import { migrateCell } from '../../cell/src/db/migrate';
 import { repoRoot, startProcess } from './process';
+import { prometheusSetup, type ScrapeJob } from './prometheus';
 import { type Supervised, supervise } from './supervisor';
 
 /** Every process role a cell runs; each is its own entry point and OS process. */
@@ -28,6 +29,8 @@ export interface PlatformOptions {
   env?: Record<string, string>;
   /** Where the supervisor's status goes for `scripts/platform status` and `down`. */
   stateFile?: string;
+  /** A real Prometheus scraping every process, with these rule files (default: ops/prometheus/alerts.yml). */
+  prometheus?: { port?: number; ruleFiles?: string[] };
   /** Where the supervisor reports an exit and a restart (default: the console). */
   report?: (line: string) => void;
 }
@@ -114,7 +117,20 @@ export async function startPlatform(options: PlatformOptions) {
   };
 
   /** A long-running role, restarted by the supervisor when it exits. Workers serve their health on a port of their own. */
-  const run = async (name: string, entry: string, env: Record<string, string>, readyUrl?: string) => {
+  const prometheus = options.prometheus
+    ? prometheusSetup(resolve(options.logDir, 'prometheus'), {
+        port: await port(options.prometheus.port),
+        ruleFiles: options.prometheus.ruleFiles,
+      })
+    : null;
+
+  const run = async (
+    name: string,
+    entry: string,
+    env: Record<string, string>,
+    readyUrl?: string,
+    scrape?: { job: ScrapeJob; labels?: Record<string, string> },
+  ) => {
     let healthUrl = readyUrl;
     const extra: Record<string, string> = {};
     // Workers answer /healthz, /readyz and /metrics on a port of their own.
@@ -136,7 +152,15 @@ export async function startPlatform(options: PlatformOptions) {
     );
     processes.set(name, p);
     writeState();
+    if (scrape) {
+      const served = new URL(extra.HEALTH_PORT ? url(Number(extra.HEALTH_PORT)) : readyUrl!);
+      prometheus?.add(name, scrape.job, served.host, scrape.labels);
+    }
     return p;
+  };
+  const forget = (name: string) => {
+    processes.delete(name);
+    prometheus?.remove(name);
   };
 
   const stopAll = async () => {
@@ -173,10 +197,17 @@ export async function startPlatform(options: PlatformOptions) {
       CELL_INTERNAL_TOKEN: internalToken,
       SIGNING_KEY_KEK: randomBytes(32).toString('base64'),
       TRUST_PROXY: 'true',
+      // The promoter console signs in through the development issuer and is reached through the router.
+      CONSOLE_OIDC_ISSUER_URL: url(ports.identity),
+      CONSOLE_PUBLIC_URL: url(ports.router),
     };
     await runOnce('control-plane-migrate', 'control-plane/src/db/migrate.ts', controlPlaneEnv);
-    await run('control-plane-api', 'control-plane/src/main.ts', controlPlaneEnv, `${url(ports.controlPlane)}/healthz`);
-    await run('control-plane-worker', 'control-plane/src/worker.ts', controlPlaneEnv);
+    await run('control-plane-api', 'control-plane/src/main.ts', controlPlaneEnv, `${url(ports.controlPlane)}/healthz`, {
+      job: 'control-plane',
+    });
+    await run('control-plane-worker', 'control-plane/src/worker.ts', controlPlaneEnv, undefined, {
+      job: 'control-plane',
+    });
     await run('control-plane-fact-relay', 'control-plane/src/outbox/relay-main.ts', {
       ...controlPlaneEnv,
       KAFKA_BROKERS: options.services.kafkaBrokers,
@@ -233,8 +264,16 @@ export async function startPlatform(options: PlatformOptions) {
       const cell = cells.get(id);
       if (!cell) throw new Error(`no cell ${id}`);
       await Promise.all([
-        run(`${id}-api`, 'cell/src/api/main.ts', cell.env, `${cell.url}/readyz`),
-        ...CELL_WORKERS.map((role) => run(`${id}-${role}`, `cell/src/${role}/main.ts`, cell.env)),
+        run(`${id}-api`, 'cell/src/api/main.ts', cell.env, `${cell.url}/readyz`, {
+          job: 'cell-api',
+          labels: { cell: id },
+        }),
+        ...CELL_WORKERS.map((role) =>
+          run(`${id}-${role}`, `cell/src/${role}/main.ts`, cell.env, undefined, {
+            job: 'cell-worker',
+            labels: { cell: id },
+          }),
+        ),
       ]);
       cell.running = true;
     };
@@ -242,7 +281,7 @@ export async function startPlatform(options: PlatformOptions) {
     const stopCell = async (id: string) => {
       const mine = [...processes.entries()].filter(([name]) => name.startsWith(`${id}-`));
       await Promise.all(mine.map(([, p]) => p.stop()));
-      for (const [name] of mine) processes.delete(name);
+      for (const [name] of mine) forget(name);
       writeState();
       const cell = cells.get(id);
       if (cell) cell.running = false;
@@ -252,11 +291,14 @@ export async function startPlatform(options: PlatformOptions) {
       const cell = cells.get(id);
       if (!cell) throw new Error(`no cell ${id}`);
       const name = `${id}-${role}-${instance}`;
-      const p = await run(name, `cell/src/${role}/main.ts`, cell.env);
+      const p = await run(name, `cell/src/${role}/main.ts`, cell.env, undefined, {
+        job: 'cell-worker',
+        labels: { cell: id },
+      });
       return {
         async stop() {
           await p.stop();
-          processes.delete(name);
+          forget(name);
           writeState();
         },
       };
@@ -273,7 +315,25 @@ export async function startPlatform(options: PlatformOptions) {
         DIRECTORY_POLL_MS: '500',
       },
       `${url(ports.router)}/healthz`,
+      { job: 'router' },
     );
+    if (prometheus) {
+      const p = await supervise(
+        'prometheus',
+        {},
+        {
+          name: 'prometheus',
+          command: prometheus.command,
+          readyUrl: `${prometheus.url}/-/ready`,
+          healthUrl: `${prometheus.url}/-/ready`,
+          logFile: resolve(options.logDir, 'prometheus.log'),
+          report,
+          onChange: writeState,
+        },
+      );
+      processes.set('prometheus', p);
+      writeState();
+    }
     // Stripe sends every event to every endpoint; each cell's endpoint goes through the router.
     for (const cell of cells.values()) {
       const res = await fetch(`${url(ports.stripe)}/__emulator/webhook-endpoints`, {
@@ -293,6 +353,7 @@ export async function startPlatform(options: PlatformOptions) {
         controlPlane: url(ports.controlPlane),
         identity: url(ports.identity),
         stripe: url(ports.stripe),
+        prometheus: prometheus?.url,
       },
       stripeKey,
       internalToken,

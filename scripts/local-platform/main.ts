@@ -37,6 +37,7 @@ const platform = await startPlatform({
   logDir: resolve(repoRoot, '.data/platform/logs'),
   ports: { router: 8080, controlPlane: 4000, identity: 4100, stripe: 12111, cells: [8101, 8102] },
   stateFile: defaultStateFile,
+  prometheus: { port: 9090 },
 });
 
 let stopping = false;
@@ -56,12 +57,21 @@ const demo = await seedDemo(platform, { seatsPerEvent: 2_000, maxReleaseRate: 20
   await platform.stop();
   process.exit(1);
 });
+const promoterLogin = { username: 'demo-promoter', password: 'demo-promoter' };
+const registered = await fetch(`${platform.urls.identity}/users`, {
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({ ...promoterLogin, sub: 'promoter-demo', tenantId: demo.tenantId, role: 'owner' }),
+});
+if (!registered.ok) throw new Error(`dev identity /users: ${registered.status} ${await registered.text()}`);
 const [first] = demo.events;
 const r = platform.urls.router;
 console.log(`
 The onsale platform is running.
 
   edge router (buyers, webhooks)  ${r}
+  promoter console                ${r}/console   sign in as ${promoterLogin.username} / ${promoterLogin.password} (owner of the demo tenant)
+  prometheus (metrics, alerts)    ${platform.urls.prometheus}   rules: ops/prometheus/alerts.yml
   control plane (console, room)   ${platform.urls.controlPlane}   OpenAPI: ${platform.urls.controlPlane}/openapi.json
   sales API (reporting)           ${platform.urls.controlPlane}/events/{eventId}/sales/summary | timeline | sections | settlement.csv
   reporting facts (Parquet, S3)   ${env.S3_ENDPOINT}/${env.S3_BUCKET}/facts/   rebuild: source .data/services.env; pnpm --filter @onsale/reporting rebuild

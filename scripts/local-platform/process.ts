@@ -22,11 +22,20 @@ export interface RunningProcess {
 export async function startProcess(
   entry: string,
   env: Record<string, string>,
-  options: { name?: string; readyUrl?: string; logFile?: string; capture?: boolean; timeoutMs?: number } = {},
+  options: {
+    name?: string;
+    readyUrl?: string;
+    logFile?: string;
+    capture?: boolean;
+    timeoutMs?: number;
+    /** Runs this program (a server of its own, such as Prometheus) instead of `entry` under tsx. */
+    command?: string[];
+  } = {},
 ): Promise<RunningProcess> {
   const name = options.name ?? entry;
   const piped = Boolean(options.logFile || options.capture);
-  const child = spawn(process.execPath, ['--import', 'tsx', resolve(repoRoot, entry)], {
+  const [file, ...args] = options.command ?? [process.execPath, '--import', 'tsx', resolve(repoRoot, entry)];
+  const child = spawn(file!, args, {
     cwd: repoRoot,
     env: { ...process.env, ...env },
     stdio: ['ignore', piped ? 'pipe' : 'ignore', piped ? 'pipe' : 'inherit'],
@@ -34,8 +43,10 @@ export async function startProcess(
   if (options.logFile) {
     mkdirSync(dirname(options.logFile), { recursive: true });
     const out = createWriteStream(options.logFile, { flags: 'a' });
-    child.stdout?.pipe(out);
-    child.stderr?.pipe(out);
+    // Two streams into one file: the file closes once both have ended, not when the first does.
+    child.stdout?.pipe(out, { end: false });
+    child.stderr?.pipe(out, { end: false });
+    child.once('close', () => out.end());
   }
   const output: string[] = [];
   if (options.capture) {

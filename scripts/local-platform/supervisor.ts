@@ -47,6 +47,7 @@ export async function supervise(
     logFile: string;
     readyUrl?: string;
     healthUrl?: string;
+    command?: string[];
     policy?: RestartPolicy;
     report: (line: string) => void;
     onChange?: () => void;

@@ -20,6 +20,8 @@ export async function startTestPlatform(options: {
   ports?: { router?: number; identity?: number };
   /** More environment for every process. */
   env?: Record<string, string>;
+  /** A real Prometheus scraping every process, with these rule files. */
+  prometheus?: { ruleFiles?: string[] };
 }) {
   const env = serviceEnv();
   const dbs: TestDatabase[] = [];
@@ -51,6 +53,7 @@ export async function startTestPlatform(options: {
     logDir: resolve(repoRoot, `.data/e2e/${run}`),
     stateFile: options.stateFile,
     ports: options.ports,
+    prometheus: options.prometheus,
     env: {
       LOG_LEVEL: 'info',
       REDIS_KEY_PREFIX: `${run}:`,

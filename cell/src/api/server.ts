@@ -42,6 +42,7 @@ export function buildCellApi(config: CellApiConfig) {
   const writeLatency = new LatencyWindow();
   labelProcessMetrics({ role: 'api', cell: config.CELL_ID });
   const refreshMetrics = async () => {
+    metrics.ready.set((await services.ready()) ? 1 : 0);
     const ledger = await readLedgerFigures(ctx);
     metrics.activeHolds.set(ledger.activeHolds);
     metrics.outboxWaiting.set(ledger.outboxWaiting);

@@ -35,6 +35,7 @@ function catalog(registry: Registry) {
     ]),
     holdTransaction: histogram('onsale_hold_transaction_seconds', 'Duration of the hold transaction.'),
     activeHolds: gauge('onsale_active_holds', 'Holds currently active in the cell.'),
+    ready: gauge('onsale_ready', '1 while the process can do its job (a cell API: write as its epoch).'),
     seatsAvailable: gauge('onsale_seats_available', 'Seats still on sale, per event.', ['event']),
 
     outboxWaiting: gauge('onsale_outbox_waiting', 'Outbox rows not yet published.'),
@@ -75,6 +76,7 @@ function catalog(registry: Registry) {
     queueJoins: counter('onsale_queue_joins_total', 'Buyers who joined the room.', ['event']),
     admitted: counter('onsale_admitted_total', 'Buyers released from the room.', ['event']),
     releaseRate: gauge('onsale_release_rate', 'Release rate R (buyers per second) per event.', ['event']),
+    releaseRateFloor: gauge('onsale_release_rate_floor', 'The lowest R the promoter allows, per event.', ['event']),
     controllerDecisions: counter('onsale_controller_decisions_total', 'Release controller decisions.', [
       'event',
       'decision',
@@ -98,8 +100,11 @@ export type Metrics = typeof metrics;
 /** Called once at start: every series of this process carries its role and cell. */
 export function labelProcessMetrics(labels: { role: string; cell?: string }): void {
   registry.setDefaultLabels({ role: labels.role, cell: labels.cell ?? 'control-plane' });
-  collectDefaultMetrics({ register: registry });
+  // Tests run several roles in one process: the process-level collectors register once.
+  if (!defaultsCollected) collectDefaultMetrics({ register: registry });
+  defaultsCollected = true;
 }
+let defaultsCollected = false;
 
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 

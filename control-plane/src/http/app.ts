@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { OpenAPIHono } from '@hono/zod-openapi';
-import { acceptedInputIssues, allowedMethods } from '@onsale/contracts';
+import { acceptedInputIssues, allowedMethods, httpMetrics } from '@onsale/contracts';
 import { bodyLimit } from 'hono/body-limit';
 import { createConsoleApp } from '../console/app';
 import { loadConsoleConfig } from '../console/config';
@@ -14,7 +14,7 @@ import { registerCreateEvent } from './routes/events-create';
 import { registerGetEvent } from './routes/events-get';
 import { registerListEvents } from './routes/events-list';
 import { registerUpdateEvent } from './routes/events-update';
-import { registerHealth } from './routes/health';
+import { registerHealth, registerMetrics } from './routes/health';
 import { registerJwks } from './routes/jwks';
 import { registerGetOnsale } from './routes/onsale-get';
 import { registerScheduleOnsale } from './routes/onsale-put';
@@ -49,6 +49,7 @@ export function createApp(services: Services): App {
     },
   });
 
+  app.use(httpMetrics());
   app.use('*', async (c, next) => {
     const given = c.req.header('x-request-id');
     const requestId = given && REQUEST_ID.test(given) ? given : `req_${randomUUID().replaceAll('-', '')}`;
@@ -91,6 +92,7 @@ export function createApp(services: Services): App {
   });
   for (const register of [
     registerHealth,
+    registerMetrics,
     registerJwks,
     registerDirectory,
     registerCreateEvent,

@@ -51,6 +51,7 @@ export async function runControllerTick(ctx: Services, opts: { source?: SignalSo
           decreaseFactor: ctx.config.CONTROLLER_DECREASE_FACTOR,
         });
         metrics.releaseRate.set({ event: ev.id }, d.rate);
+        metrics.releaseRateFloor.set({ event: ev.id }, on.minReleaseRate);
         metrics.controllerDecisions.inc({
           event: ev.id,
           decision: d.rate > rr.rate ? 'raise' : d.rate < rr.rate ? 'lower' : signals ? 'hold' : 'hold_blind',
