@@ -4,6 +4,7 @@ import { registerHealth } from './health';
 import { registerCreateHold } from './holds.create';
 import { registerReleaseHold } from './holds.delete';
 import { registerLoadEvent } from './internal.events.put';
+import { registerOrderTimeline } from './internal.orders.timeline.get';
 import { registerSignals } from './internal.signals.get';
 import { registerMetrics } from './metrics.get';
 import { registerGetOrder } from './orders.get';
@@ -18,5 +19,6 @@ export function registerRoutes(app: CellApp) {
   registerAvailability(app);
   registerLoadEvent(app);
   registerSignals(app);
+  registerOrderTimeline(app);
   registerStripeWebhook(app);
 }
