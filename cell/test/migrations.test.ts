@@ -34,6 +34,7 @@ describe('cell migrations', () => {
         'inbox',
         'stripe_events',
         'incidents',
+        'buyer_limits',
       ]),
     );
     await migrateCell(db.url, 'cell-m', 1);

@@ -15,6 +15,7 @@ export const errorCodes = {
   seats_not_found: 404,
   event_not_found: 404,
   seats_unavailable: 409,
+  buyer_limit_exceeded: 409,
   idempotency_key_reused: 409,
   conflict: 409,
   order_not_releasable: 409,

@@ -7,6 +7,7 @@ import { holdSeats, holds, orders } from '../db/schema';
 import { uuids } from '../db/sql';
 import { withWriteTx } from '../db/tx';
 import { DomainError } from '../errors';
+import { refuseIfFrozen } from '../inventory/freeze';
 import { appendEvent, type Causation } from '../outbox/append';
 import { expireOrders } from './expire';
 import { claimIdempotencyKey, storeIdempotentResponse } from './idempotency';
@@ -49,7 +50,9 @@ export async function placeHold(ctx: CellContext, input: PlaceHoldInput): Promis
   return withWriteTx(ctx, async (tx) => {
     const prior = await claimIdempotencyKey(tx, input.userId, input.idempotencyKey, requestHash);
     if (prior) return { body: prior as HoldResponse, replayed: true };
+    await refuseIfFrozen(tx, input.eventId);
     const seats = await lockSeats(tx, input.eventId, seatIds);
+    await enforceBuyerLimit(tx, input, seats[0]!.max_seats_per_order, seatIds.length);
     await refuseOccupied(tx, cause, seatIds);
     const body = await insertHold(tx, cause, input, seats);
     await storeIdempotentResponse(tx, input.userId, input.idempotencyKey, body);
@@ -86,6 +89,33 @@ async function lockSeats(tx: Tx, eventId: string, seatIds: string[]): Promise<Lo
     throw new DomainError('bad_request', 'seats are priced in different currencies');
   }
   return locked.rows;
+}
+
+/**
+ * The per-buyer limit counts every seat of the buyer's live holds and paid orders for the event,
+ * not only this request's. The buyer's row (event, user) is locked after the seats (so the event
+ * is known to exist) and before anything is written: the same buyer's concurrent holds queue
+ * here and each counts what the one before it committed (read committed: the count's snapshot
+ * is taken after the lock is granted). Different buyers never wait on each other's row.
+ */
+async function enforceBuyerLimit(tx: Tx, input: PlaceHoldInput, limit: number, requested: number): Promise<void> {
+  await tx.execute(sql`
+    INSERT INTO buyer_limits (event_id, user_id) VALUES (${input.eventId}, ${input.userId})
+    ON CONFLICT (event_id, user_id) DO UPDATE SET event_id = excluded.event_id`);
+  const counted = await tx.execute<{ seats: number }>(sql`
+    SELECT count(*)::int AS seats
+      FROM orders o JOIN holds h ON h.order_id = o.id JOIN hold_seats hs ON hs.hold_id = h.id
+     WHERE o.event_id = ${input.eventId} AND o.user_id = ${input.userId}
+       AND ((o.status = 'pending_payment' AND h.status = 'active' AND h.expires_at > now())
+            OR o.status IN ('confirmed', 'paid', 'ticketed'))`);
+  const held = counted.rows[0]?.seats ?? 0;
+  if (held + requested > limit) {
+    throw new DomainError(
+      'buyer_limit_exceeded',
+      `the limit is ${limit} seats per buyer for this event; you already hold or bought ${held}, this request asks for ${requested}`,
+      { limit, held, requested, remaining: Math.max(0, limit - held) },
+    );
+  }
 }
 
 /**

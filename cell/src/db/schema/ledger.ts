@@ -69,7 +69,11 @@ export const orders = pgTable(
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
-  (t) => [index('orders_user_idx').on(t.userId), index('orders_status_idx').on(t.status, t.updatedAt)],
+  (t) => [
+    index('orders_user_idx').on(t.userId),
+    index('orders_status_idx').on(t.status, t.updatedAt),
+    index('orders_event_user_idx').on(t.eventId, t.userId),
+  ],
 );
 
 export const holds = pgTable(
@@ -159,6 +163,23 @@ export const idempotencyKeys = pgTable(
     expiresAt: ts('expires_at').notNull(),
   },
   (t) => [primaryKey({ columns: [t.userId, t.key] }), index('idempotency_expiry_idx').on(t.expiresAt)],
+);
+
+/**
+ * One row per (event, buyer) that has ever held seats: the hold transaction locks it (after the
+ * seats, before any write), so two concurrent holds by the same buyer queue and the second counts
+ * the first's seats against the per-buyer limit. The count itself is read from the ledger under the lock.
+ */
+export const buyerLimits = pgTable(
+  'buyer_limits',
+  {
+    eventId: uuid('event_id')
+      .notNull()
+      .references(() => events.id),
+    userId: text('user_id').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.eventId, t.userId] })],
 );
 
 /** Things that must not happen but did (money taken for seats already released): a human looks. */
