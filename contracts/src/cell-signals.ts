@@ -26,6 +26,14 @@ export type CellStatus = z.infer<typeof CellStatus>;
 export const DirectoryFeed = z.object({
   version: z.number().int().nonnegative(),
   cells: z.array(z.object({ id: z.string(), baseUrl: z.string().url(), region: z.string(), status: CellStatus })),
-  events: z.array(z.object({ eventId: z.string().uuid(), cellId: z.string(), epoch: z.number().int() })),
+  events: z.array(
+    z.object({
+      eventId: z.string().uuid(),
+      cellId: z.string(),
+      epoch: z.number().int(),
+      /** Being evacuated to another cell: new holds pause (503 event_moving) until the directory flips. */
+      moving: z.boolean().optional(),
+    }),
+  ),
 });
 export type DirectoryFeed = z.infer<typeof DirectoryFeed>;

@@ -10,6 +10,8 @@ export const errorCodes = {
   unauthenticated: 401,
   forbidden: 403,
   admission_invalid: 403,
+  /** The event moved to another cell after this admission token was minted: fetch a fresh one from the waiting room. */
+  admission_cell_moved: 409,
   not_found: 404,
   method_not_allowed: 405,
   seats_not_found: 404,
@@ -25,6 +27,8 @@ export const errorCodes = {
   internal: 500,
   cell_unavailable: 503,
   epoch_fenced: 503,
+  /** The event is being moved between cells: new holds pause for seconds (Retry-After). */
+  event_moving: 503,
   upstream_timeout: 504,
 } as const;
 

@@ -22,6 +22,8 @@ export function onError(err: Error, c: Context<CellEnv>) {
   if (err instanceof DomainError) {
     // The rest of an oversized body is never read, so this connection cannot carry another request.
     if (err.code === 'payload_too_large') c.header('Connection', 'close');
+    // A moving event sells again (on its new cell) within seconds.
+    if (err.code === 'event_moving') c.header('Retry-After', '2');
     return errorResponse(c, err.code, err.message, err.details);
   }
   if (err instanceof EpochFencedError) {

@@ -10,6 +10,8 @@ export interface CellEntry {
 export interface EventPlacement {
   cellId: string;
   epoch: number;
+  /** Being evacuated: new holds wait (503 event_moving) until the directory flips it to its new cell. */
+  moving?: boolean;
 }
 
 /** One immutable copy of the control plane's directory, indexed for the request path. */
@@ -25,7 +27,9 @@ export function snapshotOf(feed: DirectoryFeed, fetchedAt: number): DirectorySna
     version: feed.version,
     fetchedAt,
     cells: new Map(feed.cells.map((c) => [c.id, c])),
-    events: new Map(feed.events.map((e) => [e.eventId, { cellId: e.cellId, epoch: e.epoch }])),
+    events: new Map(
+      feed.events.map((e) => [e.eventId, { cellId: e.cellId, epoch: e.epoch, ...(e.moving ? { moving: true } : {}) }]),
+    ),
   };
 }
 

@@ -155,13 +155,16 @@ export function createRouterApp(deps: RouterDeps) {
         });
       claims = verdict.claims;
     }
-    const route = routeToCell(dir, target.eventId, claims);
+    const intent = incoming.method === 'POST' && NEW_HOLD_PATH.test(pathname) ? 'new_hold' : 'order';
+    const route = routeToCell(dir, target.eventId, claims, intent);
     if (!route.ok) return refuse(c, route);
     c.set('upstream', route.cell.id);
     return send(c, deps.upstreams.for(route.cell.baseUrl), route.cell.id, url);
   });
 
   function refuse(c: Context<RouterEnv>, route: Extract<CellRoute, { ok: false }>) {
+    if (route.code === 'event_moving')
+      return errorResponse(c, route.code, route.message, { details: route.details, retryAfter: movingRetryAfter });
     if (route.code !== 'cell_unavailable')
       return errorResponse(c, route.code, route.message, { details: route.details });
     // Counted against the cell, so its 5xx rate shows it is out of service.
@@ -216,6 +219,11 @@ export function createRouterApp(deps: RouterDeps) {
 
   return app;
 }
+
+/** A new hold (POST to the collection), as opposed to releasing one (DELETE /holds/{id}) or reading an order. */
+const NEW_HOLD_PATH = /^\/events\/[^/]+\/holds\/?$/;
+/** A move pauses new holds for seconds: buyers come back soon. */
+const movingRetryAfter = 1;
 
 const query = (url: string) => {
   const q = url.indexOf('?');

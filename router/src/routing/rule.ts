@@ -4,7 +4,15 @@ import type { CellEntry, DirectorySnapshot } from '../directory/directory';
 export type Refusal =
   | { code: 'event_not_found'; message: string; details: { eventId: string } }
   | { code: 'admission_invalid'; message: string; details: { reason: 'event' | 'stale_cell' } }
-  | { code: 'cell_unavailable'; message: string; details: { cellId: string; status: CellStatus | 'unknown' } };
+  | { code: 'cell_unavailable'; message: string; details: { cellId: string; status: CellStatus | 'unknown' } }
+  | { code: 'event_moving'; message: string; details: { eventId: string; cellId: string } }
+  | { code: 'admission_cell_moved'; message: string; details: { eventId: string; cellId: string; epoch: number } };
+
+/**
+ * What the request does, where it matters: a new hold takes seats, so it must go where the event sells now; anything
+ * else (an order read, releasing a hold) concerns an order that lives where it was made.
+ */
+export type RequestIntent = 'new_hold' | 'order';
 
 export type CellRoute = { ok: true; cell: CellEntry; by: 'token' | 'directory' } | ({ ok: false } & Refusal);
 
@@ -23,12 +31,35 @@ export type CellRoute = { ok: true; cell: CellEntry; by: 'token' | 'directory' }
  *
  * Either way only an active cell gets traffic: draining, down and evacuated cells answer 503 for their events.
  */
-export function routeToCell(dir: DirectorySnapshot, eventId: string, claims?: AdmissionClaims): CellRoute {
+export function routeToCell(
+  dir: DirectorySnapshot,
+  eventId: string,
+  claims?: AdmissionClaims,
+  intent?: RequestIntent,
+): CellRoute {
   const placement = dir.events.get(eventId);
   let cellId: string;
+  // Evacuation: while the event moves, new holds wait a few seconds; everything else carries on in the source cell.
+  if (intent === 'new_hold' && placement?.moving)
+    return refuse('event_moving', 'this event is moving to another cell; retry shortly', {
+      eventId,
+      cellId: placement.cellId,
+    });
   if (claims) {
     if (claims.eventId !== eventId)
       return refuse('admission_invalid', 'the admission token is for another event', { reason: 'event' });
+    // A token minted for the cell the event has since left (the directory's epoch is newer): a new hold is refused
+    // with a reason the buyer's client acts on (fetch the admission again: the waiting room re-issues it for the new
+    // cell, place kept), and an order made on the old cell is still read and released there.
+    if (intent && placement && placement.cellId !== claims.purchaseCell && claims.directoryEpoch < placement.epoch) {
+      if (intent === 'new_hold')
+        return refuse('admission_cell_moved', 'the event has moved to another cell; fetch your admission again', {
+          eventId,
+          cellId: placement.cellId,
+          epoch: placement.epoch,
+        });
+      return toCell(dir, claims.purchaseCell, 'token');
+    }
     if (placement && placement.cellId !== claims.purchaseCell && claims.directoryEpoch <= placement.epoch)
       return refuse('admission_invalid', 'the event has moved since this admission token was minted', {
         reason: 'stale_cell',
@@ -38,11 +69,15 @@ export function routeToCell(dir: DirectorySnapshot, eventId: string, claims?: Ad
     if (!placement) return refuse('event_not_found', 'no cell serves this event', { eventId });
     cellId = placement.cellId;
   }
+  return toCell(dir, cellId, claims ? 'token' : 'directory');
+}
+
+function toCell(dir: DirectorySnapshot, cellId: string, by: 'token' | 'directory'): CellRoute {
   const cell = dir.cells.get(cellId);
   if (!cell) return refuse('cell_unavailable', 'the purchase cell is unknown', { cellId, status: 'unknown' });
   if (cell.status !== 'active')
     return refuse('cell_unavailable', `the purchase cell is ${cell.status}`, { cellId, status: cell.status });
-  return { ok: true, cell, by: claims ? 'token' : 'directory' };
+  return { ok: true, cell, by };
 }
 
 /**

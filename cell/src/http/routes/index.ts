@@ -3,6 +3,7 @@ import { registerAvailability } from './availability.get';
 import { registerHealth } from './health';
 import { registerCreateHold } from './holds.create';
 import { registerReleaseHold } from './holds.delete';
+import { registerEvacuation } from './internal.evacuation';
 import { registerLoadEvent } from './internal.events.put';
 import { registerOrderTimeline } from './internal.orders.timeline.get';
 import { registerSignals } from './internal.signals.get';
@@ -18,6 +19,7 @@ export function registerRoutes(app: CellApp) {
   registerReleaseHold(app);
   registerAvailability(app);
   registerLoadEvent(app);
+  registerEvacuation(app);
   registerSignals(app);
   registerOrderTimeline(app);
   registerStripeWebhook(app);
