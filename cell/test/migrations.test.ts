@@ -35,6 +35,7 @@ describe('cell migrations', () => {
         'stripe_events',
         'incidents',
         'buyer_limits',
+        'price_tiers',
       ]),
     );
     await migrateCell(db.url, 'cell-m', 1);

@@ -45,9 +45,28 @@ export const SeatLoad = z.object({
   row: z.string().min(1).max(16),
   price: z.number().int().positive(),
   currency: z.string().regex(/^[a-z]{3}$/),
-  /** The price tier's code; reporting groups sales by it. */
+  /** The price tier's code; reporting groups sales by it. A tier declared in `tiers` prices the seat. */
   tier: z.string().min(1).max(64).optional(),
 });
+
+/**
+ * A price tier of the event. `price` is the ticket price in minor units; `fee` the service fee.
+ * With fees `included` the fee is part of `price` (the buyer pays `price`); with fees `added`
+ * the buyer pays `price + fee`. The cell computes every order's amount from these.
+ */
+export const PriceTierLoad = z.object({
+  code: z.string().min(1).max(64),
+  name: z.string().min(1).max(200),
+  price: z.number().int().positive(),
+  currency: z.string().regex(/^[a-z]{3}$/),
+  fee: z.number().int().nonnegative().default(0),
+  fees: z.enum(['included', 'added']).default('included'),
+});
+export type PriceTierLoad = z.infer<typeof PriceTierLoad>;
+
+/** What the buyer pays for one seat of a tier, in minor units. */
+export const tierSeatPrice = (t: Pick<PriceTierLoad, 'price' | 'fee' | 'fees'>) =>
+  t.price + (t.fees === 'added' ? t.fee : 0);
 export const EventLoad = z.object({
   eventId: z.string().uuid(),
   tenantId: z.string().min(1),
@@ -57,5 +76,7 @@ export const EventLoad = z.object({
   maxSeatsPerOrder: z.number().int().min(1).max(8).default(8),
   directoryEpoch: z.number().int().nonnegative().default(0),
   seats: z.array(SeatLoad).min(1).max(SEATS_PER_LOAD_MAX),
+  /** The event's price tiers; a seat whose `tier` names one is priced by it (its own price must agree). */
+  tiers: z.array(PriceTierLoad).max(100).optional(),
 });
 export type EventLoad = z.infer<typeof EventLoad>;

@@ -50,6 +50,10 @@ describe('scheduling loads the event into its cell', () => {
     });
     expect(body.seats).toHaveLength(25);
     expect(body.seats[0]).toMatchObject({ price: 7500, currency: 'eur', section: 'S1' });
+    // The seats' tiers travel with the load: the cell prices orders from them.
+    const tierCodes = new Set(body.seats.map((x) => x.tier));
+    expect(body.tiers?.map((x) => x.code).sort()).toEqual([...tierCodes].sort());
+    for (const tier of body.tiers ?? []) expect(tier).toMatchObject({ fee: 0, fees: 'included' });
     // The same seat ids as the directory holds (stable uuids minted by the control plane).
     const ids = await h.services.pool.query('select id from seats where event_id = $1 order by label', [eventId]);
     expect(body.seats.map((x) => x.id)).toEqual(ids.rows.map((r) => r.id));

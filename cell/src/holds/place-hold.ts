@@ -11,6 +11,7 @@ import { refuseIfFrozen } from '../inventory/freeze';
 import { appendEvent, type Causation } from '../outbox/append';
 import { expireOrders } from './expire';
 import { claimIdempotencyKey, storeIdempotentResponse } from './idempotency';
+import { seatPrice } from './seat-price';
 
 export interface PlaceHoldInput {
   eventId: string;
@@ -60,11 +61,13 @@ export async function placeHold(ctx: CellContext, input: PlaceHoldInput): Promis
   });
 }
 
-/** Locks the requested seats of the event, in id order, with the event's rules alongside. */
+/** Locks the requested seats of the event, in id order, with the event's rules and prices alongside. */
 async function lockSeats(tx: Tx, eventId: string, seatIds: string[]): Promise<LockedSeat[]> {
   const locked = await tx.execute<LockedSeat>(sql`
-    SELECT s.id, s.price, s.currency, e.hold_ttl_seconds, e.max_seats_per_order
+    SELECT s.id, ${seatPrice} AS price, coalesce(t.currency, s.currency) AS currency,
+           e.hold_ttl_seconds, e.max_seats_per_order
       FROM seats s JOIN events e ON e.id = s.event_id
+      LEFT JOIN price_tiers t ON t.event_id = s.event_id AND t.code = s.tier
      WHERE s.event_id = ${eventId} AND s.id = ANY(${uuids(seatIds)})
      ORDER BY s.id FOR UPDATE OF s`);
   if (locked.rows.length !== seatIds.length) {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { EventLoad } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import type { CellContext } from '../context';
+import type { Tx } from '../db/client';
 import { withWriteTx } from '../db/tx';
 import { DomainError } from '../errors';
 
@@ -37,6 +38,62 @@ function findDuplicates(load: EventLoad) {
 }
 
 /**
+ * The tiers must be distinct, and a seat naming a declared tier must carry that tier's price and
+ * currency (the tier is what prices it; a disagreement means the control plane sent two truths).
+ */
+function tierIssues(load: EventLoad) {
+  const issues: { path: string; message: string }[] = [];
+  const tiers = new Map<string, NonNullable<EventLoad['tiers']>[number]>();
+  (load.tiers ?? []).forEach((t, i) => {
+    if (tiers.has(t.code)) issues.push({ path: `tiers.${i}.code`, message: `duplicate tier '${t.code}'` });
+    else tiers.set(t.code, t);
+  });
+  load.seats.forEach((s, row) => {
+    const t = s.tier === undefined ? undefined : tiers.get(s.tier);
+    if (!t) return;
+    if (t.price !== s.price || t.currency !== s.currency)
+      issues.push({ path: `seats.${row}.price`, message: `differs from tier '${t.code}' (${t.price} ${t.currency})` });
+  });
+  return issues;
+}
+
+type TierRow = { code: string; name: string; price: number; currency: string; fee: number; fees_included: boolean };
+const tierKey = (t: TierRow) => JSON.stringify([t.code, t.name, t.price, t.currency.trim(), t.fee, t.fees_included]);
+
+/**
+ * Stores the load's tiers. An event loaded before tiers existed gets them now; tiers that differ
+ * from the stored ones are a conflict, like a different seat map.
+ */
+async function storeTiers(tx: Tx, load: EventLoad): Promise<void> {
+  if (!load.tiers?.length) return;
+  const wanted: TierRow[] = load.tiers.map((t) => ({
+    code: t.code,
+    name: t.name,
+    price: t.price,
+    currency: t.currency,
+    fee: t.fee,
+    fees_included: t.fees === 'included',
+  }));
+  const stored = await tx.execute<TierRow>(
+    sql`SELECT code, name, price, currency, fee, fees_included FROM price_tiers WHERE event_id = ${load.eventId}`,
+  );
+  if (stored.rows.length > 0) {
+    const same = new Set(stored.rows.map(tierKey));
+    if (stored.rows.length !== wanted.length || !wanted.every((t) => same.has(tierKey(t))))
+      throw new DomainError('event_conflict', 'event is already loaded with different price tiers', {
+        eventId: load.eventId,
+      });
+    return;
+  }
+  const col = <K extends keyof TierRow>(k: K) => sql.param(wanted.map((t) => t[k]));
+  await tx.execute(sql`
+    INSERT INTO price_tiers (event_id, code, name, price, currency, fee, fees_included)
+    SELECT ${load.eventId}, code, name, price, currency, fee, fees_included
+      FROM unnest(${col('code')}::text[], ${col('name')}::text[], ${col('price')}::int[], ${col('currency')}::text[],
+                  ${col('fee')}::int[], ${col('fees_included')}::boolean[]) AS t(code, name, price, currency, fee, fees_included)`);
+}
+
+/**
  * Loads an event and its seat map into the cell, all or nothing. Loading the same map again
  * is a no-op (the control plane retries); a different map for a loaded event is a conflict,
  * because buyers may already hold its seats.
@@ -45,6 +102,9 @@ export async function loadEvent(ctx: CellContext, load: EventLoad): Promise<Load
   const issues = findDuplicates(load);
   if (issues.length > 0)
     throw new DomainError('validation_failed', 'seat map has duplicates', { issues: issues.slice(0, 100) });
+  const tiers = tierIssues(load);
+  if (tiers.length > 0)
+    throw new DomainError('validation_failed', 'price tiers and seats disagree', { issues: tiers.slice(0, 100) });
   const hash = seatsHash(load);
 
   return withWriteTx(ctx, async (tx) => {
@@ -58,6 +118,7 @@ export async function loadEvent(ctx: CellContext, load: EventLoad): Promise<Load
           eventId: load.eventId,
         });
       }
+      await storeTiers(tx, load);
       await tx.execute(sql`
         UPDATE events SET directory_epoch = greatest(directory_epoch, ${load.directoryEpoch}) WHERE id = ${load.eventId}`);
       return { eventId: load.eventId, seats: load.seats.length, created: false };
@@ -78,6 +139,7 @@ export async function loadEvent(ctx: CellContext, load: EventLoad): Promise<Load
                       ${sql.param(chunk.map((s) => s.tier ?? null))}::text[])
                AS t(id, label, section, row, price, currency, tier)`);
     }
+    await storeTiers(tx, load);
     return { eventId: load.eventId, seats: load.seats.length, created: true };
   });
 }

@@ -12,6 +12,7 @@ import {
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../db/client';
 import { outbox } from '../db/schema';
+import { seatPrice } from '../holds/seat-price';
 
 export interface Causation {
   cellId: string;
@@ -35,12 +36,13 @@ async function saleContext(tx: Tx, orderId: string): Promise<SaleContext> {
     tier: string | null;
     price: number | null;
   }>(sql`
-    SELECT e.tenant_id, o.event_id, o.amount, o.currency, s.id AS seat_id, s.section, s.tier, s.price
+    SELECT e.tenant_id, o.event_id, o.amount, o.currency, s.id AS seat_id, s.section, s.tier, ${seatPrice} AS price
       FROM orders o
       JOIN events e ON e.id = o.event_id
       LEFT JOIN holds h ON h.order_id = o.id
       LEFT JOIN hold_seats hs ON hs.hold_id = h.id
       LEFT JOIN seats s ON s.id = hs.seat_id
+      LEFT JOIN price_tiers t ON t.event_id = s.event_id AND t.code = s.tier
      WHERE o.id = ${orderId}
      ORDER BY s.id`);
   const first = rows.rows[0];

@@ -30,6 +30,10 @@ export async function buildEventLoad(
     select s.id, s.label, s.section, s.row, t.price, t.currency, t.code as tier
     from seats s join price_tiers t on t.event_id = s.event_id and t.code = s.tier_code
     where s.event_id = ${eventId} order by s.label`);
+  const tiers = await ctx.db.execute<{ code: string; name: string; price: number; currency: string }>(sql`
+    select t.code, t.name, t.price, t.currency from price_tiers t
+    where t.event_id = ${eventId} and exists (select 1 from seats s where s.event_id = t.event_id and s.tier_code = t.code)
+    order by t.code`);
   return {
     cell: { id: row.cell.id, baseUrl: row.cell.baseUrl },
     seatMapVersion: row.ev.seatMapVersion,
@@ -49,6 +53,15 @@ export async function buildEventLoad(
         price: Number(s.price),
         currency: s.currency,
         tier: s.tier,
+      })),
+      // The cell prices every order from these; promoters' tiers carry no separate fee yet.
+      tiers: tiers.rows.map((t) => ({
+        code: t.code,
+        name: t.name,
+        price: Number(t.price),
+        currency: t.currency,
+        fee: 0,
+        fees: 'included' as const,
       })),
     },
   };

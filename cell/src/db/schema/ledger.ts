@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import {
   bigint,
+  boolean,
   char,
   index,
   integer,
@@ -50,6 +51,24 @@ export const seats = pgTable(
     tier: text('tier'),
   },
   (t) => [uniqueIndex('seats_event_label_uq').on(t.eventId, t.label)],
+);
+
+/** The event's price tiers, loaded with it: the hold computes an order's amount from them. */
+export const priceTiers = pgTable(
+  'price_tiers',
+  {
+    eventId: uuid('event_id')
+      .notNull()
+      .references(() => events.id),
+    code: text('code').notNull(),
+    name: text('name').notNull(),
+    /** Ticket price in minor units (with the fee inside it when feesIncluded). */
+    price: integer('price').notNull(),
+    currency: char('currency', { length: 3 }).notNull(),
+    fee: integer('fee').notNull().default(0),
+    feesIncluded: boolean('fees_included').notNull().default(true),
+  },
+  (t) => [primaryKey({ columns: [t.eventId, t.code] })],
 );
 
 export const orders = pgTable(
