@@ -12,4 +12,5 @@ export * from './runtime/health';
 export * from './runtime/log';
 export * from './runtime/loop';
 export * from './runtime/metrics';
+export * from './runtime/shutdown';
 export * from './topics';

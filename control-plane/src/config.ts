@@ -1,4 +1,5 @@
 import { DatabaseAuthConfig, DatabaseUsersConfig, KafkaAuthConfig, RedisAuthConfig } from '@onsale/aws-auth';
+import { parseEnv } from '@onsale/contracts';
 import { z } from 'zod';
 
 const bool = z
@@ -81,15 +82,5 @@ export const MigrateConfig = z.object({
   ...DatabaseUsersConfig.shape,
 });
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
-
-export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const parsed = ConfigSchema.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `${i.path.join('.') || '(env)'}: ${i.message}`);
-    throw new ConfigError(`invalid control-plane configuration:\n  ${lines.join('\n  ')}`);
-  }
-  return parsed.data;
-}
+/** The control plane's configuration from an environment (its processes: `configOrExit`, once at start). */
+export const loadConfig = (env: NodeJS.ProcessEnv): Config => parseEnv(ConfigSchema, env);

@@ -1,4 +1,5 @@
 import { connectRedis, redisConnectOptions } from '@onsale/aws-auth';
+import { createLogger, type Logger } from '@onsale/contracts';
 import { Redis } from 'ioredis';
 import { createRemoteJWKSet } from 'jose';
 import type pg from 'pg';
@@ -8,7 +9,6 @@ import type { Config } from './config';
 import { createDb, type Db } from './db/client';
 import { createIdentityVerifier, type IdentityVerifier } from './identity/verifier';
 import { type Clock, systemClock } from './lib/clock';
-import { createLogger, type Logger } from './lib/logger';
 import { type RoomRedis, withRoomScripts } from './waiting-room/scripts';
 
 /** Everything a verb needs, built once per process and handed down (never imported as globals). */
@@ -36,7 +36,7 @@ export interface ServiceOverrides {
 
 export function createServices(config: Config, o: ServiceOverrides = {}): Services {
   const clock = o.clock ?? systemClock;
-  const log = o.log ?? createLogger(config.LOG_LEVEL, { service: 'control-plane' });
+  const log = o.log ?? createLogger({ service: 'control-plane' }, config.LOG_LEVEL);
   const { db, pool } = createDb(config.DATABASE_URL_CONTROL_PLANE, config.DATABASE_POOL_SIZE, config);
   const redis = withRoomScripts(
     o.redis ??

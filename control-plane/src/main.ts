@@ -1,18 +1,11 @@
 import { serve } from '@hono/node-server';
-import { labelProcessMetrics } from '@onsale/contracts';
-import { loadConfig } from './config';
+import { configOrExit, labelProcessMetrics, onShutdown } from '@onsale/contracts';
+import { ConfigSchema } from './config';
 import { closeServices, connectServices, createServices } from './context';
 import { createApp } from './http/app';
 
 /** The control-plane API process. */
-const config = (() => {
-  try {
-    return loadConfig();
-  } catch (err) {
-    console.error((err as Error).message);
-    process.exit(1);
-  }
-})();
+const config = configOrExit('control-plane-api', ConfigSchema);
 labelProcessMetrics({ role: 'control-plane-api' });
 const services = createServices(config);
 const log = services.log.child({ role: 'api' });
@@ -23,17 +16,11 @@ const server = serve({ fetch: app.fetch, hostname: config.HOST, port: config.POR
   log.info('control-plane API listening', { host: config.HOST, port: info.port }),
 );
 
-let stopping = false;
-for (const sig of ['SIGTERM', 'SIGINT'] as const) {
-  process.on(sig, () => {
-    if (stopping) return;
-    stopping = true;
-    log.info('shutting down', { signal: sig });
-    const deadline = setTimeout(() => process.exit(1), 10_000);
-    deadline.unref();
-    server.close(async () => {
-      await closeServices(services);
-      process.exit(0);
-    });
-  });
-}
+onShutdown(
+  log,
+  async () => {
+    await new Promise((r) => server.close(r));
+    await closeServices(services);
+  },
+  10_000,
+);

@@ -1,5 +1,13 @@
-import { labelProcessMetrics, loopHealth, pollingLoop, type ReadinessProbe, serveHealth } from '@onsale/contracts';
-import { loadConfig } from './config';
+import {
+  configOrExit,
+  labelProcessMetrics,
+  loopHealth,
+  onShutdown,
+  pollingLoop,
+  type ReadinessProbe,
+  serveHealth,
+} from '@onsale/contracts';
+import { ConfigSchema } from './config';
 import { closeServices, connectServices, createServices, type Services } from './context';
 import { runSchedulerTick } from './onsale/scheduler';
 import { runControllerTick } from './release-controller/tick';
@@ -45,26 +53,14 @@ export function startWorker(services: Services) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  let config: ReturnType<typeof loadConfig>;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    console.error((err as Error).message);
-    process.exit(1);
-  }
+  const config = configOrExit('control-plane-worker', ConfigSchema);
   labelProcessMetrics({ role: 'control-plane-worker' });
   const services = createServices(config);
   await connectServices(services);
   await services.keys.ensureKey();
   const worker = startWorker(services);
-  for (const sig of ['SIGTERM', 'SIGINT'] as const) {
-    process.on(sig, async () => {
-      services.log.info('worker draining', { signal: sig });
-      const deadline = setTimeout(() => process.exit(1), 15_000);
-      deadline.unref();
-      await worker.stop();
-      await closeServices(services);
-      process.exit(0);
-    });
-  }
+  onShutdown(services.log.child({ role: 'worker' }), async () => {
+    await worker.stop();
+    await closeServices(services);
+  });
 }

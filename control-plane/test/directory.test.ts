@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { DirectoryFeed } from '@onsale/contracts';
+import { ConfigError, DirectoryFeed } from '@onsale/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addCell, createHarness, type Harness, scheduledEvent } from '../../test/support/control-plane';
-import { ConfigError, loadConfig } from '../src/config';
+import { loadConfig } from '../src/config';
 import { MIGRATIONS_FOLDER, migrateDatabase } from '../src/db/migrate';
 
 let h: Harness;

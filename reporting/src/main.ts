@@ -1,4 +1,4 @@
-import { createLogger } from '@onsale/contracts';
+import { createLogger, onShutdown } from '@onsale/contracts';
 import { loadReportingConfig, type ReportingConfig } from './config';
 import { startReporter } from './reporter';
 
@@ -25,11 +25,4 @@ const reporter = await startReporter(config, log, {
   beforeCommit: killBeforeCommit(config.FAILPOINT_KILL_BEFORE_COMMIT),
 });
 log.info('reporting consumer started', { bucket: config.S3_BUCKET, prefix: config.REPORTING_PREFIX });
-for (const sig of ['SIGTERM', 'SIGINT'] as const) {
-  process.on(sig, async () => {
-    const deadline = setTimeout(() => process.exit(1), 20_000);
-    deadline.unref();
-    await reporter.stop();
-    process.exit(0);
-  });
-}
+onShutdown(log, () => reporter.stop(), 20_000);

@@ -1,4 +1,4 @@
-import { createLogger } from '@onsale/contracts';
+import { createLogger, onShutdown } from '@onsale/contracts';
 import { loadConfig } from './config';
 import { startRouter } from './router';
 
@@ -12,10 +12,4 @@ try {
 }
 
 // Stop taking connections, let in-flight requests finish, then leave; a stuck upstream cannot hold shutdown.
-const shutdown = (signal: string) => {
-  log.info('shutting down', { signal });
-  setTimeout(() => process.exit(1), 10_000).unref();
-  void router.close().then(() => process.exit(0));
-};
-process.once('SIGTERM', () => shutdown('SIGTERM'));
-process.once('SIGINT', () => shutdown('SIGINT'));
+onShutdown(log, () => router.close(), 10_000);

@@ -78,12 +78,18 @@ describe('the local platform supervises its processes', () => {
     } finally {
       signalKafka('SIGCONT');
     }
+    const states = async () =>
+      Promise.all(
+        consumers.map(async (c) => `${c.name}: ${await (await fetch(c.healthUrl!).catch(() => null))?.text()}`),
+      );
     await eventually(
       async () => (await Promise.all(consumers.map((c) => readyz(c.healthUrl!)))).every((s) => s === 200),
       'every consumer to rejoin its group and report ready',
       90_000,
       500,
-    );
+    ).catch(async (err) => {
+      throw new Error(`${err.message}:\n${(await states()).join('\n')}`);
+    });
     expect(consumers.map((c) => proc(c.name).restarts)).toEqual(restarts);
   }, 180_000);
 

@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createLogger } from '@onsale/contracts';
 import { type Config, loadConfig } from '../../control-plane/src/config';
 import { closeServices, createServices, type ServiceOverrides, type Services } from '../../control-plane/src/context';
 import { startDevIdentityServer } from '../../control-plane/src/dev-identity/server';
 import { createApp } from '../../control-plane/src/http/app';
 import type { App } from '../../control-plane/src/http/env';
 import { ManualClock } from '../../control-plane/src/lib/clock';
-import { createLogger } from '../../control-plane/src/lib/logger';
 import { createTestDatabase } from './db';
 import { serviceEnv } from './services';
 
@@ -69,7 +69,11 @@ export async function createHarness(
     ...o.env,
   });
   const clock = new ManualClock(Date.now());
-  const services = createServices(config, { clock, log: createLogger(config.LOG_LEVEL), ...o.overrides });
+  const services = createServices(config, {
+    clock,
+    log: createLogger({ service: 'control-plane' }, config.LOG_LEVEL),
+    ...o.overrides,
+  });
   await services.keys.ensureKey();
   const app = createApp(services);
   const operatorToken = await idp.identity.operator('op-1');

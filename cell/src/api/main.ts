@@ -1,5 +1,5 @@
 import { serve } from '@hono/node-server';
-import { configOrExit } from '@onsale/contracts';
+import { configOrExit, onShutdown } from '@onsale/contracts';
 import { CellApiConfig } from '../config';
 import { buildCellApi } from './server';
 
@@ -10,14 +10,8 @@ const server = serve({ fetch: api.app.fetch, hostname: config.HOST, port: config
   api.log.info('cell api listening', { port: info.port }),
 );
 
-async function shutdown(signal: string) {
-  api.log.info('shutting down', { signal });
-  const deadline = setTimeout(() => process.exit(1), 10_000);
-  server.close(async () => {
-    await api.close();
-    clearTimeout(deadline);
-    process.exit(0);
-  });
-}
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
+// Stop taking connections, let in-flight requests finish, then close the pools.
+onShutdown(api.log, async () => {
+  await new Promise((r) => server.close(r));
+  await api.close();
+});

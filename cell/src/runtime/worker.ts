@@ -4,6 +4,7 @@ import {
   createLogger,
   type Logger,
   labelProcessMetrics,
+  onShutdown,
   type ReadinessProbe,
   serveHealth,
 } from '@onsale/contracts';
@@ -55,24 +56,11 @@ export function startWorker<S extends typeof CellWorkerConfig>(
   const probes = new Map<string, ReadinessProbe>();
   const health = config.HEALTH_PORT === undefined ? null : serveHealth(config.HEALTH_HOST, config.HEALTH_PORT, probes);
 
-  let shuttingDown = false;
-  const shutdown = async (signal: string, code = 0) => {
-    if (shuttingDown) return;
-    shuttingDown = true;
-    log.info('shutting down', { signal });
-    const deadline = setTimeout(() => process.exit(1), 15_000);
+  onShutdown(log, async () => {
     for (const stop of stops) await Promise.resolve(stop()).catch((err) => log.warn('stop failed', { err }));
     await broker.close().catch(() => {});
     await database.close().catch(() => {});
     health?.close();
-    clearTimeout(deadline);
-    process.exit(code);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('unhandledRejection', (err) => {
-    log.error('fatal: unhandled rejection', { err });
-    void shutdown('unhandledRejection', 1);
   });
   log.info('started', { healthPort: config.HEALTH_PORT });
   return {

@@ -1,5 +1,6 @@
-type Level = 'debug' | 'info' | 'warn' | 'error';
-const rank: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+type Level = LogLevel;
+const rank: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 
 /** Field names whose values never reach a log line, whatever the caller passes. */
 const SECRET_FIELD = /secret|token|authorization|password|card|signature|cookie/i;

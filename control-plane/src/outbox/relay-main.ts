@@ -1,9 +1,8 @@
 import { kafkaSecurity, pgConnection } from '@onsale/aws-auth';
-import { CONTROL_PLANE_FACTS_TOPIC } from '@onsale/contracts';
+import { CONTROL_PLANE_FACTS_TOPIC, createLogger, onShutdown } from '@onsale/contracts';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { FactRelayConfig } from '../config';
-import { createLogger } from '../lib/logger';
 import { createFactRelay } from './relay';
 
 const parsed = FactRelayConfig.safeParse(process.env);
@@ -12,7 +11,7 @@ if (!parsed.success) {
   process.exit(1);
 }
 const env = parsed.data;
-const log = createLogger(env.LOG_LEVEL, { service: 'control-plane', role: 'fact-relay' });
+const log = createLogger({ service: 'control-plane', role: 'fact-relay' }, env.LOG_LEVEL);
 const kafka = new Kafka({
   ...kafkaSecurity(env),
   clientId: 'control-plane-fact-relay',
@@ -37,12 +36,9 @@ const pool = new pg.Pool({ ...pgConnection(env.DATABASE_URL_CONTROL_PLANE, env),
 const relay = createFactRelay(pool, producer, log, { batchSize: 500, leaseMs: 10_000, idleMs: 100 });
 const running = relay.start();
 log.info('fact relay started', { topic: CONTROL_PLANE_FACTS_TOPIC });
-for (const sig of ['SIGTERM', 'SIGINT'] as const) {
-  process.on(sig, async () => {
-    relay.stop();
-    await running;
-    await producer.disconnect();
-    await pool.end();
-    process.exit(0);
-  });
-}
+onShutdown(log, async () => {
+  relay.stop();
+  await running;
+  await producer.disconnect();
+  await pool.end();
+});

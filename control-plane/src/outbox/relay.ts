@@ -1,7 +1,7 @@
+import type { Logger } from '@onsale/contracts';
 import { CONTROL_PLANE_FACTS_TOPIC } from '@onsale/contracts';
 import type { Producer } from 'kafkajs';
 import type pg from 'pg';
-import type { Logger } from '../lib/logger';
 
 export interface FactRelayOptions {
   batchSize: number;
