@@ -1,7 +1,7 @@
 import type { DirectoryFeed } from '@onsale/contracts';
-import { and, asc, isNotNull, ne } from 'drizzle-orm';
+import { and, asc, inArray, isNotNull, ne } from 'drizzle-orm';
 import type { Services } from '../context';
-import { cells, events } from '../db/schema';
+import { cells, eventMoves, events, MOVING_STEPS } from '../db/schema';
 import { directoryVersion } from '../db/sql';
 
 /** The read-only directory (event → cell, with epochs) the edge router polls; version changes with any change. */
@@ -15,10 +15,24 @@ export async function directoryFeed({ ctx }: { ctx: Services }): Promise<Directo
         .from(events)
         .where(and(isNotNull(events.cellId), ne(events.status, 'ended')))
         .orderBy(asc(events.id));
+      // Events under evacuation between the fence and the flip: the router pauses their new holds.
+      const moving = new Set(
+        (
+          await tx
+            .select({ eventId: eventMoves.eventId })
+            .from(eventMoves)
+            .where(inArray(eventMoves.step, [...MOVING_STEPS]))
+        ).map((m) => m.eventId),
+      );
       return {
         version,
         cells: cs.map((c) => ({ id: c.id, baseUrl: c.baseUrl, region: c.region, status: c.status })),
-        events: evs.map((e) => ({ eventId: e.eventId, cellId: e.cellId as string, epoch: e.epoch })),
+        events: evs.map((e) => ({
+          eventId: e.eventId,
+          cellId: e.cellId as string,
+          epoch: e.epoch,
+          ...(moving.has(e.eventId) ? { moving: true } : {}),
+        })),
       };
     },
     { isolationLevel: 'repeatable read', accessMode: 'read only' },

@@ -1,0 +1,89 @@
+import { z } from 'zod';
+import { CellCallError, type CellTarget } from '../cells/client';
+
+/** The cells' internal evacuation routes (cell/src/http/routes/internal.evacuation.ts), as the mover calls them. */
+
+export const LedgerView = z.object({
+  eventId: z.string(),
+  frozen: z.boolean(),
+  occupiedSeatIds: z.array(z.string()),
+  ticketedSeats: z.number(),
+  activeHolds: z.number(),
+  openOrders: z.number(),
+});
+export type LedgerView = z.infer<typeof LedgerView>;
+const Frozen = z.object({ eventId: z.string(), frozen: z.boolean() });
+const Blocked = z.object({ eventId: z.string(), blocked: z.number() });
+const BlockedList = z.object({ eventId: z.string(), seatIds: z.array(z.string()) });
+
+export interface EvacuationCellClient {
+  freeze(cell: CellTarget, eventId: string): Promise<z.infer<typeof Frozen>>;
+  unfreeze(cell: CellTarget, eventId: string, maxSeatsPerOrder: number): Promise<z.infer<typeof Frozen>>;
+  ledger(cell: CellTarget, eventId: string): Promise<LedgerView>;
+  block(cell: CellTarget, eventId: string, sourceCell: string, seatIds: string[]): Promise<z.infer<typeof Blocked>>;
+  unblock(cell: CellTarget, eventId: string, sourceCell: string, seatIds: string[]): Promise<z.infer<typeof Blocked>>;
+  blocked(cell: CellTarget, eventId: string, sourceCell: string): Promise<string[]>;
+}
+
+export function createEvacuationCellClient(o: { token: string; timeoutMs: number }): EvacuationCellClient {
+  async function call<T extends z.ZodTypeAny>(
+    cell: CellTarget,
+    method: string,
+    path: string,
+    schema: T,
+    body?: unknown,
+  ): Promise<z.infer<T>> {
+    const url = `${cell.baseUrl.replace(/\/+$/, '')}${path}`;
+    let res: Response;
+    try {
+      res = await fetch(url, {
+        method,
+        headers: {
+          authorization: `Bearer ${o.token}`,
+          accept: 'application/json',
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(o.timeoutMs),
+      });
+    } catch (err) {
+      throw new CellCallError(`cell ${cell.id} unreachable: ${(err as Error).message}`, null);
+    }
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {}
+    if (!res.ok) {
+      const e = (parsed as { error?: { code?: string; message?: string } })?.error;
+      throw new CellCallError(
+        `cell ${cell.id} answered ${res.status} to ${method} ${path}${e ? ` ${e.code}: ${e.message}` : ''}`,
+        res.status,
+        parsed,
+      );
+    }
+    const ok = schema.safeParse(parsed);
+    if (!ok.success) throw new CellCallError(`cell ${cell.id}: ${method} ${path} answer does not match`, 200, parsed);
+    return ok.data;
+  }
+  const ev = (eventId: string) => `/internal/events/${encodeURIComponent(eventId)}`;
+  return {
+    freeze: (cell, eventId) => call(cell, 'PUT', `${ev(eventId)}/sales-freeze`, Frozen),
+    unfreeze: (cell, eventId, max) =>
+      call(cell, 'DELETE', `${ev(eventId)}/sales-freeze?maxSeatsPerOrder=${max}`, Frozen),
+    ledger: (cell, eventId) => call(cell, 'GET', `${ev(eventId)}/ledger`, LedgerView),
+    block: (cell, eventId, sourceCell, seatIds) =>
+      call(cell, 'POST', `${ev(eventId)}/blocked-seats`, Blocked, { sourceCell, seatIds }),
+    unblock: (cell, eventId, sourceCell, seatIds) =>
+      call(cell, 'POST', `${ev(eventId)}/blocked-seats/release`, Blocked, { sourceCell, seatIds }),
+    blocked: async (cell, eventId, sourceCell) =>
+      (
+        await call(
+          cell,
+          'GET',
+          `${ev(eventId)}/blocked-seats?sourceCell=${encodeURIComponent(sourceCell)}`,
+          BlockedList,
+        )
+      ).seatIds,
+  };
+}

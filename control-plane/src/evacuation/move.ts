@@ -1,0 +1,365 @@
+import type { Logger } from '@onsale/contracts';
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import type { Redis } from 'ioredis';
+import type { CellClient, CellTarget } from '../cells/client';
+import type { Services } from '../context';
+import type { Db } from '../db/client';
+import { cells, type EventMove, eventMoves, events, type MoveStep, onsales } from '../db/schema';
+import { bumpDirectoryVersion } from '../db/sql';
+import type { Clock } from '../lib/clock';
+import { conflict, notFound, ServiceError } from '../lib/errors';
+import { buildEventLoad } from '../onsale/load';
+import { setRoomPlacement } from '../waiting-room/room';
+import type { EvacuationCellClient } from './cell-calls';
+import { readmitReleasedBuyers } from './readmit';
+
+/**
+ * Evacuating one on-sale event from its cell (the source) to another (the target), as a row in
+ * event_moves whose `step` is the last step finished. Every step is idempotent and starts from
+ * what the database and the cells say, so a mover killed anywhere is resumed by running it again.
+ *
+ *   planned → fencing → fenced   directory epoch+1 and `moving` (router: new holds 503 event_moving);
+ *                                the source freezes the event's sales (racing holds commit first or lose)
+ *           → drained            in-flight holds and orders finish on the source, up to the drain deadline
+ *           → copied             the target loads the event (frozen) and blocks every seat the source sold
+ *                                or still holds
+ *           → flipped            directory: the event is on the target, epoch+1
+ *           → resumed            the target sells; released buyers are re-admitted for it (place kept)
+ *           → done               every hold left on the source has ended; its seats that did not sell
+ *                                are unblocked on the target, exactly once
+ */
+
+export interface MoverDeps {
+  db: Db;
+  redis: Redis;
+  /** The control plane's Redis key prefix (the waiting room's keys). */
+  prefix: string;
+  log: Logger;
+  clock: Clock;
+  cells: Pick<CellClient, 'loadEvent'>;
+  evac: EvacuationCellClient;
+  claimWindowSeconds: number;
+  /** How often drain and settle look at the source. */
+  pollMs?: number;
+  /** Test hook: stop (as if killed) right after this step is recorded. */
+  crashAfter?: MoveStep;
+  onStep?: (move: EventMove) => void;
+}
+
+export class MoverCrash extends Error {
+  override name = 'MoverCrash';
+}
+
+const OPEN_STEPS: MoveStep[] = ['planned', 'fencing', 'fenced', 'drained', 'copied', 'flipped', 'resumed'];
+const ABORTABLE: MoveStep[] = ['planned', 'fencing', 'fenced', 'drained', 'copied'];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function cellTarget(
+  db: Db,
+  id: string,
+): Promise<CellTarget & { status: string; dedicatedEventId: string | null }> {
+  const [c] = await db.select().from(cells).where(eq(cells.id, id));
+  if (!c) throw new ServiceError('not_found', `unknown cell ${id}`);
+  return { id: c.id, baseUrl: c.baseUrl, status: c.status, dedicatedEventId: c.dedicatedEventId };
+}
+
+/** Plans a move, or returns the open one for the event when it goes to the same cell. */
+export async function planMove(
+  deps: Pick<MoverDeps, 'db' | 'log'>,
+  input: { eventId: string; toCell: string; drainSeconds: number },
+): Promise<EventMove> {
+  const { db } = deps;
+  return db.transaction(async (tx) => {
+    const [ev] = await tx.select().from(events).where(eq(events.id, input.eventId)).for('update');
+    if (!ev) throw notFound('event');
+    const [open] = await tx
+      .select()
+      .from(eventMoves)
+      .where(and(eq(eventMoves.eventId, ev.id), inArray(eventMoves.step, OPEN_STEPS)));
+    if (open) {
+      if (open.toCell !== input.toCell)
+        throw conflict(`event is already moving to ${open.toCell}`, { moveId: open.id, step: open.step });
+      return open;
+    }
+    if (!['on_sale', 'paused', 'sold_out', 'scheduled'].includes(ev.status))
+      throw conflict(`event is ${ev.status}; only a loaded or on-sale event is evacuated`);
+    if (!ev.cellId) throw conflict('event has no purchase cell');
+    if (ev.cellId === input.toCell) throw conflict(`event is already on ${input.toCell}`);
+    const [target] = await tx.select().from(cells).where(eq(cells.id, input.toCell));
+    if (!target) throw new ServiceError('not_found', `unknown cell ${input.toCell}`);
+    if (target.status !== 'active') throw conflict(`target cell ${target.id} is ${target.status}`);
+    if (target.dedicatedEventId && target.dedicatedEventId !== ev.id)
+      throw conflict(`cell ${target.id} is dedicated to another event`);
+    const [on] = await tx.select().from(onsales).where(eq(onsales.eventId, ev.id));
+    if (on?.loadStatus !== 'loaded') throw conflict('event is not loaded into its cell yet; nothing to evacuate');
+    const [row] = await tx
+      .insert(eventMoves)
+      .values({ eventId: ev.id, fromCell: ev.cellId, toCell: input.toCell, drainSeconds: input.drainSeconds })
+      .returning();
+    deps.log.info('evacuation planned', { moveId: row!.id, eventId: ev.id, from: ev.cellId, to: input.toCell });
+    return row!;
+  });
+}
+
+async function load(db: Db, moveId: string): Promise<EventMove> {
+  const [m] = await db.select().from(eventMoves).where(eq(eventMoves.id, moveId));
+  if (!m) throw notFound('move');
+  return m;
+}
+
+/** Records a finished step if the move is still where this mover left it; zero rows means another mover won. */
+async function advance(
+  deps: MoverDeps,
+  m: EventMove,
+  to: MoveStep,
+  set: Partial<EventMove> = {},
+  report?: Record<string, unknown>,
+): Promise<EventMove> {
+  const [row] = await deps.db
+    .update(eventMoves)
+    .set({
+      ...set,
+      step: to,
+      lastError: null,
+      updatedAt: new Date(),
+      ...(report ? { report: sql`${eventMoves.report} || ${JSON.stringify(report)}::jsonb` } : {}),
+    })
+    .where(and(eq(eventMoves.id, m.id), eq(eventMoves.step, m.step)))
+    .returning();
+  if (!row) return load(deps.db, m.id);
+  deps.log.info('evacuation step', { moveId: m.id, eventId: m.eventId, step: to, ...(report ?? {}) });
+  deps.onStep?.(row);
+  if (deps.crashAfter === to) throw new MoverCrash(`mover stopped after ${to} (test)`);
+  return row;
+}
+
+async function perBuyerLimit(db: Db, eventId: string): Promise<number> {
+  const [on] = await db.select({ limit: onsales.perBuyerLimit }).from(onsales).where(eq(onsales.eventId, eventId));
+  return on?.limit ?? 1;
+}
+
+/** fence: directory epoch+1 with the event marked moving, then the source freezes the event's sales. */
+async function fence(deps: MoverDeps, m: EventMove): Promise<EventMove> {
+  if (m.step === 'planned') {
+    m = await deps.db.transaction(async (tx) => {
+      const [ev] = await tx.select().from(events).where(eq(events.id, m.eventId)).for('update');
+      if (!ev || ev.cellId !== m.fromCell) throw conflict('the event is no longer on the source cell');
+      const epoch = ev.directoryEpoch + 1;
+      await tx.update(events).set({ directoryEpoch: epoch, updatedAt: new Date() }).where(eq(events.id, ev.id));
+      const [row] = await tx
+        .update(eventMoves)
+        .set({ step: 'fencing', fenceEpoch: epoch, fencedAt: new Date(), updatedAt: new Date() })
+        .where(and(eq(eventMoves.id, m.id), eq(eventMoves.step, 'planned')))
+        .returning();
+      if (!row) throw conflict('another mover advanced this move');
+      await bumpDirectoryVersion(tx);
+      return row;
+    });
+    deps.log.info('evacuation step', { moveId: m.id, eventId: m.eventId, step: 'fencing', epoch: m.fenceEpoch });
+    if (deps.crashAfter === 'fencing') throw new MoverCrash('mover stopped after fencing (test)');
+  }
+  await deps.evac.freeze(await cellTarget(deps.db, m.fromCell), m.eventId);
+  return advance(deps, m, 'fenced');
+}
+
+/** drain: wait for the source's holds and open orders to finish, up to fencedAt + drainSeconds. */
+async function drain(deps: MoverDeps, m: EventMove): Promise<EventMove> {
+  const source = await cellTarget(deps.db, m.fromCell);
+  const deadline = (m.fencedAt?.getTime() ?? deps.clock.now().getTime()) + m.drainSeconds * 1000;
+  let view = await deps.evac.ledger(source, m.eventId);
+  while ((view.activeHolds > 0 || view.openOrders > 0) && deps.clock.now().getTime() < deadline) {
+    await sleep(deps.pollMs ?? 250);
+    view = await deps.evac.ledger(source, m.eventId);
+  }
+  if (!view.frozen) throw new ServiceError('conflict', `source cell ${source.id} does not report the event frozen`);
+  return advance(
+    deps,
+    m,
+    'drained',
+    { drainedAt: new Date() },
+    {
+      drain: {
+        activeHoldsLeft: view.activeHolds,
+        openOrdersLeft: view.openOrders,
+        timedOut: view.activeHolds > 0 || view.openOrders > 0,
+      },
+    },
+  );
+}
+
+/** copy: the target gets the event, frozen, with every seat the source sold or holds blocked. */
+async function copy(deps: MoverDeps, m: EventMove): Promise<EventMove> {
+  const source = await cellTarget(deps.db, m.fromCell);
+  const target = await cellTarget(deps.db, m.toCell);
+  // buildEventLoad and setRoomPlacement read only the database, and Redis with its prefix.
+  const { body } = await buildEventLoad(deps as unknown as Services, m.eventId);
+  const loaded = await deps.cells.loadEvent(target, { ...body, directoryEpoch: (m.fenceEpoch ?? 0) + 1 });
+  if (loaded.seats !== body.seats.length)
+    throw new ServiceError('conflict', `target reports ${loaded.seats} seats, sent ${body.seats.length}`);
+  await deps.evac.freeze(target, m.eventId);
+  const view = await deps.evac.ledger(source, m.eventId);
+  const CHUNK = 10_000;
+  for (let i = 0; i < view.occupiedSeatIds.length; i += CHUNK)
+    await deps.evac.block(target, m.eventId, m.fromCell, view.occupiedSeatIds.slice(i, i + CHUNK));
+  const blocked = new Set(await deps.evac.blocked(target, m.eventId, m.fromCell));
+  const missing = view.occupiedSeatIds.filter((s) => !blocked.has(s));
+  if (missing.length) throw new ServiceError('conflict', `target did not block ${missing.length} seats`);
+  return advance(
+    deps,
+    m,
+    'copied',
+    { copiedAt: new Date() },
+    { copy: { seats: body.seats.length, blocked: blocked.size, ticketedOnSource: view.ticketedSeats } },
+  );
+}
+
+/** flip: the directory points the event at the target with a new epoch. */
+async function flip(deps: MoverDeps, m: EventMove): Promise<EventMove> {
+  return deps.db
+    .transaction(async (tx) => {
+      const [ev] = await tx.select().from(events).where(eq(events.id, m.eventId)).for('update');
+      if (!ev) throw notFound('event');
+      if (ev.cellId !== m.fromCell) throw conflict(`the event is on ${ev.cellId}, not the source ${m.fromCell}`);
+      const epoch = ev.directoryEpoch + 1;
+      await tx
+        .update(events)
+        .set({ cellId: m.toCell, directoryEpoch: epoch, updatedAt: new Date() })
+        .where(eq(events.id, ev.id));
+      await tx.update(onsales).set({ loadedCellId: m.toCell, loadedEpoch: epoch }).where(eq(onsales.eventId, ev.id));
+      const [row] = await tx
+        .update(eventMoves)
+        .set({ step: 'flipped', flipEpoch: epoch, flippedAt: new Date(), updatedAt: new Date(), lastError: null })
+        .where(and(eq(eventMoves.id, m.id), eq(eventMoves.step, 'copied')))
+        .returning();
+      if (!row) throw conflict('another mover advanced this move');
+      await bumpDirectoryVersion(tx);
+      deps.log.info('evacuation step', { moveId: m.id, eventId: m.eventId, step: 'flipped', epoch });
+      return row;
+    })
+    .then((row) => {
+      deps.onStep?.(row);
+      if (deps.crashAfter === 'flipped') throw new MoverCrash('mover stopped after flipped (test)');
+      return row;
+    });
+}
+
+/** resume: the target sells; the waiting room issues admissions for it to everyone it had released. */
+async function resume(deps: MoverDeps, m: EventMove): Promise<EventMove> {
+  const target = await cellTarget(deps.db, m.toCell);
+  await deps.evac.unfreeze(target, m.eventId, await perBuyerLimit(deps.db, m.eventId));
+  await setRoomPlacement(deps as unknown as Services, m.eventId, m.toCell, m.flipEpoch ?? 0);
+  const readmitted = await readmitReleasedBuyers(
+    deps.redis,
+    deps.prefix,
+    m.eventId,
+    deps.clock.now().getTime(),
+    deps.claimWindowSeconds,
+  );
+  return advance(deps, m, 'resumed', { resumedAt: new Date() }, { resume: { readmitted } });
+}
+
+/**
+ * settle: seats blocked on the target for holds that were still open on the source are released
+ * on the target as the source reports them free; done when the source has no hold or order left.
+ * `waitMs` bounds one call (resume continues it).
+ */
+async function settle(deps: MoverDeps, m: EventMove, waitMs: number): Promise<EventMove> {
+  const source = await cellTarget(deps.db, m.fromCell);
+  const target = await cellTarget(deps.db, m.toCell);
+  const until = deps.clock.now().getTime() + waitMs;
+  let released = 0;
+  for (;;) {
+    // Read the source first: a seat free there now stays free there (the event is frozen on it).
+    const view = await deps.evac.ledger(source, m.eventId);
+    const occupied = new Set(view.occupiedSeatIds);
+    const free = (await deps.evac.blocked(target, m.eventId, m.fromCell)).filter((s) => !occupied.has(s));
+    if (free.length) {
+      await deps.evac.unblock(target, m.eventId, m.fromCell, free);
+      released += free.length;
+    }
+    if (view.activeHolds === 0 && view.openOrders === 0)
+      return advance(deps, m, 'done', { doneAt: new Date() }, { settle: { released, soldOnSource: occupied.size } });
+    if (deps.clock.now().getTime() >= until) {
+      deps.log.info('evacuation settling', { moveId: m.id, released, activeHolds: view.activeHolds });
+      return m;
+    }
+    await sleep(deps.pollMs ?? 500);
+  }
+}
+
+/** Runs the move from its recorded step to done (or as far as settleWaitMs allows). Safe to call again. */
+export async function runMove(deps: MoverDeps, moveId: string, o: { settleWaitMs?: number } = {}): Promise<EventMove> {
+  let m = await load(deps.db, moveId);
+  for (;;) {
+    try {
+      switch (m.step) {
+        case 'planned':
+        case 'fencing':
+          m = await fence(deps, m);
+          break;
+        case 'fenced':
+          m = await drain(deps, m);
+          break;
+        case 'drained':
+          m = await copy(deps, m);
+          break;
+        case 'copied':
+          m = await flip(deps, m);
+          break;
+        case 'flipped':
+          m = await resume(deps, m);
+          break;
+        case 'resumed': {
+          const after = await settle(deps, m, o.settleWaitMs ?? 15 * 60_000);
+          if (after.step === 'resumed') return after;
+          m = after;
+          break;
+        }
+        case 'done':
+        case 'aborted':
+          return m;
+      }
+    } catch (err) {
+      if (!(err instanceof MoverCrash)) {
+        const message = err instanceof Error ? err.message : String(err);
+        await deps.db
+          .update(eventMoves)
+          .set({ lastError: message.slice(0, 1000), updatedAt: new Date() })
+          .where(eq(eventMoves.id, m.id));
+        deps.log.warn('evacuation step failed; resume retries it', { moveId: m.id, step: m.step, error: message });
+      }
+      throw err;
+    }
+  }
+}
+
+/**
+ * Abort before the flip: the source sells again as before (unfrozen, a new epoch so the router's
+ * copy drops `moving`). The target keeps a frozen, unrouted copy of the event that a later move reloads.
+ */
+export async function abortMove(deps: MoverDeps, moveId: string): Promise<EventMove> {
+  const m = await load(deps.db, moveId);
+  if (m.step === 'aborted') return m;
+  if (!ABORTABLE.includes(m.step)) throw conflict(`the move is ${m.step}; after the flip it can only go forward`);
+  if (m.step !== 'planned')
+    await deps.evac.unfreeze(await cellTarget(deps.db, m.fromCell), m.eventId, await perBuyerLimit(deps.db, m.eventId));
+  return deps.db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(eventMoves)
+      .set({ step: 'aborted', doneAt: new Date(), updatedAt: new Date() })
+      .where(and(eq(eventMoves.id, m.id), inArray(eventMoves.step, ABORTABLE)))
+      .returning();
+    if (!row) throw conflict('the move advanced while aborting; run abort again or resume');
+    await tx
+      .update(events)
+      .set({ directoryEpoch: sql`${events.directoryEpoch} + 1`, updatedAt: new Date() })
+      .where(eq(events.id, m.eventId));
+    await bumpDirectoryVersion(tx);
+    deps.log.info('evacuation aborted', { moveId: m.id, eventId: m.eventId, at: m.step });
+    return row;
+  });
+}
+
+export async function moveStatus(db: Db, eventId: string): Promise<EventMove[]> {
+  return db.select().from(eventMoves).where(eq(eventMoves.eventId, eventId)).orderBy(eventMoves.createdAt);
+}
