@@ -1,0 +1,266 @@
+import { randomUUID } from 'node:crypto';
+import { createLogger } from '@onsale/contracts';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHttpCellClient } from '../../control-plane/src/cells/client';
+import { createDb } from '../../control-plane/src/db/client';
+import type { EventMove, MoveStep } from '../../control-plane/src/db/schema';
+import { createEvacuationCellClient } from '../../control-plane/src/evacuation/cell-calls';
+import { MoverCrash, type MoverDeps, planMove, runMove } from '../../control-plane/src/evacuation/move';
+import { systemClock } from '../../control-plane/src/lib/clock';
+import { startTestPlatform, type TestPlatform } from '../support/platform';
+import { serviceEnv } from '../support/services';
+import { type Shopper, shopper } from '../support/shopper';
+
+/**
+ * Evacuating a live on-sale event from cell A to cell B through the real platform (router, two
+ * cells with every worker, Kafka, PostgreSQL, Redis, the Stripe emulator), with buyers buying
+ * throughout, the mover killed after three different steps and resumed.
+ */
+
+const HOLD_TTL = 30;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let t: TestPlatform;
+let pool: ReturnType<typeof createDb>['pool'];
+let redis: Redis;
+let baseDeps: MoverDeps;
+
+beforeAll(async () => {
+  t = await startTestPlatform({ seatsPerEvent: 60, maxReleaseRate: 50, holdTtlSeconds: HOLD_TTL });
+  const created = createDb(t.controlPlaneDb.url, 4);
+  pool = created.pool;
+  redis = new Redis(serviceEnv().REDIS_URL!);
+  baseDeps = {
+    db: created.db,
+    redis,
+    prefix: t.reportingPrefix.replace(/\/$/, ':'),
+    log: createLogger({ service: 'evacuation-test' }, 'warn'),
+    clock: systemClock,
+    cells: createHttpCellClient({ token: t.platform.internalToken, timeoutMs: 15_000 }),
+    evac: createEvacuationCellClient({ token: t.platform.internalToken, timeoutMs: 15_000 }),
+    claimWindowSeconds: 60,
+    pollMs: 100,
+  };
+});
+afterAll(async () => {
+  await pool?.end();
+  redis?.disconnect();
+  await t?.stop();
+});
+
+async function seatsOf(eventId: string): Promise<string[]> {
+  const res = await fetch(`${t.platform.urls.router}/events/${eventId}/availability`);
+  return ((await res.json()) as { availableSeatIds: string[] }).availableSeatIds;
+}
+
+/** The buyer's client after `admission_cell_moved`: poll the waiting room until it hands an admission for another cell. */
+async function refreshAdmission(s: Shopper, eventId: string, oldCell: string) {
+  for (let i = 0; i < 100; i++) {
+    const res = await fetch(`${t.platform.urls.router}/events/${eventId}/queue/me`, {
+      headers: { authorization: `Bearer ${s.bearer}` },
+    });
+    if (res.ok) {
+      const me = (await res.json()) as { admission: { token: string; purchaseCell: string } | null };
+      if (me.admission && me.admission.purchaseCell !== oldCell) return me.admission;
+    }
+    await sleep(100);
+  }
+  throw new Error(`${s.name}: no admission for the new cell`);
+}
+
+type Attempt = { at: number; status: number; code?: string; cell?: string };
+
+/** A buyer who keeps holding one seat and releasing it again, as fast as the platform answers. */
+function keepBuying(s: Shopper, eventId: string, seats: string[], fromCell: string, stop: { done: boolean }) {
+  const log: Attempt[] = [];
+  let token = s.admission!.token;
+  let cell = s.admission!.purchaseCell;
+  const run = (async () => {
+    let i = 0;
+    while (!stop.done) {
+      const seat = seats[i % seats.length]!;
+      const res = await s.hold([seat], randomUUID(), token);
+      const body = (await res.json()) as { orderId?: string; error?: { code: string } };
+      log.push({ at: Date.now(), status: res.status, code: body.error?.code, cell });
+      if (res.status === 202) {
+        const rel = await fetch(`${t.platform.urls.router}/events/${eventId}/orders/${body.orderId}/hold`, {
+          method: 'DELETE',
+          headers: { authorization: `Bearer ${s.bearer}`, 'x-admission-token': token },
+        });
+        if (!rel.ok) throw new Error(`${s.name}: release on ${cell} answered ${rel.status} ${await rel.text()}`);
+        i++;
+      } else if (res.status === 503) {
+        expect(res.headers.get('retry-after')).toBeTruthy();
+        await sleep(100);
+      } else if (res.status === 409 && body.error?.code === 'admission_cell_moved') {
+        const fresh = await refreshAdmission(s, eventId, fromCell);
+        token = fresh.token;
+        cell = fresh.purchaseCell;
+      } else if (res.status === 409) {
+        i++; // this seat is held or blocked elsewhere right now: try the next
+      } else {
+        throw new Error(`${s.name}: unexpected ${res.status} ${JSON.stringify(body)}`);
+      }
+    }
+  })();
+  return { log, run };
+}
+
+async function orderStatus(cellId: string, orderId: string) {
+  const rows = await t.cellDb(cellId).query<{ status: string }>('SELECT status FROM orders WHERE id = $1', [orderId]);
+  return rows[0]?.status;
+}
+
+async function untilStatus(cellId: string, orderId: string, want: string[], timeoutMs = 90_000) {
+  const deadline = Date.now() + timeoutMs;
+  let last: string | undefined;
+  while (Date.now() < deadline) {
+    last = await orderStatus(cellId, orderId);
+    if (last && want.includes(last)) return last;
+    await sleep(300);
+  }
+  throw new Error(`order ${orderId} on ${cellId} stuck in ${last} (wanted ${want.join('|')})`);
+}
+
+describe('evacuating a live on-sale event from one cell to another', () => {
+  it('moves the event while buyers keep buying: in-flight orders finish on A, new holds go to B, nothing sold twice, the mover resumes after crashes', async () => {
+    const ev = t.demo.events[0]!;
+    const A = ev.cellId;
+    const B = t.platform.cells.map((c) => c.id).find((id) => id !== A)!;
+    const seats = await seatsOf(ev.eventId);
+    expect(seats.length).toBe(60);
+
+    // In flight on A when the move starts: one will pay, one will be declined, one lets the hold lapse.
+    const inflight = await Promise.all(
+      ['pays', 'declined', 'lapses'].map((n) => shopper(t.platform, ev.eventId, `fan-${n}`)),
+    );
+    await Promise.all(inflight.map((s) => s.admit()));
+    const orders = await Promise.all(
+      inflight.map(async (s, i) => {
+        const res = await s.hold(seats.slice(i * 2, i * 2 + 2), randomUUID());
+        expect(res.status).toBe(202);
+        const { orderId } = (await res.json()) as { orderId: string };
+        let view = await s.until(orderId, ['pending_payment']);
+        for (let k = 0; k < 100 && !view.payment?.clientSecret; k++) {
+          await sleep(200);
+          view = await s.order(orderId);
+        }
+        expect(view.payment?.clientSecret).toBeTruthy();
+        return { orderId, intent: view.payment!.paymentIntentId, seats: seats.slice(i * 2, i * 2 + 2) };
+      }),
+    );
+
+    // Buyers who keep buying through the move (each cycles over seats of its own).
+    const buyers = await Promise.all(
+      Array.from({ length: 4 }, (_, i) => shopper(t.platform, ev.eventId, `fan-live-${i}`)),
+    );
+    await Promise.all(buyers.map((s) => s.admit()));
+    const stop = { done: false };
+    const live = buyers.map((s, i) => keepBuying(s, ev.eventId, seats.slice(10 + i * 8, 18 + i * 8), A, stop));
+    await sleep(1_500);
+
+    // The move, killed after three different steps and resumed each time.
+    const steps: { step: MoveStep; at: number }[] = [];
+    const deps = (crashAfter?: MoveStep): MoverDeps => ({
+      ...baseDeps,
+      crashAfter,
+      onStep: (m: EventMove) => steps.push({ step: m.step, at: Date.now() }),
+    });
+    const moveStarted = Date.now();
+    const planned = await planMove(baseDeps, { eventId: ev.eventId, toCell: B, drainSeconds: 2 });
+    let crashes = 0;
+    let move: EventMove | undefined;
+    for (const crashAfter of ['fencing', 'drained', 'flipped', undefined] as const) {
+      try {
+        move = await runMove(deps(crashAfter), planned.id, { settleWaitMs: 500 });
+      } catch (err) {
+        if (!(err instanceof MoverCrash)) throw err;
+        crashes++;
+      }
+    }
+    expect(crashes).toBe(3);
+    expect(move!.step).toBe('resumed'); // the lapsing hold is still open on A: settling continues
+
+    // Keep buying for a while on B, then stop.
+    await sleep(3_000);
+    stop.done = true;
+    await Promise.all(live.map((l) => l.run));
+
+    // Every live buyer bought on A before and on B after; the pause is the gap between the two.
+    const pauses = live.map(({ log }) => {
+      const lastA = Math.max(...log.filter((a) => a.status === 202 && a.cell === A).map((a) => a.at));
+      const firstB = Math.min(...log.filter((a) => a.status === 202 && a.cell === B).map((a) => a.at));
+      return { lastA, firstB, gap: firstB - lastA, saw503: log.some((a) => a.status === 503) };
+    });
+    for (const p of pauses) expect(Number.isFinite(p.gap)).toBe(true);
+    const all = live.flatMap((l) => l.log);
+    const refused = all.filter((a) => a.status === 503);
+    const codes = [...new Set(refused.map((a) => a.code))].sort();
+    expect(codes.every((c) => c === 'event_moving')).toBe(true);
+    const maxGap = Math.max(...pauses.map((p) => p.gap));
+    const window503 = refused.length
+      ? Math.max(...refused.map((a) => a.at)) - Math.min(...refused.map((a) => a.at))
+      : 0;
+    console.log(
+      JSON.stringify({
+        evacuation: {
+          moveMs: (steps.find((s) => s.step === 'resumed')?.at ?? Date.now()) - moveStarted,
+          maxPauseMs: maxGap,
+          pausesMs: pauses.map((p) => p.gap),
+          window503Ms: window503,
+          buyersWho503: pauses.filter((p) => p.saw503).length,
+          responses503: refused.length,
+          cellMovedRefusals: all.filter((a) => a.code === 'admission_cell_moved').length,
+          holdsOnA: all.filter((a) => a.status === 202 && a.cell === A).length,
+          holdsOnB: all.filter((a) => a.status === 202 && a.cell === B).length,
+          crashes,
+        },
+      }),
+    );
+    expect(maxGap).toBeLessThan(10_000);
+
+    // Orders started on A finish on A, with no action from the buyer but Stripe's.
+    await inflight[0]!.confirm(orders[0]!.intent, 'pm_card_visa');
+    await inflight[1]!.confirm(orders[1]!.intent, 'pm_card_chargeDeclined');
+    expect(await untilStatus(A, orders[0]!.orderId, ['ticketed'])).toBe('ticketed');
+    expect(await untilStatus(A, orders[1]!.orderId, ['failed', 'expired'])).toBeTruthy();
+    expect(await untilStatus(A, orders[2]!.orderId, ['expired'], (HOLD_TTL + 60) * 1000)).toBe('expired');
+
+    // The seats sold on A are not for sale on B; the seats A released come back on B once settled.
+    const late = await shopper(t.platform, ev.eventId, 'fan-after-move');
+    expect((await late.admit()).purchaseCell).toBe(B);
+    const soldOnA = await late.hold(orders[0]!.seats, randomUUID());
+    expect(soldOnA.status).toBe(409);
+    move = await runMove(deps(), planned.id, { settleWaitMs: 60_000 });
+    expect(move.step).toBe('done');
+    const back = await late.hold([...orders[1]!.seats, ...orders[2]!.seats].slice(0, 4), randomUUID());
+    expect(back.status).toBe(202);
+    const { orderId: lateOrder } = (await back.json()) as { orderId: string };
+    await late.pay(lateOrder, 'pm_card_visa');
+    expect((await late.until(lateOrder, ['ticketed'])).tickets).toHaveLength(4);
+    expect(await orderStatus(B, lateOrder)).toBe('ticketed');
+    expect(await orderStatus(A, lateOrder)).toBeUndefined();
+
+    // Across both cells: no seat with two tickets, no seat with a live hold in both.
+    const tickets = [
+      ...(await t.cellDb(A).query<{ seat_id: string }>('SELECT seat_id FROM tickets')),
+      ...(await t.cellDb(B).query<{ seat_id: string }>('SELECT seat_id FROM tickets')),
+    ];
+    const perSeat = new Map<string, number>();
+    for (const r of tickets) perSeat.set(r.seat_id, (perSeat.get(r.seat_id) ?? 0) + 1);
+    expect([...perSeat.values()].filter((n) => n > 1)).toEqual([]);
+    expect(tickets.length).toBe(6);
+    const liveHolds = (cell: string) =>
+      t.cellDb(cell).query<{ seat_id: string }>(`
+        SELECT hs.seat_id FROM hold_seats hs JOIN holds h ON h.id = hs.hold_id JOIN orders o ON o.id = h.order_id
+         WHERE hs.released_at IS NULL AND o.status <> 'evacuation_block'`);
+    const onA = new Set((await liveHolds(A)).map((r) => r.seat_id));
+    expect((await liveHolds(B)).filter((r) => onA.has(r.seat_id))).toEqual([]);
+    // Every order of the event on A reached a terminal state.
+    const open = await t
+      .cellDb(A)
+      .query(`SELECT id, status FROM orders WHERE status IN ('pending_payment','confirmed','paid','refunding')`);
+    expect(open).toEqual([]);
+  });
+});
