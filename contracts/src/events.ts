@@ -94,6 +94,8 @@ export const Envelope = z.object({
   correlationId: z.string(),
   causationId: z.string().nullable(),
   cellId: z.string(),
+  /** W3C trace context of the span that wrote the event; absent when the producer was not tracing, dropped when malformed. */
+  traceparent: z.string().max(128).optional().catch(undefined),
   payload: z.unknown(),
 });
 export type Envelope = z.infer<typeof Envelope>;

@@ -13,4 +13,5 @@ export * from './runtime/log';
 export * from './runtime/loop';
 export * from './runtime/metrics';
 export * from './runtime/shutdown';
+export * from './runtime/tracing';
 export * from './topics';

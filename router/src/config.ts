@@ -1,4 +1,4 @@
-import { parseEnv } from '@onsale/contracts';
+import { initTracing, parseEnv } from '@onsale/contracts';
 import { z } from 'zod';
 
 /** A positive whole number from the environment: milliseconds, seconds or a count, as its name says. */
@@ -39,4 +39,9 @@ export const RouterConfig = z.object({
 });
 export type RouterConfig = z.infer<typeof RouterConfig>;
 
-export const loadConfig = (env: NodeJS.ProcessEnv = process.env): RouterConfig => parseEnv(RouterConfig, env);
+export const loadConfig = (env: NodeJS.ProcessEnv = process.env): RouterConfig => {
+  const config = parseEnv(RouterConfig, env);
+  // Tracing starts with the configuration, as in every process (only with an OTLP endpoint).
+  initTracing({ service: 'router', env });
+  return config;
+};

@@ -1,3 +1,4 @@
+import { withSpan } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import type { Db, Tx } from './client';
 
@@ -43,7 +44,14 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
  * does the work. Deadlocks and serialization failures are retried with bounded, jittered
  * backoff; the work must be safe to re-run, which the idempotency key and inbox make it.
  */
-export async function withWriteTx<T>(ctx: WriteContext, work: (tx: Tx) => Promise<T>): Promise<T> {
+export function withWriteTx<T>(ctx: WriteContext, work: (tx: Tx) => Promise<T>): Promise<T> {
+  // One span per write transaction (retries included); the outbox rows it writes carry its context.
+  return withSpan('cell.write_tx', { childOnly: true, attributes: { 'onsale.cell': ctx.cellId } }, () =>
+    writeTx(ctx, work),
+  );
+}
+
+async function writeTx<T>(ctx: WriteContext, work: (tx: Tx) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     const started = performance.now();
     try {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { OpenAPIHono } from '@hono/zod-openapi';
-import { acceptedInputIssues, allowedMethods, httpMetrics } from '@onsale/contracts';
+import { acceptedInputIssues, allowedMethods, httpMetrics, httpTracing } from '@onsale/contracts';
 import type { CellEnv } from './env';
 import { errorResponse, onError, validationIssues } from './errors';
 import { registerRoutes } from './routes';
@@ -19,6 +19,7 @@ export function createCellApp(services: CellServices) {
     },
   });
 
+  app.use(httpTracing());
   app.use(httpMetrics());
   app.use(async (c, next) => {
     const requestId = randomUUID();

@@ -4,7 +4,9 @@ import {
   type EventType,
   metrics,
   parseEnvelope,
+  SpanKind,
   type TypedEnvelope,
+  withSpan,
 } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import type { CellContext } from '../context';
@@ -148,6 +150,7 @@ export async function runConsumer(opts: {
     } else metrics.retries.inc({ consumer: name, topic: target === topics.retryShort ? 'short' : 'long' });
     ctx.log.warn(target === topics.deadLetter ? 'dead-lettered' : 'retry scheduled', {
       consumer: name,
+      orderId: message.key,
       reason,
       attempt,
       target,
@@ -171,15 +174,34 @@ export async function runConsumer(opts: {
       }
       throw err;
     }
-    let applied: boolean;
-    try {
-      applied = await apply(event, message);
-    } catch (err) {
-      await divert(message, err, err instanceof PermanentError);
+    const run = async (): Promise<Disposition> => {
+      let applied: boolean;
+      try {
+        applied = await apply(event, message);
+      } catch (err) {
+        await divert(message, err, err instanceof PermanentError);
+        return { kind: 'done' };
+      }
+      if (applied) failpoint(`${name}.after-commit`);
       return { kind: 'done' };
-    }
-    if (applied) failpoint(`${name}.after-commit`);
-    return { kind: 'done' };
+    };
+    if (!(event.eventType in handlers)) return run();
+    // One span per handled message, child of the relay's publication (the envelope's traceparent).
+    return withSpan(
+      `${name} ${event.eventType}`,
+      {
+        kind: SpanKind.CONSUMER,
+        parent: event.traceparent ?? null,
+        attributes: {
+          'messaging.consumer.group.name': name,
+          'messaging.destination.name': message.topic,
+          'messaging.kafka.offset': Number(message.offset),
+          'onsale.event_id': event.eventId,
+          'onsale.order_id': event.aggregateId,
+        },
+      },
+      run,
+    );
   }
 
   return broker.consume({

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   cellTopics,
+  currentTraceparent,
   type EventPayload,
   type EventType,
   eventPayloads,
@@ -58,6 +59,11 @@ async function saleContext(tx: Tx, orderId: string): Promise<SaleContext> {
   };
 }
 
+const traceparent = (): { traceparent?: string } => {
+  const value = currentTraceparent();
+  return value ? { traceparent: value } : {};
+};
+
 /**
  * Records a saga event in the outbox inside the caller's transaction, so it commits (or not)
  * with the business write. The payload is validated against the shared contract first: a
@@ -81,6 +87,8 @@ export async function appendEvent<T extends EventType>(
     correlationId: cause.correlationId,
     causationId: cause.causationId,
     cellId: cause.cellId,
+    // The span that wrote it (a request's transaction, a consumer's handling): the trace goes on from here.
+    ...traceparent(),
     payload: (v2
       ? eventPayloadsV2[eventType].parse({ ...payload, sale: await saleContext(tx, aggregateId) })
       : eventPayloads[eventType].parse(payload)) as EventPayload<T>,

@@ -1,10 +1,11 @@
-import { metrics } from '@onsale/contracts';
+import { metrics, SpanKind, withSpan } from '@onsale/contracts';
 import Stripe from 'stripe';
 
 /** Counts each call by operation and outcome: `ok`, or the SDK's error type (card, idempotency, connection…). */
-async function counted<T>(operation: string, call: Promise<T>): Promise<T> {
+async function counted<T>(operation: string, call: () => Promise<T>): Promise<T> {
   try {
-    const result = await call;
+    // A client span per call, child of the consumer's (or webhook's) span.
+    const result = await withSpan(`stripe ${operation}`, { kind: SpanKind.CLIENT, childOnly: true }, call);
     metrics.stripeCalls.inc({ operation, outcome: 'ok' });
     return result;
   } catch (err) {
@@ -30,8 +31,7 @@ export function createIntent(
   stripe: Stripe,
   input: { amount: number; currency: string; metadata: IntentMetadata; causeEventId: string },
 ): Promise<Stripe.PaymentIntent> {
-  return counted(
-    'payment_intents.create',
+  return counted('payment_intents.create', () =>
     stripe.paymentIntents.create(
       {
         amount: input.amount,
@@ -47,15 +47,13 @@ export function createIntent(
 }
 
 export function captureIntent(stripe: Stripe, paymentIntentId: string, orderId: string) {
-  return counted(
-    'payment_intents.capture',
+  return counted('payment_intents.capture', () =>
     stripe.paymentIntents.capture(paymentIntentId, {}, { idempotencyKey: `capture:${orderId}` }),
   );
 }
 
 export function cancelIntent(stripe: Stripe, paymentIntentId: string, orderId: string) {
-  return counted(
-    'payment_intents.cancel',
+  return counted('payment_intents.cancel', () =>
     stripe.paymentIntents.cancel(
       paymentIntentId,
       { cancellation_reason: 'abandoned' },
@@ -68,8 +66,7 @@ export function refundIntent(
   stripe: Stripe,
   input: { paymentIntentId: string; orderId: string; cellId: string; amount: number },
 ) {
-  return counted(
-    'refunds.create',
+  return counted('refunds.create', () =>
     stripe.refunds.create(
       {
         payment_intent: input.paymentIntentId,
@@ -83,12 +80,12 @@ export function refundIntent(
 }
 
 export function retrieveIntent(stripe: Stripe, paymentIntentId: string) {
-  return counted('payment_intents.retrieve', stripe.paymentIntents.retrieve(paymentIntentId));
+  return counted('payment_intents.retrieve', () => stripe.paymentIntents.retrieve(paymentIntentId));
 }
 
 /** The refunds of an intent, newest first (a charge.refunded webhook does not name its refund). */
 export async function latestRefund(stripe: Stripe, paymentIntentId: string): Promise<Stripe.Refund | undefined> {
-  const page = await counted('refunds.list', stripe.refunds.list({ payment_intent: paymentIntentId, limit: 1 }));
+  const page = await counted('refunds.list', () => stripe.refunds.list({ payment_intent: paymentIntentId, limit: 1 }));
   return page.data[0];
 }
 
@@ -98,8 +95,7 @@ export async function latestRefund(stripe: Stripe, paymentIntentId: string): Pro
  */
 export async function findIntentForOrder(stripe: Stripe, orderId: string): Promise<Stripe.PaymentIntent | undefined> {
   if (!/^[0-9a-f-]{36}$/.test(orderId)) throw new Error('order ids are uuids');
-  const found = await counted(
-    'payment_intents.search',
+  const found = await counted('payment_intents.search', () =>
     stripe.paymentIntents.search({ query: `metadata['orderId']:'${orderId}'`, limit: 10 }),
   );
   return found.data.find((pi) => pi.status !== 'canceled') ?? found.data[0];

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type Envelope, metrics, pollingLoop } from '@onsale/contracts';
+import { type Envelope, metrics, pollingLoop, SpanKind, startSpanFrom } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import type { CellContext } from '../context';
 import { withWriteTx } from '../db/tx';
@@ -55,14 +55,27 @@ export function createRelay(ctx: CellContext, broker: Broker, options: RelayOpti
     const byTopic = new Map<string, Claimed[]>();
     for (const r of rows) byTopic.set(r.topic, [...(byTopic.get(r.topic) ?? []), r]);
     for (const [topic, batch] of byTopic) {
-      await broker.publish(
-        topic,
-        batch.map((r) => ({
-          key: r.aggregate_id,
-          value: JSON.stringify(r.envelope),
-          headers: { eventType: r.envelope.eventType, correlationId: r.envelope.correlationId },
-        })),
+      // One span per row, child of the span that wrote it; the consumer's span becomes its child.
+      const spans = batch.map((r) =>
+        startSpanFrom(`relay.publish ${r.envelope.eventType}`, r.envelope.traceparent, {
+          kind: SpanKind.PRODUCER,
+          attributes: { 'messaging.destination.name': topic, 'onsale.event_id': r.envelope.eventId },
+        }),
       );
+      try {
+        await broker.publish(
+          topic,
+          batch.map((r, i) => ({
+            key: r.aggregate_id,
+            value: JSON.stringify(spans[i] ? { ...r.envelope, traceparent: spans[i].traceparent } : r.envelope),
+            headers: { eventType: r.envelope.eventType, correlationId: r.envelope.correlationId },
+          })),
+        );
+        for (const s of spans) s?.end();
+      } catch (err) {
+        for (const s of spans) s?.end(err);
+        throw err;
+      }
     }
     failpoint('relay.after-publish');
     await ctx.db.execute(sql`

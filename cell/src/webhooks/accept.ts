@@ -1,3 +1,4 @@
+import { type Logger, SpanKind, tracingEnabled, withSpan } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import type Stripe from 'stripe';
 import type { CellContext } from '../context';
@@ -39,6 +40,8 @@ export async function acceptStripeEvent(
   ctx: CellContext,
   stripe: Stripe,
   event: Stripe.Event,
+  /** The request's logger (request id); the cell's otherwise. */
+  log: Logger = ctx.log,
 ): Promise<WebhookOutcome> {
   const subject = HANDLED.has(event.type) ? subjectOf(event) : null;
   if (!subject || (subject.cellId !== undefined && subject.cellId !== ctx.cellId)) return 'ignored';
@@ -60,15 +63,43 @@ export async function acceptStripeEvent(
     paymentIntentId: subject.paymentIntentId,
     status: row.status,
   };
-  const facts = await factsFromEvent(stripe, event, payment);
+  // Stripe knows no trace: the webhook continues the order's, from the intent's creation.
+  return withSpan(
+    `stripe.webhook ${event.type}`,
+    {
+      kind: SpanKind.CONSUMER,
+      parent: await orderTraceparent(ctx, payment.orderId),
+      attributes: { 'onsale.order_id': payment.orderId, 'stripe.event_id': event.id },
+    },
+    async () => {
+      const facts = await factsFromEvent(stripe, event, payment);
+      return withWriteTx(ctx, async (tx) => {
+        const fresh = await tx.execute(sql`
+          INSERT INTO stripe_events (id, type, payment_intent_id)
+          VALUES (${event.id}, ${event.type}, ${payment.paymentIntentId}) ON CONFLICT (id) DO NOTHING`);
+        if (fresh.rowCount === 0) return 'duplicate' as const;
+        const cause = { cellId: ctx.cellId, correlationId: payment.correlationId, causationId: event.id };
+        for (const fact of facts) await appendEvent(tx, cause, fact.type, payment.orderId, fact.payload);
+        log.debug('stripe event applied', {
+          orderId: payment.orderId,
+          stripeEventId: event.id,
+          stripeEventType: event.type,
+          facts: facts.map((f) => f.type),
+        });
+        return 'recorded' as const;
+      });
+    },
+  );
+}
 
-  return withWriteTx(ctx, async (tx) => {
-    const fresh = await tx.execute(sql`
-      INSERT INTO stripe_events (id, type, payment_intent_id)
-      VALUES (${event.id}, ${event.type}, ${payment.paymentIntentId}) ON CONFLICT (id) DO NOTHING`);
-    if (fresh.rowCount === 0) return 'duplicate';
-    const cause = { cellId: ctx.cellId, correlationId: payment.correlationId, causationId: event.id };
-    for (const fact of facts) await appendEvent(tx, cause, fact.type, payment.orderId, fact.payload);
-    return 'recorded';
-  });
+/**
+ * The trace context of the order's PaymentIntentCreated row, read only while tracing. The
+ * newest rows come first (a backward scan of the primary key), and the row is seconds old.
+ */
+async function orderTraceparent(ctx: CellContext, orderId: string): Promise<string | null> {
+  if (!tracingEnabled()) return null;
+  const rows = await ctx.db.execute<{ traceparent: string | null }>(sql`
+    SELECT envelope->>'traceparent' AS traceparent FROM outbox
+     WHERE aggregate_id = ${orderId} AND event_type = 'PaymentIntentCreated' ORDER BY id DESC LIMIT 1`);
+  return rows.rows[0]?.traceparent ?? null;
 }

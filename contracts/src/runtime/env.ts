@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { initTracing } from './tracing';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -21,7 +22,10 @@ export function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv 
  */
 export function configOrExit<S extends z.ZodType>(role: string, schema: S): z.infer<S> {
   try {
-    return parseEnv(schema);
+    const config = parseEnv(schema);
+    // Every process starts here, so this is where tracing starts (only with an OTLP endpoint).
+    initTracing({ service: role, cellId: (config as { CELL_ID?: string }).CELL_ID });
+    return config;
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(

@@ -1,3 +1,5 @@
+import { activeTraceIds } from './tracing';
+
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 type Level = LogLevel;
 const rank: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
@@ -39,7 +41,11 @@ export function createLogger(bound: LogFields, level: Level = (process.env.LOG_L
   const min = rank[level] ?? rank.info;
   const write = (lvl: Level, msg: string, fields?: LogFields) => {
     if (rank[lvl] < min) return;
-    sink(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...bound, ...redact(fields ?? {}) }));
+    // The active span's ids, when tracing is on: a log line leads to its trace and back.
+    const ids = activeTraceIds();
+    sink(
+      JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...bound, ...ids, ...redact(fields ?? {}) }),
+    );
   };
   return {
     debug: (m, f) => write('debug', m, f),

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
-import { allowedMethods, type Logger } from '@onsale/contracts';
+import { allowedMethods, currentTraceparent, type Logger, SpanKind, withSpan } from '@onsale/contracts';
 import { type Context, Hono } from 'hono';
 import type { VerifyAdmission } from '../admission/verify';
 import type { RouterConfig } from '../config';
@@ -181,17 +181,30 @@ export function createRouterApp(deps: RouterDeps) {
     const correlationId = c.get('correlationId');
     const headers = upstreamRequestHeaders(incoming, { correlationId, trustProxy: config.TRUST_PROXY });
     if (body) headers['content-length'] = String(body.length);
-    const outcome = await forward({
-      upstream,
-      path,
-      incoming,
-      outgoing,
-      headers,
-      body,
-      maxBodyBytes: config.MAX_BODY_BYTES,
-      timeoutMs: config.UPSTREAM_TIMEOUT_MS,
-      correlationId,
-    });
+    // The router's span, child of the client's traceparent if any; the upstream continues it.
+    const outcome = await withSpan(
+      `router.forward ${label}`,
+      {
+        kind: SpanKind.CLIENT,
+        parent: typeof incoming.headers.traceparent === 'string' ? incoming.headers.traceparent : null,
+        attributes: { 'http.request.method': incoming.method ?? '', 'onsale.upstream': label },
+      },
+      () => {
+        const traceparent = currentTraceparent();
+        if (traceparent) headers.traceparent = traceparent;
+        return forward({
+          upstream,
+          path,
+          incoming,
+          outgoing,
+          headers,
+          body,
+          maxBodyBytes: config.MAX_BODY_BYTES,
+          timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+          correlationId,
+        });
+      },
+    );
     switch (outcome.kind) {
       case 'answered':
         if (outcome.broken) metrics.upstreamError(label, 'broken');

@@ -41,7 +41,7 @@ export function registerStripeWebhook(app: CellApp) {
       metrics.webhooks.inc({ outcome: 'bad_signature' });
       throw new DomainError('bad_request', 'invalid Stripe signature');
     }
-    const outcome = await acceptStripeEvent(c.get('services').ctx, stripe.client, event);
+    const outcome = await acceptStripeEvent(c.get('services').ctx, stripe.client, event, c.get('log'));
     metrics.webhooks.inc({ outcome });
     c.get('log').info('stripe event', { stripeEventId: event.id, stripeEventType: event.type, outcome });
     return c.json({ outcome }, 200);
