@@ -18,6 +18,8 @@ export const errorCodes = {
   event_not_found: 404,
   seats_unavailable: 409,
   buyer_limit_exceeded: 409,
+  onsale_paused: 409,
+  event_canceled: 409,
   idempotency_key_reused: 409,
   conflict: 409,
   order_not_releasable: 409,

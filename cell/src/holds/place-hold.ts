@@ -32,6 +32,8 @@ type LockedSeat = {
   currency: string;
   hold_ttl_seconds: number;
   max_seats_per_order: number;
+  sales_status: string;
+  sales_status_reason: string | null;
 };
 
 /**
@@ -65,7 +67,7 @@ export async function placeHold(ctx: CellContext, input: PlaceHoldInput): Promis
 async function lockSeats(tx: Tx, eventId: string, seatIds: string[]): Promise<LockedSeat[]> {
   const locked = await tx.execute<LockedSeat>(sql`
     SELECT s.id, ${seatPrice} AS price, coalesce(t.currency, s.currency) AS currency,
-           e.hold_ttl_seconds, e.max_seats_per_order
+           e.hold_ttl_seconds, e.max_seats_per_order, e.sales_status, e.sales_status_reason
       FROM seats s JOIN events e ON e.id = s.event_id
       LEFT JOIN price_tiers t ON t.event_id = s.event_id AND t.code = s.tier
      WHERE s.event_id = ${eventId} AND s.id = ANY(${uuids(seatIds)})
@@ -82,6 +84,21 @@ async function lockSeats(tx: Tx, eventId: string, seatIds: string[]): Promise<Lo
       seatIds: seatIds.filter((id) => !found.has(id)),
     });
   }
+  const { sales_status: sales, sales_status_reason: reason } = locked.rows[0]!;
+  if (sales === 'paused')
+    throw new DomainError(
+      'onsale_paused',
+      `the onsale is paused${reason ? `: ${reason}` : ''}; try again when it resumes`,
+      {
+        eventId,
+        reason,
+      },
+    );
+  if (sales === 'canceled')
+    throw new DomainError('event_canceled', `the event is cancelled${reason ? `: ${reason}` : ''}`, {
+      eventId,
+      reason,
+    });
   const max = locked.rows[0]!.max_seats_per_order;
   if (seatIds.length > max) {
     throw new DomainError('validation_failed', `at most ${max} seats per order`, {

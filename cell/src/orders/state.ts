@@ -8,9 +8,10 @@ import { PermanentError } from '../errors';
  */
 const TRANSITIONS: { readonly [From in OrderStatus]: readonly OrderStatus[] } = {
   pending_payment: ['confirmed', 'expired', 'released', 'failed', 'canceled'],
-  confirmed: ['paid', 'failed'],
-  paid: ['ticketed'],
-  ticketed: [],
+  // A cancelled event: unpaid orders are cancelled; money taken (or being taken) is refunded.
+  confirmed: ['paid', 'failed', 'refunding'],
+  paid: ['ticketed', 'refunding'],
+  ticketed: ['refunding'],
   // A capture that lands after the seats went back to sale is refunded, never kept.
   expired: ['refunding'],
   released: ['refunding'],

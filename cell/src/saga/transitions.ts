@@ -4,6 +4,7 @@ import type { Tx } from '../db/client';
 import { PermanentError } from '../errors';
 import { expireOrders } from '../holds/expire';
 import { releaseHoldSeats } from '../holds/release-seats';
+import { cancelUnpaid, refundForCancel, salesStatusOf } from '../inventory/sales-status';
 import type { Handlers } from '../messaging/consumer-runner';
 import { requestAuthorizationCancel } from '../orders/cancel-authorization';
 import { confirmedSeats, type LockedOrder, lockOrder, setOrderStatus, setPaymentStatus } from '../orders/orders';
@@ -48,6 +49,11 @@ export const sagaHandlers: Handlers = {
       return;
     }
     if (order.status !== 'pending_payment') return;
+    if ((await salesStatusOf(tx, order.event_id)) === 'canceled') {
+      // The event was cancelled while the buyer paid: nothing is confirmed, the money goes back.
+      await cancelUnpaid(tx, cause, order, 'event_canceled');
+      return;
+    }
     if (payload.amount !== order.amount)
       throw new PermanentError(`authorized ${payload.amount}, order is ${order.amount}`);
 
@@ -90,6 +96,12 @@ export const sagaHandlers: Handlers = {
 
   async PaymentCaptured(tx, { payload }, cause) {
     const order = await mustLock(tx, payload.orderId);
+    if (order.status === 'confirmed' && (await salesStatusOf(tx, order.event_id)) === 'canceled') {
+      // Captured for an event cancelled meanwhile: refund it, issue nothing.
+      await setPaymentStatus(tx, order.id, 'captured');
+      await refundForCancel(tx, cause, order);
+      return;
+    }
     if (order.status === 'confirmed') {
       await setOrderStatus(tx, order, 'paid');
       await setPaymentStatus(tx, order.id, 'captured');

@@ -19,6 +19,8 @@ export function ticketHandlers(sign: TicketSigner, log: Logger): Handlers {
         sql`SELECT status, user_id FROM orders WHERE id = ${payload.orderId} FOR SHARE`,
       );
       const status = order.rows[0]?.status;
+      // The event was cancelled after payment: the order is being refunded and gets no tickets.
+      if (status === 'refunding' || status === 'refunded') return;
       if (status !== 'paid' && status !== 'ticketed') {
         throw new PermanentError(`order ${payload.orderId} is ${status ?? 'missing'}, not paid`);
       }

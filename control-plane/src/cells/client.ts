@@ -9,6 +9,19 @@ export interface CellTarget {
 export const LoadAnswer = z.object({ eventId: z.string(), seats: z.number().int(), created: z.boolean() });
 export type LoadAnswer = z.infer<typeof LoadAnswer>;
 
+export const SalesAnswer = z.object({
+  eventId: z.string(),
+  status: z.enum(['on_sale', 'paused', 'canceled']),
+  canceled: z.object({
+    holdsReleased: z.number().int(),
+    refundsRequested: z.number().int(),
+    ticketsVoided: z.number().int(),
+    pendingCapture: z.number().int(),
+  }),
+});
+export type SalesAnswer = z.infer<typeof SalesAnswer>;
+export type SalesStatus = SalesAnswer['status'];
+
 export class CellCallError extends Error {
   override name = 'CellCallError';
   constructor(
@@ -24,6 +37,8 @@ export class CellCallError extends Error {
 export interface CellClient {
   loadEvent(cell: CellTarget, body: EventLoad): Promise<LoadAnswer>;
   signals(cell: CellTarget): Promise<CellSignals>;
+  /** Pauses, resumes or cancels an event's sale in its cell (idempotent on the cell's side). */
+  setSales(cell: CellTarget, eventId: string, body: { status: SalesStatus; reason?: string }): Promise<SalesAnswer>;
 }
 
 export function createHttpCellClient(o: { token: string; timeoutMs: number; signalsTimeoutMs?: number }): CellClient {
@@ -63,6 +78,16 @@ export function createHttpCellClient(o: { token: string; timeoutMs: number; sign
       );
       const parsed = LoadAnswer.safeParse(answer);
       if (!parsed.success) throw new CellCallError('cell load answer does not match the contract', 200, answer);
+      return parsed.data;
+    },
+    async setSales(cell, eventId, body) {
+      const answer = await call(
+        `${base(cell)}/internal/events/${eventId}/sales`,
+        { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) },
+        o.timeoutMs,
+      );
+      const parsed = SalesAnswer.safeParse(answer);
+      if (!parsed.success) throw new CellCallError('cell sales answer does not match the contract', 200, answer);
       return parsed.data;
     },
     async signals(cell) {

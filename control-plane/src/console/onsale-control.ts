@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm';
+import { CellCallError, type SalesAnswer, type SalesStatus } from '../cells/client';
 import type { Services } from '../context';
-import { events, onsales, releaseRates } from '../db/schema';
+import { cells, events, onsales, releaseRates } from '../db/schema';
 import { eventForTenant } from '../events/events';
 import { actorName, assertRole, type PromoterActor } from '../lib/actors';
 import { conflict } from '../lib/errors';
@@ -24,6 +25,8 @@ export async function setOnsalePaused({
   if (paused && ev.status !== 'on_sale' && ev.status !== 'sold_out')
     throw conflict(`event is ${ev.status}; only a running onsale can be paused`);
   if (!paused && ev.status !== 'paused') throw conflict(`event is ${ev.status}; only a paused onsale can be resumed`);
+  // The cell first: if it cannot be told, nothing changes here and the promoter can try again.
+  await tellCell(ctx, ev.id, paused ? 'paused' : 'on_sale', paused ? 'paused by the promoter' : undefined);
   return setReleaseMode({
     ctx,
     eventId: ev.id,
@@ -34,12 +37,60 @@ export async function setOnsalePaused({
 }
 
 /**
+ * Tells the event's purchase cell to pause, resume or cancel its sale. An event never loaded into
+ * a cell (404 there) has nothing to stop; any other failure is the caller's to see.
+ */
+async function tellCell(
+  ctx: Services,
+  eventId: string,
+  status: SalesStatus,
+  reason?: string,
+): Promise<SalesAnswer | null> {
+  const [row] = await ctx.db
+    .select({ id: cells.id, baseUrl: cells.baseUrl })
+    .from(events)
+    .innerJoin(cells, eq(cells.id, events.cellId))
+    .where(eq(events.id, eventId));
+  if (!row) return null;
+  try {
+    return await ctx.cells.setSales(row, eventId, { status, reason });
+  } catch (err) {
+    if (err instanceof CellCallError && err.status === 404) return null;
+    throw err;
+  }
+}
+
+/**
+ * Cancels a started onsale: the cell stops holds and ends every order (unpaid ones cancelled,
+ * paid ones refunded through the saga, tickets voided), then admission stops for good and the
+ * event ends. Safe to repeat: the cell's cancel is idempotent and finishes what a failed call left.
+ */
+async function cancelStartedOnsale(ctx: Services, actor: PromoterActor, eventId: string, status: string) {
+  const answer = await tellCell(ctx, eventId, 'canceled', 'event cancelled by the promoter');
+  if (status !== 'paused')
+    await setReleaseMode({
+      ctx,
+      eventId,
+      input: { mode: 'paused', reason: 'event cancelled' },
+      actor: actorName(actor),
+      by: 'promoter',
+    });
+  await ctx.db.update(events).set({ status: 'ended', updatedAt: new Date() }).where(eq(events.id, eventId));
+  await closeRoom(ctx, eventId);
+  ctx.log.info('event cancelled', { eventId, actor: actorName(actor), cell: answer?.canceled });
+  return answer;
+}
+
+/**
  * Cancels a scheduled onsale before it starts: the schedule and its release rate go, the event is
- * a draft again (its seat map kept) and the waiting room closes. A started onsale is paused, not
- * cancelled: ending a live sale needs a cell verb that stops holds, which does not exist yet.
+ * a draft again (its seat map kept) and the waiting room closes. A started onsale is cancelled in
+ * its cell (see cancelStartedOnsale) and ends.
  */
 export async function cancelOnsale({ ctx, actor, eventId }: { ctx: Services; actor: PromoterActor; eventId: string }) {
   assertRole(actor, 'manager');
+  const started = await eventForTenant(ctx.db, actor.tenantId, eventId);
+  if (['on_sale', 'paused', 'sold_out'].includes(started.status))
+    return cancelStartedOnsale(ctx, actor, started.id, started.status);
   await ctx.db.transaction(async (tx) => {
     const ev = await eventForTenant(tx, actor.tenantId, eventId, { lock: true });
     if (ev.status !== 'scheduled')

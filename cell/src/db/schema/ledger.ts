@@ -33,6 +33,9 @@ export const events = pgTable('events', {
   directoryEpoch: integer('directory_epoch').notNull(),
   seatCount: integer('seat_count').notNull(),
   seatsHash: text('seats_hash').notNull(),
+  /** on_sale | paused (new holds refused, live holds continue) | canceled (final: holds released, paid orders refunded) */
+  salesStatus: text('sales_status').notNull().default('on_sale'),
+  salesStatusReason: text('sales_status_reason'),
   createdAt: ts('created_at').notNull().defaultNow(),
 });
 
@@ -165,6 +168,8 @@ export const tickets = pgTable(
     userId: text('user_id').notNull(),
     token: text('token').notNull(),
     issuedAt: ts('issued_at').notNull().defaultNow(),
+    /** Set when the event is cancelled: the ticket no longer admits anyone (the row stays: a seat has one ticket, ever). */
+    voidedAt: ts('voided_at'),
   },
   // Invariant 2: a seat has at most one ticket, ever.
   (t) => [uniqueIndex('tickets_seat_uq').on(t.seatId), index('tickets_order_idx').on(t.orderId)],

@@ -5,6 +5,7 @@ import { registerCreateHold } from './holds.create';
 import { registerReleaseHold } from './holds.delete';
 import { registerEvacuation } from './internal.evacuation';
 import { registerLoadEvent } from './internal.events.put';
+import { registerSalesStatus } from './internal.events.sales.put';
 import { registerOrderTimeline } from './internal.orders.timeline.get';
 import { registerSignals } from './internal.signals.get';
 import { registerMetrics } from './metrics.get';
@@ -19,6 +20,7 @@ export function registerRoutes(app: CellApp) {
   registerReleaseHold(app);
   registerAvailability(app);
   registerLoadEvent(app);
+  registerSalesStatus(app);
   registerEvacuation(app);
   registerSignals(app);
   registerOrderTimeline(app);
