@@ -193,6 +193,11 @@ const Cell = z
      * `promoted`, the secondary is the cell: it runs at size under `promoted.epoch` and its stack no
      * longer refers to anything in the primary region, so it applies with that region gone.
      */
+    /**
+     * Where AWS Backup copies a cell without `dr` daily (default: the control plane's region, which must then
+     * differ from the cell's). Ignored for a cell with `dr`: its standby is the cross-region copy.
+     */
+    backupCopyRegion: Region.optional(),
     dr: z
       .object({
         region: Region,
@@ -223,6 +228,9 @@ const Cell = z
         });
       }
     }
+    if (cell.backupCopyRegion && cell.backupCopyRegion === cell.region) {
+      ctx.addIssue({ code: 'custom', path: ['backupCopyRegion'], message: 'must differ from the cell region' });
+    }
     if (cell.dr && cell.dr.region === cell.region) {
       ctx.addIssue({ code: 'custom', path: ['dr', 'region'], message: 'must differ from the cell region' });
     }
@@ -234,6 +242,8 @@ const ControlPlane = z
   .object({
     region: Region,
     cidr: Cidr,
+    /** Where AWS Backup copies the control plane's database daily (it has no DR standby). */
+    backupCopyRegion: Region.optional(),
     /** How cells and the router reach the control plane's API (its internal ALB, under a name the certificate covers). */
     apiUrl: HttpsUrl,
     database: DatabaseSizing,
@@ -307,6 +317,17 @@ export const ManifestSchema = z
           code: 'custom',
           path: net.path,
           message: `${net.cidr} overlaps ${formatPath(clash.path)} (${clash.cidr})`,
+        });
+      }
+    });
+
+    // A cell without DR copies its backups to another region: by default the control plane's.
+    m.cells.forEach((cell, i) => {
+      if (!cell.dr && !cell.backupCopyRegion && cell.region === m.controlPlane.region) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['cells', i, 'backupCopyRegion'],
+          message: `required: the cell has no dr and shares the control plane's region (${cell.region})`,
         });
       }
     });

@@ -1,5 +1,5 @@
 import { consumerGroupId } from '../../../cell/src/messaging/consumers';
-import { CellMetric } from './metrics';
+import { AppMetric, type AppMetricName } from './metrics';
 import type { ProcessName } from './processes';
 
 export type TopicKey = 'purchase' | 'retryShort' | 'retryLong' | 'deadLetter';
@@ -32,8 +32,9 @@ export function cellGroupPrefix(cellId: string): string {
 export type Scaling =
   | { readonly kind: 'requests'; readonly requestsPerTaskPerMinute: number }
   /** Target tracking on the consumer group's MaxOffsetLag; never more tasks than partitions. */
-  | { readonly kind: 'consumer-lag'; readonly maxOffsetLag: number }
-  | { readonly kind: 'cell-metric'; readonly metric: string; readonly target: number }
+  /** Target messages behind (the group's own `onsale_consumer_lag`). */
+  | { readonly kind: 'consumer-lag'; readonly maxLag: number }
+  | { readonly kind: 'cell-metric'; readonly metric: AppMetricName; readonly target: number }
   | { readonly kind: 'fixed' };
 
 export interface KafkaAccess {
@@ -79,7 +80,7 @@ const consumer = (name: string): KafkaAccess => ({
 /** Every worker process opens a broker client; one that publishes nothing needs only to connect. */
 const CONNECT_ONLY: KafkaAccess = { reads: [], writes: [], idempotentProducer: false };
 
-const CONSUMER_LAG: Scaling = { kind: 'consumer-lag', maxOffsetLag: 1_000 };
+const CONSUMER_LAG: Scaling = { kind: 'consumer-lag', maxLag: 1_000 };
 
 export const CELL_ROLES = {
   api: {
@@ -97,7 +98,7 @@ export const CELL_ROLES = {
     kafka: { reads: [], writes: ['purchase'], idempotentProducer: true },
     secrets: [],
     redis: false,
-    scaling: { kind: 'cell-metric', metric: CellMetric.outboxAge, target: 2 },
+    scaling: { kind: 'cell-metric', metric: AppMetric.outboxOldestAge, target: 2 },
     defaults: { min: 2, max: 6, cpu: 512, memory: 1024 },
   },
   saga: {
@@ -121,7 +122,9 @@ export const CELL_ROLES = {
     kafka: CONNECT_ONLY,
     secrets: [],
     redis: false,
-    scaling: { kind: 'cell-metric', metric: CellMetric.expiryDelay, target: 5 },
+    // Fixed at `min`: the catalog has no expiry-delay metric, and the cell's active holds (a cell-wide gauge)
+    // do not fall as tasks are added, which target tracking needs. The sweep is one indexed query a tick.
+    scaling: { kind: 'fixed' },
     defaults: { min: 2, max: 4, cpu: 512, memory: 1024 },
   },
   ticket: {

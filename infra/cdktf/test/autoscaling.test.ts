@@ -51,18 +51,18 @@ describe('autoscaling', () => {
       for (const consumer of consumers) {
         expect(consumer.max, `${cell.id}/${consumer.service}`).toBeLessThanOrEqual(partitions);
         expect(trackingConfig(consumer.policy).customized_metric_specification).toMatchObject({
-          namespace: 'AWS/Kafka',
-          metric_name: 'MaxOffsetLag',
-          dimensions: expect.arrayContaining([
+          namespace: 'Onsale/Cell',
+          metric_name: 'onsale_consumer_lag',
+          dimensions: [
+            { name: 'cell', value: cell.id },
             {
-              name: 'Consumer Group',
+              name: 'group',
               value: consumerGroupId(
                 cell.id,
                 (CELL_ROLES[consumer.service as CellRole] as ProcessRole).kafka?.consumer ?? '',
               ),
             },
-            { name: 'Topic', value: `cell.${cell.id}.purchase` },
-          ]),
+          ],
         });
       }
     }

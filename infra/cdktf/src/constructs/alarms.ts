@@ -1,6 +1,7 @@
 import { CloudwatchMetricAlarm } from '@cdktf/provider-aws/lib/cloudwatch-metric-alarm';
 import { SnsTopic } from '@cdktf/provider-aws/lib/sns-topic';
 import { Construct } from 'constructs';
+import { checkovSkip } from '../checkov';
 
 export interface MetricAlarm {
   readonly description: string;
@@ -44,6 +45,10 @@ export class Alarms extends Construct {
     // Unencrypted on purpose: alarm notices carry no customer data, and CloudWatch cannot publish to a
     // topic under the AWS-managed SNS key.
     this.topic = new SnsTopic(this, 'topic', { name: `${prefix}-alarms` });
+    checkovSkip(this.topic, {
+      CKV_AWS_26:
+        'CloudWatch cannot publish to a topic under the AWS-managed SNS key, and alarm notices carry no customer data',
+    });
   }
 
   metric(id: string, alarm: MetricAlarm): CloudwatchMetricAlarm {

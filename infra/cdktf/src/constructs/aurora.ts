@@ -13,6 +13,7 @@ import { SecurityGroup } from '@cdktf/provider-aws/lib/security-group';
 import { Fn } from 'cdktf';
 import { Construct } from 'constructs';
 import { type AwsContext, arn } from '../aws-context';
+import { checkovSkip } from '../checkov';
 import { masterSecretName } from '../naming';
 import { EphemeralRandomPassword } from './ephemeral-password';
 import { allow } from './firewall';
@@ -77,6 +78,9 @@ export class AuroraPostgres extends Construct {
       description: `RDS Proxy ${name}: reachable from the services granted a connection`,
       vpcId: network.vpc.id,
     });
+    checkovSkip(this.proxySecurityGroup, {
+      CKV2_AWS_5: "attached to the RDS proxy (vpc_security_group_ids), which checkov's graph does not follow",
+    });
     allow(this, 'proxy-to-db', {
       from: { group: this.proxySecurityGroup },
       to: dbSecurityGroup,
@@ -89,12 +93,14 @@ export class AuroraPostgres extends Construct {
     const parameters = new RdsClusterParameterGroup(this, 'parameters', {
       name,
       family: PARAMETER_FAMILY,
-      description: `${name}: TLS only, lock waits logged`,
+      description: `${name}: TLS only, lock waits, slow statements and DDL logged`,
       parameter: [
         { name: 'rds.force_ssl', value: '1' },
         // Lock waits are a release-controller signal; logging them makes a slow onsale explainable.
         { name: 'log_lock_waits', value: '1' },
         { name: 'log_min_duration_statement', value: '500' },
+        // Every schema change is in the log, whoever ran it (the migrate task or an operator).
+        { name: 'log_statement', value: 'ddl' },
         // A session that stalls inside a transaction keeps its seat locks; end it rather than queue buyers.
         { name: 'idle_in_transaction_session_timeout', value: '30000' },
       ],
@@ -144,6 +150,10 @@ export class AuroraPostgres extends Construct {
         kmsKeyId: props.kmsKeyArn,
         recoveryWindowInDays: 30,
         replica: props.masterSecretReplicas?.map((region) => ({ region })),
+      });
+      checkovSkip(secret, {
+        CKV2_AWS_57:
+          'the break-glass password of a global-database member is written with write-only arguments; it is rotated by applying a new secret_string_wo_version, not by a rotation Lambda',
       });
       const password = new EphemeralRandomPassword(this, 'master-password', 40);
       new SecretsmanagerSecretVersion(this, 'master-secret-value', {

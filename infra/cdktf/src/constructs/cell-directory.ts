@@ -1,6 +1,7 @@
 import { SsmParameter } from '@cdktf/provider-aws/lib/ssm-parameter';
 import { Construct } from 'constructs';
 import type { AwsContext } from '../aws-context';
+import { checkovSkip } from '../checkov';
 
 export interface CellDirectoryEntryProps {
   /** A context aliased to the control plane's region, where the directory lives. */
@@ -14,11 +15,15 @@ export class CellDirectoryEntry extends Construct {
   constructor(scope: Construct, id: string, props: CellDirectoryEntryProps) {
     super(scope, id);
     for (const [key, value] of Object.entries(props.values)) {
-      new SsmParameter(this, key, {
+      const parameter = new SsmParameter(this, key, {
         provider: props.ctx.provider,
         name: `${props.path}/${key}`,
         type: 'String',
         value,
+      });
+      checkovSkip(parameter, {
+        CKV2_AWS_34:
+          'a cell directory entry (region, load balancer and broker names, topic) is not secret; the router reads it as plain text',
       });
     }
   }

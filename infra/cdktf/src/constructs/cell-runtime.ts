@@ -4,8 +4,9 @@ import { KmsKey } from '@cdktf/provider-aws/lib/kms-key';
 import { SecretsmanagerSecret } from '@cdktf/provider-aws/lib/secretsmanager-secret';
 import { Construct } from 'constructs';
 import type { AwsContext } from '../aws-context';
+import { checkovSkip, SkipReason } from '../checkov';
 import type { AwsRegion, CellSpec, ImageSpec, Manifest } from '../manifest';
-import { CELL_DIMENSION, CELL_NAMESPACE, CellMetric } from '../metrics';
+import { AppMetric, CELL_DIMENSION, CELL_NAMESPACE } from '../metrics';
 import { cellSecretName, secretSegment } from '../naming';
 import type { ProcessName } from '../processes';
 import {
@@ -67,18 +68,19 @@ export const WORKER_HEALTH_PORT = 8081;
 export const TOPIC_REPLICATION_FACTOR = 3;
 
 const CellAlarmThreshold = {
-  /** The seeds' ceiling for a hold, not a goal. */
-  holdP99Ms: 800,
-  /** Conflicts are normal in a stampede; most attempts losing means the availability cache is lying. */
-  holdConflictRatio: 0.5,
-  /** The release controller backs off at this many lock waits and this share of the pool in use. */
-  lockWaits: 50,
+  /** Half the seeds' 0.8 s p99 ceiling, as an average (CloudWatch has no percentiles of a Prometheus histogram). */
+  holdAverageSeconds: 0.4,
+  /** Refusals are normal in a stampede; most requests refused means the availability cache is lying. */
+  holdRefusalRatio: 0.5,
+  /** The release controller backs off at this share of the pool in use. */
   connectionUse: 0.85,
   /** Deadlocks per second; sorted seat locking should make any sustained rate a bug. */
   deadlocksPerSecond: 0.1,
   outboxAgeSeconds: 30,
-  consumerMaxOffsetLag: 10_000,
-  expiryDelaySeconds: 30,
+  /** As ConsumerLagHigh in ops/prometheus/alerts.yml. */
+  consumerLag: 1_000,
+  refusedWebhooksPerMinute: 3,
+  reconcilerActionsPer5Minutes: 20,
 } as const;
 
 /**
@@ -88,6 +90,8 @@ const CellAlarmThreshold = {
 export class CellRuntime extends Construct {
   readonly network: Network;
   readonly database: AuroraPostgres;
+  /** The cell's customer-managed key (database, topics, cache, secrets, backups). */
+  readonly key: KmsKey;
   readonly kafka: KafkaCluster;
   readonly cache: RedisCache;
   readonly apiLoadBalancer: InternalAlb;
@@ -112,6 +116,8 @@ export class CellRuntime extends Construct {
       enableKeyRotation: true,
       deletionWindowInDays: 30,
     });
+    checkovSkip(key, { CKV2_AWS_64: SkipReason.defaultKeyPolicy });
+    this.key = key;
     new KmsAlias(this, 'key-alias', { name: `alias/${prefix}`, targetKeyId: key.keyId });
 
     this.network = new Network(this, 'network', { ctx, name: prefix, cidr: props.cidr });
@@ -167,6 +173,7 @@ export class CellRuntime extends Construct {
 
     const apiRole = CELL_ROLES.api;
     this.apiLoadBalancer = new InternalAlb(this, 'api-alb', {
+      ctx: props.ctx,
       name: `${prefix}-api`,
       network: this.network,
       certificateArn: props.certificateArn,
@@ -249,6 +256,7 @@ export class CellRuntime extends Construct {
         secretsKeyArn,
         taskStatements: statements,
         healthPort: role.http ? undefined : WORKER_HEALTH_PORT,
+        metricsNamespace: CELL_NAMESPACE,
         http: role.http ? { port: role.http.port, targetGroupArn: this.apiLoadBalancer.targetGroup.arn } : undefined,
         scaling: this.scaling(roleName, role, group ?? ''),
         standby,
@@ -351,10 +359,10 @@ export class CellRuntime extends Construct {
         return {
           kind: 'metric',
           metric: {
-            namespace: 'AWS/Kafka',
-            metricName: 'MaxOffsetLag',
+            namespace: CELL_NAMESPACE,
+            metricName: AppMetric.consumerLag,
             dimensions: this.lagDimensions(group, roleName),
-            target: scaling.maxOffsetLag,
+            target: scaling.maxLag,
           },
         };
       case 'cell-metric':
@@ -372,13 +380,10 @@ export class CellRuntime extends Construct {
     }
   }
 
+  /** The consumer group's lag as its own processes report it (`onsale_consumer_lag{group}`). */
   private lagDimensions(group: string, roleName: CellRole): Record<string, string> {
     if (!group) throw new Error(`${roleName} scales on consumer lag but reads no topic`);
-    return {
-      'Cluster Name': this.kafka.clusterName,
-      'Consumer Group': group,
-      Topic: this.purchaseTopic,
-    };
+    return { [CELL_DIMENSION]: this.cellId, group };
   }
 
   private createSecrets(cell: CellSpec, keyArn: string, drRegion: AwsRegion | undefined): RoleSecrets {
@@ -397,6 +402,7 @@ export class CellRuntime extends Construct {
             // it), so replicas use the DR region's AWS-managed Secrets Manager key.
             replica: drRegion ? [{ region: drRegion }] : undefined,
           });
+          checkovSkip(secret, { CKV2_AWS_57: SkipReason.operatorSecret });
           return [envName, secret.arn];
         }),
       );
@@ -410,27 +416,21 @@ export class CellRuntime extends Construct {
     const custom = { namespace: CELL_NAMESPACE, dimensions: cell };
     const t = CellAlarmThreshold;
 
-    alarms.metric('hold-p99', {
+    alarms.metric('hold-latency', {
       ...custom,
-      description: `Hold p99 above ${t.holdP99Ms} ms for 3 minutes: the waiting room is releasing faster than the cell holds`,
-      metricName: CellMetric.holdLatency,
-      statistic: 'p99',
-      threshold: t.holdP99Ms,
+      description: `Hold transactions average above ${t.holdAverageSeconds} s for 3 minutes (the p99 ceiling is 0.8 s; the burn-rate alerts in ops/prometheus/alerts.yml read the buckets): the waiting room is releasing faster than the cell holds`,
+      metricName: AppMetric.holdTransaction,
+      statistic: 'Average',
+      threshold: t.holdAverageSeconds,
     });
-    alarms.ratio('hold-conflict-rate', {
+    alarms.ratio('hold-refusal-rate', {
       ...custom,
-      description: 'Most hold attempts conflict: buyers are being shown seats that are gone',
-      numerator: { metricName: CellMetric.holdConflicts, statistic: 'Sum' },
-      denominator: { metricName: CellMetric.holdAttempts, statistic: 'Sum' },
-      threshold: t.holdConflictRatio,
+      description: 'Most hold requests are refused: buyers are being shown seats that are gone',
+      numerator: { metricName: AppMetric.holdsRefused, statistic: 'Sum' },
+      denominator: { metricName: AppMetric.holdsPlaced, statistic: 'Sum' },
+      // refused / (placed + refused) above the ratio, written over placed so no third query is needed.
+      threshold: t.holdRefusalRatio / (1 - t.holdRefusalRatio),
       periods: 5,
-    });
-    alarms.metric('lock-waits', {
-      ...custom,
-      description: 'Transactions are queueing on row locks',
-      metricName: CellMetric.lockWaits,
-      statistic: 'Maximum',
-      threshold: t.lockWaits,
     });
     alarms.ratio('db-connections', {
       description: 'RDS Proxy pool nearly exhausted: new transactions will wait, then fail',
@@ -451,48 +451,52 @@ export class CellRuntime extends Construct {
     alarms.metric('outbox-age', {
       ...custom,
       description: `Oldest unpublished outbox row older than ${t.outboxAgeSeconds} s: committed facts are not reaching Kafka`,
-      metricName: CellMetric.outboxAge,
+      metricName: AppMetric.outboxOldestAge,
       statistic: 'Maximum',
       threshold: t.outboxAgeSeconds,
     });
     for (const roleName of CELL_ROLE_NAMES) {
       if (CELL_ROLES[roleName].scaling.kind !== 'consumer-lag') continue;
       alarms.metric(`consumer-lag-${roleName}`, {
-        description: `${roleName} is ${t.consumerMaxOffsetLag}+ messages behind on a partition of ${this.purchaseTopic}`,
-        namespace: 'AWS/Kafka',
+        description: `${roleName} is ${t.consumerLag}+ messages behind on ${this.purchaseTopic}`,
+        namespace: CELL_NAMESPACE,
         dimensions: this.lagDimensions(consumerGroup(this.cellId, roleName), roleName),
-        metricName: 'MaxOffsetLag',
+        metricName: AppMetric.consumerLag,
         statistic: 'Maximum',
-        threshold: t.consumerMaxOffsetLag,
+        threshold: t.consumerLag,
       });
     }
-    alarms.metric('expiry-delay', {
+    alarms.metric('dlq-arrivals', {
       ...custom,
-      description: `Expired holds still active ${t.expiryDelaySeconds} s past expiry: seats are locked away from buyers`,
-      metricName: CellMetric.expiryDelay,
-      statistic: 'Maximum',
-      threshold: t.expiryDelaySeconds,
-    });
-    alarms.metric('dlq-depth', {
-      ...custom,
-      description: 'Messages are waiting in the dead-letter topic: replay or discard them (runbook)',
-      metricName: CellMetric.deadLetterDepth,
-      statistic: 'Maximum',
+      description: 'Messages were dead-lettered: replay or discard them (runbooks/replay-dead-letters.md)',
+      metricName: AppMetric.dlqArrivals,
+      statistic: 'Sum',
       threshold: 0,
       periods: 1,
     });
-    alarms.metric('payment-mismatch', {
+    alarms.metric('webhooks-refused', {
+      namespace: CELL_NAMESPACE,
+      dimensions: { ...cell, outcome: 'bad_signature' },
+      description: 'Stripe webhooks refused for their signature: a rotated secret not deployed, or forged calls',
+      metricName: AppMetric.webhooks,
+      statistic: 'Sum',
+      threshold: t.refusedWebhooksPerMinute,
+      periods: 5,
+    });
+    alarms.metric('reconciler-actions', {
       ...custom,
-      description: 'Local payment state disagrees with Stripe after reconciliation',
-      metricName: CellMetric.paymentMismatches,
-      statistic: 'Maximum',
-      threshold: 0,
+      description:
+        'The reconciler keeps pushing stuck orders forward: payments or the saga are not progressing on their own',
+      metricName: AppMetric.reconcilerActions,
+      statistic: 'Sum',
+      threshold: t.reconcilerActionsPer5Minutes,
+      periodSeconds: 300,
       periods: 1,
     });
     alarms.metric('oversell', {
       ...custom,
       description: 'A second ticket was attempted for a seat. This must stay 0: page now',
-      metricName: CellMetric.ticketUniquenessViolations,
+      metricName: AppMetric.oversell,
       statistic: 'Sum',
       threshold: 0,
       periods: 1,

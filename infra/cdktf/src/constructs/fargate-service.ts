@@ -7,11 +7,13 @@ import { EcsTaskDefinition } from '@cdktf/provider-aws/lib/ecs-task-definition';
 import { SecurityGroup } from '@cdktf/provider-aws/lib/security-group';
 import { Construct } from 'constructs';
 import { type AwsContext, arn } from '../aws-context';
+import { checkovSkip, SkipReason } from '../checkov';
 import type { ImageSpec } from '../manifest';
 import { environmentProblems, ProcessContractError, type ProcessName, processCommand } from '../processes';
 import type { ServiceSizing } from '../roles';
 import { allowEgress } from './firewall';
 import { ServiceRole, type Statement, sameAccountTrust } from './iam';
+import { METRICS_SIDECAR_NAME, metricsSidecarContainer, metricsSidecarStatement } from './metrics-sidecar';
 import type { Network } from './network';
 
 /** One key of a JSON secret (the database master secret's `password`). */
@@ -60,6 +62,11 @@ export interface FargateServiceProps {
   readonly oneOff?: boolean;
   /** Where a worker answers /healthz, for the container health check. */
   readonly healthPort?: number;
+  /**
+   * The CloudWatch namespace for the process's Prometheus metrics: a collector beside it scrapes /metrics
+   * on its HTTP port (else its health port). Unset for one-off tasks and processes with no listener.
+   */
+  readonly metricsNamespace?: string;
 }
 
 const LOG_RETENTION_DAYS = 30;
@@ -90,12 +97,19 @@ export class FargateService extends Construct {
       name: `/${props.prefix}/${role}`,
       retentionInDays: LOG_RETENTION_DAYS,
     });
+    checkovSkip(logGroup, { CKV_AWS_158: SkipReason.logGroupKms, CKV_AWS_338: SkipReason.logRetention });
 
     this.securityGroup = new SecurityGroup(this, 'sg', {
       name: `${name}-tasks`,
       description: `${role} tasks of ${props.prefix}`,
       vpcId: network.vpc.id,
     });
+    if (props.oneOff) {
+      checkovSkip(this.securityGroup, {
+        CKV2_AWS_5:
+          'a one-off task runs with this group by `aws ecs run-task` (deploy_tasks output), not from a service',
+      });
+    }
     // AWS APIs through the NAT gateways, Stripe, and the peered control plane all speak HTTPS.
     allowEgress(this, 'https-out', this.securityGroup, 443, ['0.0.0.0/0'], 'HTTPS to AWS APIs and partners');
 
@@ -140,12 +154,24 @@ export class FargateService extends Construct {
       ],
     });
 
+    const metricsPort = props.http?.port ?? props.healthPort;
+    const sidecar =
+      props.metricsNamespace !== undefined && metricsPort !== undefined && !props.oneOff
+        ? {
+            namespace: props.metricsNamespace,
+            port: metricsPort,
+            region: ctx.region,
+            logGroupName: logGroup.name,
+            logGroupArn: logGroup.arn,
+          }
+        : undefined;
+
     const task = new ServiceRole(this, 'task-role', {
       ctx,
       name: `${name}-task`,
       service: 'ecs-tasks.amazonaws.com',
       trustConditions: sameAccountTrust(ctx, arn(ctx, 'ecs', '*')),
-      statements: props.taskStatements,
+      statements: sidecar ? [...props.taskStatements, metricsSidecarStatement(sidecar)] : props.taskStatements,
     });
 
     const environment = Object.entries(props.environment)
@@ -202,6 +228,7 @@ export class FargateService extends Construct {
             },
           },
         },
+        ...(sidecar ? [metricsSidecarContainer(sidecar, `${role}-${METRICS_SIDECAR_NAME}`)] : []),
       ]),
     });
 

@@ -3,12 +3,17 @@ import { LbListener } from '@cdktf/provider-aws/lib/lb-listener';
 import { LbTargetGroup } from '@cdktf/provider-aws/lib/lb-target-group';
 import { SecurityGroup } from '@cdktf/provider-aws/lib/security-group';
 import { Construct } from 'constructs';
+import type { AwsContext } from '../aws-context';
+import { AccessLogBucket } from './access-log-bucket';
 import { allow, type Source } from './firewall';
 import type { Network } from './network';
 
 const HTTPS = 443;
+/** How long ALB access logs are kept. */
+const ACCESS_LOG_DAYS = 90;
 
 export interface InternalAlbProps {
+  readonly ctx: AwsContext;
   readonly name: string;
   readonly network: Network;
   readonly certificateArn: string;
@@ -23,6 +28,7 @@ export class InternalAlb extends Construct {
   readonly lb: Lb;
   readonly targetGroup: LbTargetGroup;
   readonly securityGroup: SecurityGroup;
+  readonly accessLogs: AccessLogBucket;
 
   constructor(scope: Construct, id: string, props: InternalAlbProps) {
     super(scope, id);
@@ -35,6 +41,12 @@ export class InternalAlb extends Construct {
     });
     for (const client of props.clients) this.admit(client.id, client.source);
 
+    this.accessLogs = new AccessLogBucket(this, 'access-logs', {
+      ctx: props.ctx,
+      name,
+      retentionDays: ACCESS_LOG_DAYS,
+    });
+
     this.lb = new Lb(this, 'lb', {
       name,
       internal: true,
@@ -44,6 +56,7 @@ export class InternalAlb extends Construct {
       dropInvalidHeaderFields: true,
       enableDeletionProtection: true,
       idleTimeout: 60,
+      accessLogs: { enabled: true, bucket: this.accessLogs.bucket.bucket, prefix: this.accessLogs.prefix },
     });
 
     this.targetGroup = new LbTargetGroup(this, 'targets', {

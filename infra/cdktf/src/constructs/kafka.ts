@@ -4,6 +4,7 @@ import { MskConfiguration } from '@cdktf/provider-aws/lib/msk-configuration';
 import { SecurityGroup } from '@cdktf/provider-aws/lib/security-group';
 import { Construct } from 'constructs';
 import { type AwsContext, arn } from '../aws-context';
+import { checkovSkip, SkipReason } from '../checkov';
 import { allow } from './firewall';
 import type { Statement } from './iam';
 import type { Network } from './network';
@@ -84,6 +85,7 @@ export class KafkaCluster extends Construct {
       name: `/${name}/msk-brokers`,
       retentionInDays: 30,
     });
+    checkovSkip(brokerLogs, { CKV_AWS_158: SkipReason.logGroupKms, CKV_AWS_338: SkipReason.logRetention });
 
     this.cluster = new MskCluster(this, 'cluster', {
       clusterName: name,

@@ -12,6 +12,7 @@ import { Vpc } from '@cdktf/provider-aws/lib/vpc';
 import { VpcEndpoint } from '@cdktf/provider-aws/lib/vpc-endpoint';
 import { Construct } from 'constructs';
 import type { AwsContext } from '../aws-context';
+import { checkovSkip, SkipReason } from '../checkov';
 import { subnet } from '../cidr';
 import { ServiceRole, sameAccountTrust } from './iam';
 
@@ -118,6 +119,7 @@ export class Network extends Construct {
       name: `/${name}/vpc-flow-logs`,
       retentionInDays: 90,
     });
+    checkovSkip(flowLogs, { CKV_AWS_158: SkipReason.logGroupKms, CKV_AWS_338: SkipReason.logRetention });
     const flowLogRole = new ServiceRole(this, 'flow-log-role', {
       ctx,
       name: `${name}-vpc-flow-logs`,

@@ -8,6 +8,7 @@ import { S3BucketServerSideEncryptionConfigurationA as S3BucketServerSideEncrypt
 import { S3BucketVersioningA as S3BucketVersioning } from '@cdktf/provider-aws/lib/s3-bucket-versioning';
 import { Construct } from 'constructs';
 import type { AwsContext } from '../aws-context';
+import { checkovSkip } from '../checkov';
 import type { Statement } from './iam';
 
 export interface ReportingBucketProps {
@@ -29,6 +30,12 @@ export class ReportingBucket extends Construct {
 
     // Bucket names are global; the account and region make this one unique without a manifest field.
     this.bucket = new S3Bucket(this, 'bucket', { bucket: `onsale-reporting-${ctx.account}-${ctx.region}` });
+    checkovSkip(this.bucket, {
+      CKV_AWS_18: 'only the reporting role reads and writes it, through IAM; CloudTrail records those calls',
+      CKV_AWS_144:
+        "projections are rebuilt from the cells' Kafka facts (the rebuild path is tested); a replica adds nothing",
+      CKV2_AWS_62: 'nothing reacts to a new projection object; readers query the sales API',
+    });
 
     new S3BucketPublicAccessBlock(this, 'public-access', {
       bucket: this.bucket.id,

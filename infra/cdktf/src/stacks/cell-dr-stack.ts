@@ -5,6 +5,7 @@ import { MskReplicator } from '@cdktf/provider-aws/lib/msk-replicator';
 import { Fn, TerraformOutput } from 'cdktf';
 import type { Construct } from 'constructs';
 import { arn } from '../aws-context';
+import { checkovSkip } from '../checkov';
 import { CellDirectoryEntry } from '../constructs/cell-directory';
 import { CellRuntime, type RoleSecrets } from '../constructs/cell-runtime';
 import { ServiceRole, sameAccountTrust } from '../constructs/iam';
@@ -101,6 +102,10 @@ export class CellDrStack extends OnsaleStack {
 
     new TerraformOutput(this, 'api_load_balancer', { value: this.runtime.apiLoadBalancer.lb.dnsName });
     new TerraformOutput(this, 'alarm_topic', { value: this.runtime.alarms.topic.arn });
+    checkovSkip(this.runtime.database.cluster, {
+      CKV2_AWS_8:
+        "the standby is the cross-region copy of the cell; once promoted it keeps Aurora's 35 days of point-in-time recovery",
+    });
     new TerraformOutput(this, 'database_cluster', { value: this.runtime.database.cluster.clusterIdentifier });
     new TerraformOutput(this, 'deploy_tasks', { value: this.runtime.oneOffTasks });
   }

@@ -1,5 +1,7 @@
 import { TerraformOutput } from 'cdktf';
 import type { Construct } from 'constructs';
+import { checkovSkip } from '../checkov';
+import { Backups } from '../constructs/backups';
 import { CellDirectoryEntry } from '../constructs/cell-directory';
 import { CellRuntime, TOPIC_REPLICATION_FACTOR } from '../constructs/cell-runtime';
 import { type CellSpec, cellImage, certificateFor, type Manifest } from '../manifest';
@@ -7,6 +9,9 @@ import { CELL_DIRECTORY_PATH, cellPrefix, StackName } from '../naming';
 import { cellTopics } from '../roles';
 import type { ControlPlaneStack } from './control-plane-stack';
 import { OnsaleStack } from './onsale-stack';
+
+/** Daily snapshots of a cell without DR, in its region and copied to another, kept this long. */
+const BACKUP_RETENTION_DAYS = 35;
 
 /**
  * One purchase cell. Every cell is this class with a different manifest entry; nothing here knows about
@@ -34,6 +39,25 @@ export class CellStack extends OnsaleStack {
       identity: manifest.identity,
       controlPlaneApiUrl: manifest.controlPlane.apiUrl,
     });
+
+    // A cell with a DR standby has its copy in another region already (the global database secondary).
+    if (!cell.dr) {
+      // The manifest refuses a cell without dr whose default copy region would be its own.
+      const copyRegion = cell.backupCopyRegion ?? manifest.controlPlane.region;
+      new Backups(this, 'backups', {
+        ctx: this.ctx,
+        copy: this.regionContext('backup-copy', copyRegion),
+        prefix: cellPrefix(cell.id),
+        kmsKeyArn: this.runtime.key.arn,
+        resourceArns: [this.runtime.database.cluster.arn],
+        retentionDays: BACKUP_RETENTION_DAYS,
+      });
+    } else {
+      checkovSkip(this.runtime.database.cluster, {
+        CKV2_AWS_8:
+          "the global database secondary in the DR region is this cluster's cross-region copy; Aurora keeps 35 days of point-in-time recovery",
+      });
+    }
 
     const topics = cellTopics(cell.id);
     new CellDirectoryEntry(this, 'directory', {

@@ -1,12 +1,15 @@
 import { CloudfrontDistribution } from '@cdktf/provider-aws/lib/cloudfront-distribution';
 import { CloudfrontVpcOrigin } from '@cdktf/provider-aws/lib/cloudfront-vpc-origin';
 import { CloudwatchLogGroup } from '@cdktf/provider-aws/lib/cloudwatch-log-group';
+import { Wafv2IpSet } from '@cdktf/provider-aws/lib/wafv2-ip-set';
 import { Wafv2WebAcl, type Wafv2WebAclRule } from '@cdktf/provider-aws/lib/wafv2-web-acl';
 import { Wafv2WebAclLoggingConfiguration } from '@cdktf/provider-aws/lib/wafv2-web-acl-logging-configuration';
 import { TerraformOutput } from 'cdktf';
 import type { Construct } from 'constructs';
+import { checkovSkip, SkipReason } from '../checkov';
 import { EDGE_REGION, type Manifest } from '../manifest';
 import { StackName } from '../naming';
+import { STRIPE_WEBHOOK_IPS, STRIPE_WEBHOOK_PATH_REGEX } from '../stripe';
 import type { ControlPlaneStack } from './control-plane-stack';
 import { OnsaleStack } from './onsale-stack';
 
@@ -42,7 +45,37 @@ function managedRuleGroup(
   };
 }
 
-function rateLimit(priority: number, name: string, limit: number, onlyMethod?: string): Wafv2WebAclRule {
+/**
+ * A Stripe webhook delivery: the router's webhook path for any cell, from one of Stripe's documented source
+ * addresses. Stripe retries a throttled delivery with backoff, so a 429 at the edge during an onsale would
+ * delay confirmations for hours; the signature check in the cell stays the real gate.
+ */
+function stripeWebhookStatement(ipSetArn: string) {
+  return {
+    and_statement: {
+      statement: [
+        { ip_set_reference_statement: { arn: ipSetArn } },
+        {
+          regex_match_statement: {
+            regex_string: STRIPE_WEBHOOK_PATH_REGEX,
+            field_to_match: { uri_path: {} },
+            text_transformation: [{ priority: 0, type: 'NONE' }],
+          },
+        },
+      ],
+    },
+  };
+}
+
+/** A per-IP rate limit that never counts Stripe's webhook deliveries (and, if given, only one method). */
+function rateLimit(
+  priority: number,
+  name: string,
+  limit: number,
+  exempt: Record<string, unknown>,
+  onlyMethod?: string,
+): Wafv2WebAclRule {
+  const notExempt = { not_statement: { statement: [exempt] } };
   return {
     name,
     priority,
@@ -54,14 +87,21 @@ function rateLimit(priority: number, name: string, limit: number, onlyMethod?: s
         evaluation_window_sec: 300,
         scope_down_statement: onlyMethod
           ? {
-              byte_match_statement: {
-                field_to_match: { method: {} },
-                positional_constraint: 'EXACTLY',
-                search_string: onlyMethod,
-                text_transformation: [{ priority: 0, type: 'NONE' }],
+              and_statement: {
+                statement: [
+                  {
+                    byte_match_statement: {
+                      field_to_match: { method: {} },
+                      positional_constraint: 'EXACTLY',
+                      search_string: onlyMethod,
+                      text_transformation: [{ priority: 0, type: 'NONE' }],
+                    },
+                  },
+                  notExempt,
+                ],
               },
             }
-          : undefined,
+          : notExempt,
       },
     },
     visibilityConfig: visibility(name),
@@ -79,6 +119,16 @@ export class EdgeStack extends OnsaleStack {
     // A web ACL for CloudFront (scope CLOUDFRONT) can only be created in us-east-1.
     const global = this.regionContext('us-east-1', EDGE_REGION);
 
+    const stripeIps = new Wafv2IpSet(this, 'stripe-webhook-ips', {
+      provider: global.provider,
+      name: 'onsale-stripe-webhooks',
+      description: 'Stripe webhook source addresses (docs.stripe.com/ips#webhook-notifications)',
+      scope: 'CLOUDFRONT',
+      ipAddressVersion: 'IPV4',
+      addresses: STRIPE_WEBHOOK_IPS.map((ip) => `${ip}/32`),
+    });
+    const stripeWebhook = stripeWebhookStatement(stripeIps.arn);
+
     const webAcl = new Wafv2WebAcl(this, 'waf', {
       provider: global.provider,
       name: 'onsale-edge',
@@ -87,8 +137,8 @@ export class EdgeStack extends OnsaleStack {
       defaultAction: { allow: {} },
       rule: [
         managedRuleGroup(0, 'AWSManagedRulesAmazonIpReputationList'),
-        rateLimit(1, 'rate-per-ip', edge.rateLimitPerIp),
-        rateLimit(2, 'post-rate-per-ip', edge.writeRateLimitPerIp, 'POST'),
+        rateLimit(1, 'rate-per-ip', edge.rateLimitPerIp, stripeWebhook),
+        rateLimit(2, 'post-rate-per-ip', edge.writeRateLimitPerIp, stripeWebhook, 'POST'),
         // Stripe's signed webhook bodies can exceed the rule set's 8 KB body limit; the signature check
         // in the cell is the real gate for them.
         managedRuleGroup(3, 'AWSManagedRulesCommonRuleSet', ['SizeRestrictions_BODY']),
@@ -103,6 +153,7 @@ export class EdgeStack extends OnsaleStack {
       name: 'aws-waf-logs-onsale-edge',
       retentionInDays: 90,
     });
+    checkovSkip(wafLogs, { CKV_AWS_158: SkipReason.logGroupKms, CKV_AWS_338: SkipReason.logRetention });
     new Wafv2WebAclLoggingConfiguration(this, 'waf-logging', {
       provider: global.provider,
       resourceArn: webAcl.arn,
@@ -158,6 +209,17 @@ export class EdgeStack extends OnsaleStack {
         sslSupportMethod: 'sni-only',
         minimumProtocolVersion: 'TLSv1.2_2021',
       },
+    });
+    checkovSkip(distribution, {
+      CKV_AWS_86:
+        'the web ACL logs every request (authorization and cookie headers redacted); CloudFront standard logs need an ACL-enabled bucket',
+      CKV_AWS_374: 'tickets are sold worldwide; where an event may sell is decided per event by the application',
+      CKV_AWS_310:
+        'one origin: the router ALB spans three AZs, and there is no second control-plane region to fail over to',
+      CKV_AWS_305: 'no static root object: the router answers every path, including /',
+      CKV2_AWS_32: 'the AWS-managed SecurityHeadersPolicy is attached by id; checkov only recognises a policy resource',
+      CKV2_AWS_47:
+        'AWSManagedRulesKnownBadInputsRuleSet (which holds the Log4JRCE rules) is in the web ACL; checkov does not read the statement as written',
     });
 
     new TerraformOutput(this, 'distribution_domain', { value: distribution.domainName });

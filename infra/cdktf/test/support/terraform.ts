@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'cdktf';
+import { METRICS_SIDECAR_NAME } from '../../src/constructs/metrics-sidecar';
 import { type ManifestInput, parseManifest } from '../../src/manifest';
 import { buildPlatform } from '../../src/platform';
 
@@ -108,10 +109,18 @@ export interface ContainerDefinition {
 }
 
 /**
+ * A task definition's application containers: every container but the metrics collector beside the process
+ * (`allContainerDefinitions` includes it).
+ */
+export function containerDefinitions(taskDefinition: Block): ContainerDefinition[] {
+  return allContainerDefinitions(taskDefinition).filter((c) => c.name !== METRICS_SIDECAR_NAME);
+}
+
+/**
  * A task definition's containers. Terraform evaluates `${...}` inside the JSON string before ECS reads it,
  * and an interpolation may hold quotes (`replace(x, ":a:", ":b:")`), so those become single quotes here.
  */
-export function containerDefinitions(taskDefinition: Block): ContainerDefinition[] {
+export function allContainerDefinitions(taskDefinition: Block): ContainerDefinition[] {
   const text = String(taskDefinition.container_definitions);
   let out = '';
   for (let i = 0; i < text.length; i++) {
