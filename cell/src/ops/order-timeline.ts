@@ -45,6 +45,8 @@ const stage = (what: string): number => {
  * the payment, the Stripe webhook events of its PaymentIntent, tickets and incidents. It holds
  * no secret: client secrets, ticket tokens and envelope payloads other than ids and reasons are
  * left out. Published outbox rows are pruned after the relay's retention; what is gone is gone.
+ * `outbox.published` is when the relay marked the row, after the broker's ack: a fast consumer's
+ * `inbox.consumed` may come before it.
  */
 export async function orderTimeline(ctx: CellContext, orderId: string): Promise<OrderTimeline | null> {
   const db = ctx.database.db;
