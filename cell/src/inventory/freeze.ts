@@ -35,6 +35,10 @@ export async function refuseIfFrozen(tx: Tx, eventId: string): Promise<void> {
 /** Freezes the event's sales in this cell; idempotent. Returns once every racing hold has committed or lost. */
 export async function freezeSales(ctx: CellContext, eventId: string) {
   return withWriteTx(ctx, async (tx) => {
+    // New holds take share locks beside the ones already held, so under a stream of holds the freeze
+    // could wait long: it gives up after a bound (the mover records the error and resume retries, by
+    // which time the router has stopped sending new holds for the moving event).
+    await tx.execute(sql`SET LOCAL lock_timeout = '5s'`);
     const r = await tx.execute<{ id: string }>(
       sql`UPDATE events SET max_seats_per_order = 0 WHERE id = ${eventId} RETURNING id`,
     );
