@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { nulIssues } from '@onsale/contracts';
 import { type Context, Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { Services } from '../context';
@@ -215,7 +216,7 @@ export function createConsoleApp(services: Services, config: ConsoleConfig) {
   app.post('/events/:eventId/seat-map', async (c) => {
     const s = c.get('session')!;
     const eventId = eventIdOf(c);
-    const body = await c.req.parseBody();
+    const body = await readForm(c);
     const file = body.file;
     return attempt(c, 'seat-map', {}, async () => {
       if (!(file instanceof File) || file.size === 0)
@@ -240,7 +241,7 @@ export function createConsoleApp(services: Services, config: ConsoleConfig) {
     const v = await formValues(c, ['onsaleAt', 'roomOpensAt', 'perBuyerLimit', 'maxReleaseRate']);
     return attempt(c, 'onsale', v, async () => {
       const ev = await getEvent({ ctx: services, actor: s.actor, eventId });
-      const issues: { path: string; message: string }[] = [];
+      const issues: { path: string; message: string }[] = nulIssues(v);
       const onsaleAt = fromZonedInput(v.onsaleAt ?? '', ev.timeZone);
       if (!onsaleAt) issues.push({ path: 'onsaleAt', message: 'a date and time is required' });
       const roomOpensAt = v.roomOpensAt ? fromZonedInput(v.roomOpensAt, ev.timeZone) : onsaleAt;
@@ -341,8 +342,25 @@ export function createConsoleApp(services: Services, config: ConsoleConfig) {
     });
   });
 
+  /**
+   * The one way a console route reads a form: a body that is not a readable form (a broken multipart,
+   * a wrong encoding) is a 400 naming `body`, never a parser's exception.
+   */
+  async function readForm(c: C) {
+    try {
+      return await c.req.parseBody();
+    } catch {
+      throw new ServiceError('validation_failed', 'the form could not be read; send it from the console page', {
+        issues: [
+          { path: 'body', message: 'not a readable form (application/x-www-form-urlencoded or multipart/form-data)' },
+        ],
+      });
+    }
+  }
+
+  /** The named text fields of a form, trimmed; other fields and files are ignored. */
   async function formValues(c: C, names: string[]): Promise<Record<string, string>> {
-    const body = await c.req.parseBody();
+    const body = await readForm(c);
     const out: Record<string, string> = {};
     for (const n of names) if (typeof body[n] === 'string') out[n] = (body[n] as string).trim();
     return out;
@@ -350,8 +368,10 @@ export function createConsoleApp(services: Services, config: ConsoleConfig) {
 
   /** Form values as the event verbs take them; a time the zone cannot read is a 400 on that field. */
   function eventInput(v: EventFormValues) {
+    // The rule every service applies to input (PostgreSQL cannot store NUL), reported by field.
+    const issues: { path: string; message: string }[] = nulIssues(v);
+    if (issues.length) throw new ServiceError('validation_failed', 'the event is not valid', { issues });
     const timeZone = v.timeZone || 'UTC';
-    const issues: { path: string; message: string }[] = [];
     if (!v.name) issues.push({ path: 'name', message: 'required' });
     if (!v.venue) issues.push({ path: 'venue', message: 'required' });
     if ((v.name?.length ?? 0) > 200) issues.push({ path: 'name', message: 'at most 200 characters' });
