@@ -3,6 +3,9 @@
  * tests start it (fresh databases; the waiting room's per-IP limit raised, as every request comes
  * from 127.0.0.1). Credentials are real: a promoter of the demo tenant, an operator, a buyer
  * admitted through the waiting room with an admission token, and the event's real seat ids.
+ * test/fuzz/hooks.py (SCHEMATHESIS_HOOKS) puts the real seat ids into hold bodies and real order ids
+ * (one placed in the setup, then every 202 the fuzzer gets) into the order routes' paths. The cell's
+ * internal routes run last, on their own: they freeze the pinned event as an evacuation would.
  *
  *   node --import tsx test/fuzz/run.ts [--seconds-per-run N] [--only NAME]
  *
@@ -34,6 +37,11 @@ interface Run {
   headers?: Record<string, string>;
   operations?: { pathRegex: string; headers: Record<string, string> }[];
   parameters?: Record<string, string>;
+  /** Base URL the document's operations are sent to, when not the one the document is served from. */
+  url?: string;
+  includePathRegex?: string;
+  /** Extra environment for schemathesis: the hooks (test/fuzz/hooks.py) read real ids from it. */
+  env?: Record<string, string>;
 }
 
 const toml = (v: unknown): string => JSON.stringify(v);
@@ -97,10 +105,15 @@ function schemathesisRun(run: Run, seconds: number): Promise<{ requests: number;
     har,
     '--report-junit-path',
     resolve(dir, 'junit.xml'),
+    ...(run.url ? ['--url', run.url] : []),
+    ...(run.includePathRegex ? ['--include-path-regex', run.includePathRegex] : []),
   ];
   console.log(`\n===== ${run.name}: schemathesis ${argv.join(' ')}`);
   return new Promise((done, fail) => {
-    const child = spawn(schemathesis, argv, { stdio: 'inherit', env: { ...process.env, NO_COLOR: '1' } });
+    const child = spawn(schemathesis, argv, {
+      stdio: 'inherit',
+      env: { ...process.env, ...run.env, NO_COLOR: '1' },
+    });
     child.once('error', fail);
     child.once('exit', (code) => {
       const requests = (JSON.parse(readFileSync(har, 'utf8')) as { log: { entries: unknown[] } }).log.entries.length;
@@ -119,15 +132,37 @@ try {
   const buyer = shopper(platform, event.eventId, 'fuzz-buyer');
   const admission = await (await buyer).admit();
   const bearer = (await buyer).bearer;
-  const seats = (await (await fetch(`${cellUrl}/events/${event.eventId}/availability`)).json()) as {
-    availableSeatIds: string[];
+  const availability = async () =>
+    ((await (await fetch(`${cellUrl}/events/${event.eventId}/availability`)).json()) as { availableSeatIds: string[] })
+      .availableSeatIds;
+  // One real order of the fuzz buyer from the start, so the order routes have an id that exists
+  // before the fuzzer's own holds add theirs (the hooks collect the order id of every 202).
+  const [firstSeat] = await availability();
+  if (!firstSeat) throw new Error('the demo event has no available seat');
+  const held = await (await buyer).hold([firstSeat], 'fuzz-setup-hold-1');
+  if (held.status !== 202) throw new Error(`setup hold: ${held.status} ${await held.text()}`);
+  const { orderId } = (await held.json()) as { orderId: string };
+  const seatIds = await availability();
+  // Real ids reach the generated requests through test/fuzz/hooks.py (SCHEMATHESIS_HOOKS).
+  const realIds = {
+    SCHEMATHESIS_HOOKS: resolve(repoRoot, 'test/fuzz/hooks.py'),
+    FUZZ_SEAT_IDS: seatIds.join(','),
+    FUZZ_ORDER_IDS: orderId,
   };
-  const seatIds = seats.availableSeatIds.slice(0, 2);
   const operator = await devToken(platform.urls.identity, { kind: 'operator', sub: 'fuzz-operator' });
   const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
-  console.log(`fuzzing event ${event.eventId} on ${event.cellId}, seats ${seatIds.join(', ')}`);
+  console.log(`fuzzing event ${event.eventId} on ${event.cellId}: ${seatIds.length} seat ids, order ${orderId}`);
 
+  // The cell first: the control plane's run may pause or cancel the pinned event's sale.
   const runs: Run[] = [
+    {
+      name: 'cell',
+      schema: `${cellUrl}/openapi.json`,
+      headers: { ...auth(bearer), 'X-Admission-Token': admission.token },
+      includePathRegex: '^/(?!internal/)',
+      parameters: { eventId: event.eventId },
+      env: realIds,
+    },
     {
       name: 'control-plane',
       schema: `${platform.urls.controlPlane}/openapi.json`,
@@ -139,15 +174,18 @@ try {
       parameters: { eventId: event.eventId },
     },
     {
-      name: 'cell',
-      schema: `${cellUrl}/openapi.json`,
-      headers: { ...auth(bearer), 'X-Admission-Token': admission.token },
-      operations: [{ pathRegex: '^/internal/', headers: auth(platform.internalToken) }],
-      parameters: { eventId: event.eventId },
-    },
-    {
       name: 'router',
       schema: `${platform.urls.router}/openapi.json`,
+    },
+    // The buyer routes of the cell's document sent through the router, as buyers reach them.
+    {
+      name: 'router-cell',
+      schema: `${cellUrl}/openapi.json`,
+      url: platform.urls.router,
+      includePathRegex: '^/events/',
+      headers: { ...auth(bearer), 'X-Admission-Token': admission.token },
+      parameters: { eventId: event.eventId },
+      env: realIds,
     },
     {
       name: 'stripe-emulator',
@@ -155,9 +193,19 @@ try {
       headers: auth(platform.stripeKey),
     },
     { name: 'dev-identity', schema: `${platform.urls.identity}/openapi.json` },
+    // Last: these act on the pinned event as the control plane would (freeze it, block seats, load
+    // it again), which would turn every later hold into a 503 event_moving.
+    {
+      name: 'cell-internal',
+      schema: `${cellUrl}/openapi.json`,
+      includePathRegex: '^/internal/',
+      headers: auth(platform.internalToken),
+      parameters: { eventId: event.eventId },
+      env: realIds,
+    },
   ];
   const results: { name: string; requests: number; exitCode: number }[] = [];
-  for (const run of runs.filter((r) => !args.only || r.name === args.only))
+  for (const run of runs.filter((r) => !args.only || r.name === args.only || r.name.startsWith(`${args.only}-`)))
     results.push({ name: run.name, ...(await schemathesisRun(run, Number(args['seconds-per-run']))) });
 
   console.log('\n===== fuzz summary');

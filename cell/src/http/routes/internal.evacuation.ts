@@ -33,7 +33,7 @@ export const unfreezeRoute = createRoute({
     params: EventParams,
     query: z.object({ maxSeatsPerOrder: z.coerce.number().int().min(1).max(100) }),
   },
-  responses: { 200: json(Frozen, 'Selling'), 401: errors[401], 404: errors[404], 503: errors[503] },
+  responses: { 200: json(Frozen, 'Selling'), 400: errors[400], 401: errors[401], 404: errors[404], 503: errors[503] },
 });
 
 export const ledgerRoute = createRoute({
@@ -69,7 +69,14 @@ export const blockRoute = createRoute({
   security: internalSecurity,
   middleware: [limitBody(16 * 1024 * 1024), internalAuth] as const,
   request: { params: EventParams, body: { required: true, content: { 'application/json': { schema: SeatList } } } },
-  responses: { 200: json(BlockAnswer, 'Blocked'), 401: errors[401], 404: errors[404], 503: errors[503] },
+  responses: {
+    200: json(BlockAnswer, 'Blocked'),
+    400: errors[400],
+    401: errors[401],
+    404: errors[404],
+    413: errors[413],
+    503: errors[503],
+  },
 });
 
 export const unblockRoute = createRoute({
@@ -79,7 +86,13 @@ export const unblockRoute = createRoute({
   security: internalSecurity,
   middleware: [limitBody(16 * 1024 * 1024), internalAuth] as const,
   request: { params: EventParams, body: { required: true, content: { 'application/json': { schema: SeatList } } } },
-  responses: { 200: json(BlockAnswer, 'Released'), 401: errors[401], 503: errors[503] },
+  responses: {
+    200: json(BlockAnswer, 'Released'),
+    400: errors[400],
+    401: errors[401],
+    413: errors[413],
+    503: errors[503],
+  },
 });
 
 export const blockedRoute = createRoute({
@@ -91,6 +104,7 @@ export const blockedRoute = createRoute({
   request: { params: EventParams, query: z.object({ sourceCell: z.string().min(1) }) },
   responses: {
     200: json(z.object({ eventId: z.string(), seatIds: z.array(z.string()) }), 'Blocked seats'),
+    400: errors[400],
     401: errors[401],
   },
 });
