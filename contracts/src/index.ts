@@ -14,4 +14,5 @@ export * from './runtime/loop';
 export * from './runtime/metrics';
 export * from './runtime/shutdown';
 export * from './runtime/tracing';
+export * from './tokens';
 export * from './topics';

@@ -141,6 +141,21 @@ async function objects(store: Awaited<ReturnType<typeof startReporter>>['store']
   );
 }
 
+/**
+ * The objects once the reporters have caught up: the control plane's facts topic is shared by every
+ * test that ran before this one, so a consumer starting from its first offset has history to read.
+ */
+async function settledObjects(store: Awaited<ReturnType<typeof startReporter>>['store']) {
+  let last = JSON.stringify(await objects(store));
+  for (const deadline = Date.now() + 90_000; Date.now() < deadline; ) {
+    await new Promise((r) => setTimeout(r, 2_000));
+    const now = JSON.stringify(await objects(store));
+    if (now === last) return JSON.parse(now) as Record<string, string>;
+    last = now;
+  }
+  throw new Error('the reporters did not catch up within 90 s');
+}
+
 let a: Selling;
 let b: Selling;
 let tenantA: Awaited<ReturnType<Harness['tenant']>>;
@@ -157,7 +172,7 @@ beforeAll(async () => {
   // A registered cell that never came up: its topic does not exist.
   await addCell(h, uniqueCellId('down'));
   reporters.push(
-    await startReporter(config('reporting-live'), log, {
+    await startReporter(config(`reporting-live-${randomUUID().slice(0, 6)}`), log, {
       beforeCommit: () => {
         // The first batch dies after its objects are durable and before its offsets are committed.
         if (crashes++ === 0) throw new Error('killed between upload and offset commit');
@@ -223,14 +238,13 @@ describe('cross-cell reporting', () => {
 
   it('a replay from the first offset rewrites byte-identical objects and changes no projection', async () => {
     const store = reporters[0]!.store;
-    const before = await objects(store);
+    const before = await settledObjects(store);
     const projected = await snapshot();
     const replay = await startReporter(config(`reporting-replay-${randomUUID().slice(0, 6)}`), log);
     reporters.push(replay);
     await eventually(async () => [a.cellId, b.cellId].every((c) => replay.sources().includes(c)), 'replay sources');
-    // The replay has caught up when its plan objects stop changing and all are the live ones.
-    await new Promise((r) => setTimeout(r, 3_000));
-    const after = await objects(store);
+    // The replay has caught up when its plan objects stop changing: then they must all be the live ones.
+    const after = await settledObjects(store);
     const changed = Object.keys({ ...before, ...after }).filter((k) => before[k] !== after[k]);
     expect(changed).toEqual([]);
     expect(await snapshot()).toEqual(projected);

@@ -1,7 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { createLogger } from '@onsale/contracts';
-import { createAdmissionVerifier } from './admission/verify';
+import { createAdmissionVerifier, createLogger } from '@onsale/contracts';
 import type { RouterConfig } from './config';
 import { Directory } from './directory/directory';
 import { startDirectoryPoller } from './directory/poller';

@@ -1,12 +1,13 @@
 import {
-  ADMISSION_ALG,
-  ADMISSION_AUDIENCE,
-  ADMISSION_ISSUER,
-  AdmissionClaims,
+  type AdmissionClaims,
+  CLOCK_TOLERANCE_SECONDS,
+  createAdmissionVerifier,
+  IDENTITY_ALGORITHMS,
+  remoteKeys,
   revocationKeys,
+  verifyToken,
 } from '@onsale/contracts';
 import type { Redis } from 'ioredis';
-import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { DomainError } from '../errors';
 
 export interface IdentityConfig {
@@ -29,39 +30,37 @@ export interface Buyer {
  * admission pauses (fails closed) rather than letting a revoked token through.
  */
 export function createVerifiers(config: IdentityConfig, redis: Redis) {
-  const jwksOptions = { cacheMaxAge: config.jwksCacheMs, cooldownDuration: Math.min(30_000, config.jwksCacheMs) };
-  const identityKeys = createRemoteJWKSet(new URL(config.identityJwksUrl), jwksOptions);
-  const admissionKeys = createRemoteJWKSet(new URL(config.admissionJwksUrl), jwksOptions);
+  const identityKeys = remoteKeys(config.identityJwksUrl, config.jwksCacheMs);
+  const verifyAdmission = createAdmissionVerifier(config.admissionJwksUrl, config.jwksCacheMs);
+  const keysUnavailable = () => new DomainError('cell_unavailable', 'token checks are unavailable; retry shortly');
 
   async function buyer(authorization: string | undefined): Promise<Buyer> {
     const token = authorization?.startsWith('Bearer ') ? authorization.slice(7) : undefined;
     if (!token) throw new DomainError('unauthenticated', 'a buyer token is required');
-    try {
-      const { payload } = await jwtVerify(token, identityKeys, {
+    const verdict = await verifyToken(
+      token,
+      identityKeys,
+      {
         issuer: config.identityIssuer,
         audience: config.identityAudience,
-      });
-      if (!payload.sub) throw new Error('no subject');
-      return { userId: payload.sub };
-    } catch {
-      throw new DomainError('unauthenticated', 'the buyer token is not valid');
-    }
+        algorithms: IDENTITY_ALGORITHMS,
+        clockTolerance: CLOCK_TOLERANCE_SECONDS,
+      },
+      (payload) => payload.sub || undefined,
+    );
+    if (verdict.ok) return { userId: verdict.claims };
+    if (verdict.reason === 'keys_unavailable') throw keysUnavailable();
+    throw new DomainError('unauthenticated', 'the buyer token is not valid');
   }
 
   async function admission(token: string | undefined, expected: { userId: string; eventId: string }) {
     if (!token)
       throw new DomainError('admission_invalid', 'an admission token is required', { header: 'X-Admission-Token' });
-    let claims: AdmissionClaims;
-    try {
-      const { payload } = await jwtVerify(token, admissionKeys, {
-        issuer: ADMISSION_ISSUER,
-        audience: ADMISSION_AUDIENCE,
-        algorithms: [ADMISSION_ALG],
-      });
-      claims = AdmissionClaims.parse(payload);
-    } catch {
+    const verdict = await verifyAdmission(token);
+    if (!verdict.ok && verdict.reason === 'keys_unavailable') throw keysUnavailable();
+    if (!verdict.ok)
       throw new DomainError('admission_invalid', 'the admission token is not valid', { reason: 'signature_or_expiry' });
-    }
+    const claims: AdmissionClaims = verdict.claims;
     const mismatch =
       claims.sub !== expected.userId
         ? 'user'

@@ -1,3 +1,4 @@
+import { CLOCK_TOLERANCE_SECONDS, IDENTITY_ALGORITHMS } from '@onsale/contracts';
 import { type JWTVerifyGetKey, jwtVerify } from 'jose';
 import { z } from 'zod';
 import type { Clock } from '../lib/clock';
@@ -30,9 +31,9 @@ export function createIdentityVerifier(o: {
         const { payload } = await jwtVerify(token, o.jwks, {
           issuer: o.issuer,
           audience: o.audience,
-          algorithms: ['RS256', 'EdDSA', 'ES256'],
+          algorithms: IDENTITY_ALGORITHMS,
           currentDate: o.clock.now(),
-          clockTolerance: 30,
+          clockTolerance: CLOCK_TOLERANCE_SECONDS,
         });
         const parsed = Claims.safeParse(payload);
         if (!parsed.success) throw new Error('claims');

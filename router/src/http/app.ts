@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
+import type { VerifyAdmission } from '@onsale/contracts';
 import { allowedMethods, currentTraceparent, type Logger, SpanKind, withSpan } from '@onsale/contracts';
 import { type Context, Hono } from 'hono';
-import type { VerifyAdmission } from '../admission/verify';
 import type { RouterConfig } from '../config';
 import type { Directory } from '../directory/directory';
 import type { RouterMetrics } from '../metrics/metrics';
