@@ -10,6 +10,10 @@ const route = createRoute({
   path: '/events/{eventId}/queue/me',
   tags: ['waiting room'],
   summary: 'Your position, people ahead, estimated wait; once released, the admission token (in the body, never a URL)',
+  description:
+    'Not a pure read: the first call after your release claims your turn and mints your admission token ' +
+    '(a turn not claimed within the claim window goes to the next buyer). Later calls return the same token ' +
+    'until it expires, so a refresh or a retry is safe.',
   security: [{ bearer: [] }],
   middleware: [asQueuedBuyer] as const,
   request: { params: EventIdParam },
