@@ -153,7 +153,8 @@ try {
   const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
   console.log(`fuzzing event ${event.eventId} on ${event.cellId}: ${seatIds.length} seat ids, order ${orderId}`);
 
-  // The cell first: the control plane's run may pause or cancel the pinned event's sale.
+  // The cell's buyer routes first, directly and through the router: the control plane's run may pause or
+  // cancel the pinned event's sale, and its operator routes may mark the cell down or evacuated.
   const runs: Run[] = [
     {
       name: 'cell',
@@ -162,20 +163,6 @@ try {
       includePathRegex: '^/(?!internal/)',
       parameters: { eventId: event.eventId },
       env: realIds,
-    },
-    {
-      name: 'control-plane',
-      schema: `${platform.urls.controlPlane}/openapi.json`,
-      headers: auth(demo.promoter),
-      operations: [
-        { pathRegex: '^/operator/', headers: auth(operator) },
-        { pathRegex: '^/events/\\{eventId\\}/queue', headers: auth(bearer) },
-      ],
-      parameters: { eventId: event.eventId },
-    },
-    {
-      name: 'router',
-      schema: `${platform.urls.router}/openapi.json`,
     },
     // The buyer routes of the cell's document sent through the router, as buyers reach them.
     {
@@ -186,6 +173,20 @@ try {
       headers: { ...auth(bearer), 'X-Admission-Token': admission.token },
       parameters: { eventId: event.eventId },
       env: realIds,
+    },
+    {
+      name: 'router',
+      schema: `${platform.urls.router}/openapi.json`,
+    },
+    {
+      name: 'control-plane',
+      schema: `${platform.urls.controlPlane}/openapi.json`,
+      headers: auth(demo.promoter),
+      operations: [
+        { pathRegex: '^/operator/', headers: auth(operator) },
+        { pathRegex: '^/events/\\{eventId\\}/queue', headers: auth(bearer) },
+      ],
+      parameters: { eventId: event.eventId },
     },
     {
       name: 'stripe-emulator',
