@@ -122,7 +122,13 @@ export function createSourceConsumer(o: SourceConsumerOptions) {
     const b = batches.get(partition);
     batches.delete(partition);
     o.log.warn('batch failed; reading it again', { source: o.source, partition, err });
-    if (b && consumer) consumer.seek({ topic: o.topic, partition, offset: b.first.toString() });
+    if (!b || !consumer) return;
+    try {
+      consumer.seek({ topic: o.topic, partition, offset: b.first.toString() });
+    } catch {
+      // The consumer lost its group (a broker outage): when it rejoins it reads on from the committed
+      // offset, which no flush of this batch has moved, so the batch is read again all the same.
+    }
   }
 
   async function flushStale(): Promise<void> {

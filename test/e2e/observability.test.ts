@@ -144,8 +144,9 @@ describe('metrics and alerts on the local platform, through a real Prometheus', 
     await Promise.all(more.map((b) => b.admit()));
     for (const [i, b] of more.entries()) expect((await b.hold([seats[8 + i]!], randomUUID())).status).toBe(202);
     await new Promise((r) => setTimeout(r, 5_000));
-    // Eight more buyers and orders: not one more series.
-    expect((await query('{__name__=~"onsale_.+"}')).length).toBe(before);
+    // Eight more buyers and orders: fewer than eight more series (a label per order would add at least
+    // one per order and metric; a retry or a rejoin may add its own bounded series).
+    expect((await query('{__name__=~"onsale_.+"}')).length - before).toBeLessThan(8);
   });
 
   it('Kafka stopped for 30 s during holds: the outbox alert fires, and resolves once the broker is back', async () => {

@@ -37,8 +37,8 @@ export async function shopper(platform: Platform, eventId: string, name: string)
       if (!joined.ok) throw new Error(`${name} join: ${joined.status} ${await joined.text()}`);
       const deadline = Date.now() + timeoutMs;
       while (Date.now() < deadline) {
-        const res = await fetch(`${router}/events/${eventId}/queue/me`, { headers: auth });
-        if (res.ok) {
+        const res = await fetch(`${router}/events/${eventId}/queue/me`, { headers: auth }).catch(() => null);
+        if (res?.ok) {
           const me = (await res.json()) as { admission: { token: string; purchaseCell: string } | null };
           if (me.admission) {
             admission = me.admission;
@@ -86,7 +86,9 @@ export async function shopper(platform: Platform, eventId: string, name: string)
       const deadline = Date.now() + timeoutMs;
       while (!intent?.clientSecret && Date.now() < deadline) {
         await sleep(200);
-        intent = (await this.order(orderId)).payment;
+        // A poll that fails (a keep-alive socket the server closed, a 503 while a cell restarts) is
+        // retried, as a payment page would.
+        intent = (await this.order(orderId).catch(() => null))?.payment ?? intent;
       }
       if (!intent?.clientSecret) throw new Error(`${name}: no payment intent for ${orderId}`);
       await this.confirm(intent.paymentIntentId, paymentMethod);
