@@ -1,11 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import pg from 'pg';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually } from '../support/kafka';
+import { eventually, signalKafka } from '../support/kafka';
 import { startTestPlatform, type TestPlatform } from '../support/platform';
 import { repoRoot } from '../support/services';
 import { shopper } from '../support/shopper';
@@ -41,12 +39,6 @@ afterAll(async () => {
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const kafkaPid = () => Number(readFileSync(resolve(repoRoot, '.data/kafka/kafka.pid'), 'utf8').trim());
-function signalKafka(signal: 'SIGSTOP' | 'SIGCONT') {
-  try {
-    process.kill(kafkaPid(), signal);
-  } catch {}
-}
 const services = (...args: string[]) => execFileSync('bash', ['scripts/services', ...args], { cwd: repoRoot });
 
 /** Seats no earlier purchase in this file took, so every buyer's hold is accepted. */

@@ -1,11 +1,10 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { supervise } from '../../scripts/local-platform/supervisor';
-import { eventually } from '../support/kafka';
+import { eventually, signalKafka } from '../support/kafka';
 import { startTestPlatform, type TestPlatform } from '../support/platform';
 import { repoRoot } from '../support/services';
 
@@ -24,12 +23,6 @@ afterAll(async () => {
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const kafkaPid = () => Number(readFileSync(resolve(repoRoot, '.data/kafka/kafka.pid'), 'utf8').trim());
-function signalKafka(signal: 'SIGSTOP' | 'SIGCONT') {
-  try {
-    process.kill(kafkaPid(), signal);
-  } catch {}
-}
 const proc = (name: string) => t.platform.status().find((p) => p.name === name)!;
 const readyz = async (url: string) => (await fetch(url).catch(() => null))?.status ?? 0;
 

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { cellTopics, createLogger } from '@onsale/contracts';
 import { Kafka, logLevel } from 'kafkajs';
 import { deleteTopics, provisionTopics } from '../../cell/src/messaging/kafka-broker';
 import { cellTopicSpecs } from '../../cell/src/messaging/topology';
-import { serviceEnv } from './services';
+import { repoRoot, serviceEnv } from './services';
 
 export const kafkaBrokers = () => serviceEnv().KAFKA_BROKERS!.split(',');
 
@@ -76,4 +78,11 @@ export async function eventually<T>(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
+}
+
+/** Freezes (SIGSTOP: connections stay open, nothing answers) or thaws the broker `scripts/services` started. */
+export function signalKafka(signal: 'SIGSTOP' | 'SIGCONT'): void {
+  try {
+    process.kill(Number(readFileSync(resolve(repoRoot, '.data/kafka/kafka.pid'), 'utf8').trim()), signal);
+  } catch {}
 }
