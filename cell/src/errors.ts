@@ -1,16 +1,5 @@
-import type { ErrorCode } from '@onsale/contracts';
-
-/** A refusal the caller can act on; the HTTP layer maps its code to a status, consumers to the DLQ. */
-export class DomainError extends Error {
-  override name = 'DomainError';
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    readonly details?: unknown,
-  ) {
-    super(message);
-  }
-}
+/** The kit's refusal: the HTTP layer maps its code to a status, consumers to the DLQ. */
+export { DomainError } from '@onsale/contracts';
 
 /** A failure that no retry can fix (an impossible transition, a contradiction): consumers dead-letter it. */
 export class PermanentError extends Error {

@@ -9,6 +9,7 @@ export * from './instant';
 export * from './methods';
 export * from './runtime/env';
 export * from './runtime/health';
+export * from './runtime/http-errors';
 export * from './runtime/log';
 export * from './runtime/loop';
 export * from './runtime/metrics';

@@ -1,8 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { OpenAPIHono } from '@hono/zod-openapi';
-import { acceptedInputIssues, allowedMethods, httpMetrics, httpTracing } from '@onsale/contracts';
+import {
+  acceptedInputIssues,
+  allowedMethods,
+  DomainError,
+  errorResponse,
+  httpMetrics,
+  httpTracing,
+  renderError,
+  routeNotFound,
+  validationIssues,
+} from '@onsale/contracts';
+import { EpochFencedError } from '../db/tx';
 import type { CellEnv } from './env';
-import { errorResponse, onError, validationIssues } from './errors';
 import { registerRoutes } from './routes';
 import type { CellServices } from './services';
 
@@ -15,7 +25,8 @@ export function createCellApp(services: CellServices) {
       const issues = result.success
         ? acceptedInputIssues({ target: result.target, data: result.data, contentType: c.req.header('content-type') })
         : validationIssues(result.error, result.target);
-      if (issues.length) return errorResponse(c, 'validation_failed', `invalid ${result.target}`, { issues });
+      if (issues.length)
+        return errorResponse(c, 'validation_failed', `invalid ${result.target}`, { details: { issues } });
     },
   });
 
@@ -33,13 +44,8 @@ export function createCellApp(services: CellServices) {
     c.header('X-Correlation-Id', correlationId);
     await next();
   });
-  app.onError(onError);
-  app.notFound((c) => {
-    const allow = allowedMethods(app.routes, c.req.path);
-    if (!allow.length) return errorResponse(c, 'not_found', 'no such route');
-    c.header('Allow', allow.join(', '));
-    return errorResponse(c, 'method_not_allowed', `${c.req.method} is not allowed here`, { allow });
-  });
+  app.onError(renderError(fencedWriter));
+  app.notFound(routeNotFound((path) => allowedMethods(app.routes, path)));
   app.openAPIRegistry.registerComponent('securitySchemes', 'buyer', {
     type: 'http',
     scheme: 'bearer',
@@ -60,3 +66,9 @@ export function createCellApp(services: CellServices) {
   return app;
 }
 export type CellApp = OpenAPIHono<CellEnv>;
+
+/** A fenced writer is a refusal the router recovers from: it follows the new epoch. */
+function fencedWriter(err: Error) {
+  if (err instanceof EpochFencedError)
+    return new DomainError('epoch_fenced', 'this cell writer is fenced; retry through the router');
+}

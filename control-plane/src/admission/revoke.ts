@@ -1,7 +1,6 @@
-import { metrics, revocationKeys } from '@onsale/contracts';
+import { DomainError, metrics, revocationKeys } from '@onsale/contracts';
 import type { Services } from '../context';
 import { revocations } from '../db/schema';
-import { ServiceError } from '../lib/errors';
 
 export interface RevokeInput {
   jti?: string;
@@ -18,7 +17,7 @@ export interface RevokeInput {
  * the revocation time (unix seconds): tokens of a revoked buyer issued after it are not covered.
  */
 export async function revokeAdmission({ ctx, input, actor }: { ctx: Services; input: RevokeInput; actor: string }) {
-  if (!input.jti === !input.sub) throw new ServiceError('validation_failed', 'give exactly one of jti or sub');
+  if (!input.jti === !input.sub) throw new DomainError('validation_failed', 'give exactly one of jti or sub');
   const now = ctx.clock.now();
   const nowS = Math.floor(now.getTime() / 1000);
   const maxTtl = ctx.config.ADMISSION_TOKEN_TTL_SECONDS;

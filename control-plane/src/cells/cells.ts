@@ -1,9 +1,10 @@
+import { DomainError } from '@onsale/contracts';
 import { asc, eq, sql } from 'drizzle-orm';
 import type { Services } from '../context';
 import type { DbOrTx } from '../db/client';
 import { type Cell, cells } from '../db/schema';
 import { bumpDirectoryVersion } from '../db/sql';
-import { conflict, notFound, ServiceError } from '../lib/errors';
+import { conflict, notFound } from '../lib/errors';
 
 export interface CellInput {
   id: string;
@@ -76,7 +77,7 @@ export async function leastLoadedCell(tx: DbOrTx): Promise<Cell> {
     order by count(e.id)::float / c.capacity asc, c.id asc
     limit 1`);
   const id = r.rows[0]?.id;
-  if (!id) throw new ServiceError('cell_unavailable', 'no active cell can take the event');
+  if (!id) throw new DomainError('cell_unavailable', 'no active cell can take the event');
   const [cell] = await tx.select().from(cells).where(eq(cells.id, id));
   return cell!;
 }
@@ -84,7 +85,7 @@ export async function leastLoadedCell(tx: DbOrTx): Promise<Cell> {
 export async function getActiveCell(tx: DbOrTx, cellId: string): Promise<Cell> {
   const [cell] = await tx.select().from(cells).where(eq(cells.id, cellId));
   if (!cell)
-    throw new ServiceError('validation_failed', `unknown cell ${cellId}`, {
+    throw new DomainError('validation_failed', `unknown cell ${cellId}`, {
       issues: [{ path: 'cellId', message: 'unknown cell' }],
     });
   if (cell.status !== 'active') throw conflict(`cell ${cellId} is ${cell.status}`);

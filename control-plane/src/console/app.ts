@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { nulIssues } from '@onsale/contracts';
+import { DomainError, nulIssues } from '@onsale/contracts';
 import { type Context, Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { Services } from '../context';
@@ -9,7 +9,6 @@ import type { EventRow } from '../db/schema';
 import { createEvent, eventForTenant, getEvent, listEvents, updateEvent } from '../events/events';
 import { getSeatMap, uploadSeatMap } from '../events/seat-map';
 import type { SeatMapIssue } from '../events/seat-map-parse';
-import { ServiceError } from '../lib/errors';
 import { scheduleOnsale } from '../onsale/schedule';
 import { getOnsale } from '../onsale/status';
 import { listDecisions } from '../release-controller/override';
@@ -43,7 +42,7 @@ const NOTICES = {
 } as const;
 
 /** `{ path, message }` issues from a refusal, keyed by the form field they name. */
-function fieldIssues(err: ServiceError): FieldIssues {
+function fieldIssues(err: DomainError): FieldIssues {
   const out: FieldIssues = {};
   const issues = (err.details as { issues?: { path: string; message: string }[] } | undefined)?.issues ?? [];
   for (const i of issues) out[i.path.split('.')[0] ?? i.path] ??= i.message;
@@ -72,18 +71,18 @@ export function createConsoleApp(services: Services, config: ConsoleConfig) {
   };
   const actor = (c: C) => {
     const s = c.get('session');
-    if (!s) throw new ServiceError('unauthenticated', 'sign in first');
+    if (!s) throw new DomainError('unauthenticated', 'sign in first');
     return s.actor;
   };
   const eventIdOf = (c: C) => {
     const id = c.req.param('eventId') ?? '';
-    if (!UUID.test(id)) throw new ServiceError('not_found', 'event not found');
+    if (!UUID.test(id)) throw new DomainError('not_found', 'event not found');
     return id;
   };
   const redirectUri = (c: C) => `${publicUrl ?? new URL(c.req.url).origin}/console/auth/callback`;
 
   app.onError((err, c) => {
-    if (err instanceof ServiceError) return page(c, 'Error', errorPage(err.status, err.message), err.status);
+    if (err instanceof DomainError) return page(c, 'Error', errorPage(err.status, err.message), err.status);
     services.log.error('console error', { requestId: c.get('requestId'), err, path: c.req.path });
     return page(c, 'Error', errorPage(500, 'internal error'), 500);
   });
@@ -188,7 +187,7 @@ export function createConsoleApp(services: Services, config: ConsoleConfig) {
       const ev = await createEvent({ ctx: services, actor: s.actor, input: eventInput(v) as never });
       return c.redirect(`/console/events/${ev.id}`, 303);
     } catch (err) {
-      if (!(err instanceof ServiceError) || err.status >= 500) throw err;
+      if (!(err instanceof DomainError) || err.status >= 500) throw err;
       return page(c, 'Create an event', newEventPage(s, v, fieldIssues(err), err.message), err.status);
     }
   });
@@ -220,7 +219,7 @@ export function createConsoleApp(services: Services, config: ConsoleConfig) {
     const file = body.file;
     return attempt(c, 'seat-map', {}, async () => {
       if (!(file instanceof File) || file.size === 0)
-        throw new ServiceError('validation_failed', 'choose a CSV or JSON file', {
+        throw new DomainError('validation_failed', 'choose a CSV or JSON file', {
           issues: [{ path: 'file', message: 'choose a CSV or JSON file' }],
         });
       const text = await file.text();
@@ -252,7 +251,7 @@ export function createConsoleApp(services: Services, config: ConsoleConfig) {
       const maxReleaseRate = Number(v.maxReleaseRate);
       if (!Number.isInteger(maxReleaseRate) || maxReleaseRate < 1 || maxReleaseRate > 100_000)
         issues.push({ path: 'maxReleaseRate', message: 'a whole number from 1 to 100,000' });
-      if (issues.length) throw new ServiceError('validation_failed', 'the onsale schedule is not valid', { issues });
+      if (issues.length) throw new DomainError('validation_failed', 'the onsale schedule is not valid', { issues });
       await scheduleOnsale({
         ctx: services,
         actor: s.actor,
@@ -350,7 +349,7 @@ export function createConsoleApp(services: Services, config: ConsoleConfig) {
     try {
       return await c.req.parseBody();
     } catch {
-      throw new ServiceError('validation_failed', 'the form could not be read; send it from the console page', {
+      throw new DomainError('validation_failed', 'the form could not be read; send it from the console page', {
         issues: [
           { path: 'body', message: 'not a readable form (application/x-www-form-urlencoded or multipart/form-data)' },
         ],
@@ -370,7 +369,7 @@ export function createConsoleApp(services: Services, config: ConsoleConfig) {
   function eventInput(v: EventFormValues) {
     // The rule every service applies to input (PostgreSQL cannot store NUL), reported by field.
     const issues: { path: string; message: string }[] = nulIssues(v);
-    if (issues.length) throw new ServiceError('validation_failed', 'the event is not valid', { issues });
+    if (issues.length) throw new DomainError('validation_failed', 'the event is not valid', { issues });
     const timeZone = v.timeZone || 'UTC';
     if (!v.name) issues.push({ path: 'name', message: 'required' });
     if (!v.venue) issues.push({ path: 'venue', message: 'required' });
@@ -384,7 +383,7 @@ export function createConsoleApp(services: Services, config: ConsoleConfig) {
     }
     if (!startsAt && !issues.some((i) => i.path === 'timeZone'))
       issues.push({ path: 'startsAt', message: 'a date and time is required' });
-    if (issues.length) throw new ServiceError('validation_failed', 'the event is not valid', { issues });
+    if (issues.length) throw new DomainError('validation_failed', 'the event is not valid', { issues });
     return { name: v.name!, venue: v.venue!, timeZone, startsAt: startsAt! };
   }
 
@@ -394,7 +393,7 @@ export function createConsoleApp(services: Services, config: ConsoleConfig) {
     const ev: EventRow = await getEvent({ ctx: services, actor: s.actor, eventId });
     const map = await getSeatMap({ ctx: services, actor: s.actor, eventId, page: { limit: 1 } });
     const onsale = await getOnsale({ ctx: services, tenantId: s.tenantId, eventId }).catch((err) =>
-      err instanceof ServiceError && err.code === 'not_found' ? null : Promise.reject(err),
+      err instanceof DomainError && err.code === 'not_found' ? null : Promise.reject(err),
     );
     const decisions = await listDecisions({ ctx: services, eventId, limit: 20 });
     return { s, ev, tiers: map.tiers, sections: map.sections, onsale, decisions, failed };
@@ -412,7 +411,7 @@ export function createConsoleApp(services: Services, config: ConsoleConfig) {
       const notice = await run();
       return c.redirect(`/console/events/${eventId}${notice ? `?notice=${notice}` : ''}`, 303);
     } catch (err) {
-      if (!(err instanceof ServiceError) || err.status >= 500 || err.code === 'not_found') throw err;
+      if (!(err instanceof DomainError) || err.status >= 500 || err.code === 'not_found') throw err;
       const details = err.details as { issues?: SeatMapIssue[]; total?: number } | undefined;
       const seatIssues = form === 'seat-map' && details?.issues?.some((i) => 'field' in i) ? details.issues : undefined;
       const data = await eventData(c, {

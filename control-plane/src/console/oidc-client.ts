@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { DomainError } from '@onsale/contracts';
 import { z } from 'zod';
-import { ServiceError } from '../lib/errors';
 import type { ConsoleConfig } from './config';
 
 const Discovery = z.object({
@@ -73,9 +73,9 @@ export function createOidcClient(config: ConsoleConfig, expectedIssuer: string) 
           `${encodeURIComponent(config.CONSOLE_OIDC_CLIENT_ID)}:${encodeURIComponent(config.CONSOLE_OIDC_CLIENT_SECRET)}`,
         ).toString('base64')}`;
       const res = await fetch(d.token_endpoint, { method: 'POST', headers, body, signal: AbortSignal.timeout(5000) });
-      if (!res.ok) throw new ServiceError('unauthenticated', 'the identity provider refused the sign-in code');
+      if (!res.ok) throw new DomainError('unauthenticated', 'the identity provider refused the sign-in code');
       const t = TokenAnswer.safeParse(await res.json());
-      if (!t.success) throw new ServiceError('unauthenticated', 'the identity provider answered without a token');
+      if (!t.success) throw new DomainError('unauthenticated', 'the identity provider answered without a token');
       return t.data.access_token;
     },
   };

@@ -1,4 +1,5 @@
 import type { Logger } from '@onsale/contracts';
+import { DomainError } from '@onsale/contracts';
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Redis } from 'ioredis';
 import type { CellClient, CellTarget } from '../cells/client';
@@ -7,7 +8,7 @@ import type { Db } from '../db/client';
 import { cells, type EventMove, eventMoves, events, type MoveStep, onsales } from '../db/schema';
 import { bumpDirectoryVersion } from '../db/sql';
 import type { Clock } from '../lib/clock';
-import { conflict, notFound, ServiceError } from '../lib/errors';
+import { conflict, notFound } from '../lib/errors';
 import { buildEventLoad } from '../onsale/load';
 import { setRoomPlacement } from '../waiting-room/room';
 import type { EvacuationCellClient } from './cell-calls';
@@ -59,7 +60,7 @@ async function cellTarget(
   id: string,
 ): Promise<CellTarget & { status: string; dedicatedEventId: string | null }> {
   const [c] = await db.select().from(cells).where(eq(cells.id, id));
-  if (!c) throw new ServiceError('not_found', `unknown cell ${id}`);
+  if (!c) throw new DomainError('not_found', `unknown cell ${id}`);
   return { id: c.id, baseUrl: c.baseUrl, status: c.status, dedicatedEventId: c.dedicatedEventId };
 }
 
@@ -86,7 +87,7 @@ export async function planMove(
     if (!ev.cellId) throw conflict('event has no purchase cell');
     if (ev.cellId === input.toCell) throw conflict(`event is already on ${input.toCell}`);
     const [target] = await tx.select().from(cells).where(eq(cells.id, input.toCell));
-    if (!target) throw new ServiceError('not_found', `unknown cell ${input.toCell}`);
+    if (!target) throw new DomainError('not_found', `unknown cell ${input.toCell}`);
     if (target.status !== 'active') throw conflict(`target cell ${target.id} is ${target.status}`);
     if (target.dedicatedEventId && target.dedicatedEventId !== ev.id)
       throw conflict(`cell ${target.id} is dedicated to another event`);
@@ -171,7 +172,7 @@ async function drain(deps: MoverDeps, m: EventMove): Promise<EventMove> {
     await sleep(deps.pollMs ?? 250);
     view = await deps.evac.ledger(source, m.eventId);
   }
-  if (!view.frozen) throw new ServiceError('conflict', `source cell ${source.id} does not report the event frozen`);
+  if (!view.frozen) throw new DomainError('conflict', `source cell ${source.id} does not report the event frozen`);
   return advance(
     deps,
     m,
@@ -195,7 +196,7 @@ async function copy(deps: MoverDeps, m: EventMove): Promise<EventMove> {
   const { body } = await buildEventLoad(deps as unknown as Services, m.eventId);
   const loaded = await deps.cells.loadEvent(target, { ...body, directoryEpoch: (m.fenceEpoch ?? 0) + 1 });
   if (loaded.seats !== body.seats.length)
-    throw new ServiceError('conflict', `target reports ${loaded.seats} seats, sent ${body.seats.length}`);
+    throw new DomainError('conflict', `target reports ${loaded.seats} seats, sent ${body.seats.length}`);
   await deps.evac.freeze(target, m.eventId);
   const view = await deps.evac.ledger(source, m.eventId);
   const CHUNK = 10_000;
@@ -203,7 +204,7 @@ async function copy(deps: MoverDeps, m: EventMove): Promise<EventMove> {
     await deps.evac.block(target, m.eventId, m.fromCell, view.occupiedSeatIds.slice(i, i + CHUNK));
   const blocked = new Set(await deps.evac.blocked(target, m.eventId, m.fromCell));
   const missing = view.occupiedSeatIds.filter((s) => !blocked.has(s));
-  if (missing.length) throw new ServiceError('conflict', `target did not block ${missing.length} seats`);
+  if (missing.length) throw new DomainError('conflict', `target did not block ${missing.length} seats`);
   return advance(
     deps,
     m,

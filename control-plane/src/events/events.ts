@@ -1,3 +1,4 @@
+import { DomainError } from '@onsale/contracts';
 import { and, desc, eq, sql } from 'drizzle-orm';
 import { getActiveCell, leastLoadedCell } from '../cells/cells';
 import type { Services } from '../context';
@@ -5,7 +6,7 @@ import type { DbOrTx } from '../db/client';
 import { type EventRow, events, onsales, tenants } from '../db/schema';
 import { bumpDirectoryVersion } from '../db/sql';
 import { assertRole, type PromoterActor } from '../lib/actors';
-import { conflict, notFound, ServiceError } from '../lib/errors';
+import { conflict, notFound } from '../lib/errors';
 import { setRoomPlacement } from '../waiting-room/room';
 
 /** Every promoter read and write goes through this: another tenant's event does not exist (404). */
@@ -40,7 +41,7 @@ function assertTimeZone(timeZone: string | undefined) {
   try {
     new Intl.DateTimeFormat('en', { timeZone });
   } catch {
-    throw new ServiceError('validation_failed', 'timeZone is not a known time zone', {
+    throw new DomainError('validation_failed', 'timeZone is not a known time zone', {
       issues: [{ path: 'timeZone', message: 'must be an IANA time zone such as Europe/Paris' }],
     });
   }
@@ -53,7 +54,7 @@ function assertTimeZone(timeZone: string | undefined) {
  */
 function assertFutureStart(ctx: Services, startsAt: Date) {
   if (startsAt.getTime() <= ctx.clock.now().getTime()) {
-    throw new ServiceError('validation_failed', 'startsAt must be in the future', {
+    throw new DomainError('validation_failed', 'startsAt must be in the future', {
       issues: [{ path: 'startsAt', message: 'must be in the future' }],
     });
   }
@@ -73,7 +74,7 @@ export async function createEvent({
   assertTimeZone(input.timeZone);
   return ctx.db.transaction(async (tx) => {
     const [tenant] = await tx.select({ id: tenants.id }).from(tenants).where(eq(tenants.id, actor.tenantId));
-    if (!tenant) throw new ServiceError('forbidden', 'unknown tenant');
+    if (!tenant) throw new DomainError('forbidden', 'unknown tenant');
     // A new event goes to the least-loaded active cell unless pinned; with no active cell it is
     // created unplaced and placed when its onsale is scheduled.
     let cellId: string | null = null;
@@ -81,7 +82,7 @@ export async function createEvent({
     else
       cellId = await leastLoadedCell(tx).then(
         (c) => c.id,
-        (e) => (e instanceof ServiceError ? null : Promise.reject(e)),
+        (e) => (e instanceof DomainError ? null : Promise.reject(e)),
       );
     const [row] = await tx
       .insert(events)

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { nulIssues } from '@onsale/contracts';
+import { DomainError, nulIssues } from '@onsale/contracts';
 import { eq, sql } from 'drizzle-orm';
 import type { Services } from '../context';
 import { priceTiers } from '../db/schema';
 import { assertRole, type PromoterActor } from '../lib/actors';
-import { conflict, ServiceError } from '../lib/errors';
+import { conflict } from '../lib/errors';
 import { eventForTenant } from './events';
 import { parseSeatMapCsv, parseSeatMapJson, type TierDecl } from './seat-map-parse';
 
@@ -40,16 +40,16 @@ export async function uploadSeatMap({
     try {
       body = JSON.parse(input.body);
     } catch {
-      throw new ServiceError('bad_request', 'body is not valid JSON');
+      throw new DomainError('bad_request', 'body is not valid JSON');
     }
     parsed = parseSeatMapJson(body, known);
   } else parsed = parseSeatMapCsv(input.body, known);
   // The parser checks shapes and lengths; the platform's input rule (no NUL) applies to what it accepted.
   const nul = parsed.ok ? nulIssues(parsed.map) : [];
   if (nul.length)
-    throw new ServiceError('validation_failed', 'the seat map has text with NUL characters', { issues: nul });
+    throw new DomainError('validation_failed', 'the seat map has text with NUL characters', { issues: nul });
   if (!parsed.ok) {
-    throw new ServiceError('validation_failed', `the seat map has ${parsed.total} problem(s); nothing was stored`, {
+    throw new DomainError('validation_failed', `the seat map has ${parsed.total} problem(s); nothing was stored`, {
       issues: parsed.issues,
       total: parsed.total,
     });
@@ -64,7 +64,7 @@ export async function uploadSeatMap({
       [ev.id, actor.tenantId],
     );
     const cur = locked.rows[0];
-    if (!cur) throw new ServiceError('not_found', 'event not found');
+    if (!cur) throw new DomainError('not_found', 'event not found');
     if (cur.status !== 'draft' && cur.status !== 'scheduled')
       throw conflict(`event is ${cur.status}; its seat map is final`);
     const loaded = await client.query('select 1 from onsales where event_id = $1 and load_status = $2', [

@@ -1,13 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { OpenAPIHono } from '@hono/zod-openapi';
-import { acceptedInputIssues, allowedMethods, httpMetrics } from '@onsale/contracts';
+import {
+  acceptedInputIssues,
+  allowedMethods,
+  errorResponse,
+  httpMetrics,
+  renderError,
+  routeNotFound,
+  validationIssues,
+} from '@onsale/contracts';
 import { bodyLimit } from 'hono/body-limit';
 import { createConsoleApp } from '../console/app';
 import { loadConsoleConfig } from '../console/config';
 import type { Services } from '../context';
-import { ServiceError } from '../lib/errors';
 import type { App, AppEnv } from './env';
-import { errorBody, toErrorResponse } from './errors';
 import { registerDirectory } from './routes/directory';
 import { registerEventPlacement } from './routes/event-placement';
 import { registerCreateEvent } from './routes/events-create';
@@ -40,12 +46,9 @@ export function createApp(services: Services): App {
     defaultHook: (result, c) => {
       const issues = result.success
         ? acceptedInputIssues({ target: result.target, data: result.data, contentType: c.req.header('content-type') })
-        : result.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+        : validationIssues(result.error, result.target);
       if (issues.length)
-        return toErrorResponse(
-          new ServiceError('validation_failed', 'the request is not valid', { issues }),
-          c as never,
-        );
+        return errorResponse(c, 'validation_failed', 'the request is not valid', { details: { issues } });
     },
   });
 
@@ -55,6 +58,7 @@ export function createApp(services: Services): App {
     const requestId = given && REQUEST_ID.test(given) ? given : `req_${randomUUID().replaceAll('-', '')}`;
     c.set('requestId', requestId);
     c.set('services', services);
+    c.set('log', services.log.child({ requestId }));
     c.header('x-request-id', requestId);
     const started = performance.now();
     await next();
@@ -71,19 +75,11 @@ export function createApp(services: Services): App {
     bodyLimit({
       maxSize: services.config.MAX_BODY_BYTES,
       onError: (c) =>
-        c.json(
-          errorBody(c as never, 'payload_too_large', `the body is larger than ${services.config.MAX_BODY_BYTES} bytes`),
-          413,
-        ),
+        errorResponse(c, 'payload_too_large', `the body is larger than ${services.config.MAX_BODY_BYTES} bytes`),
     }),
   );
-  app.onError((err, c) => toErrorResponse(err, c));
-  app.notFound((c) => {
-    const allow = allowedMethods(app.routes, c.req.path);
-    if (!allow.length) return c.json(errorBody(c, 'not_found', 'no such route'), 404);
-    c.header('allow', allow.join(', '));
-    return c.json(errorBody(c, 'method_not_allowed', `${c.req.method} is not allowed here`, { allow }), 405);
-  });
+  app.onError(renderError());
+  app.notFound(routeNotFound((path) => allowedMethods(app.routes, path)));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
     type: 'http',

@@ -1,7 +1,7 @@
+import { DomainError } from '@onsale/contracts';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Principal } from '../identity/verifier';
 import type { BuyerActor, OperatorActor, PromoterActor } from '../lib/actors';
-import { ServiceError } from '../lib/errors';
 import { enforceRateLimits } from '../waiting-room/rate-limit';
 import { clientIp } from './client-ip';
 import type { AppEnv } from './env';
@@ -11,7 +11,7 @@ async function principal(c: Context<AppEnv>): Promise<Principal> {
   if (cached) return cached;
   const h = c.req.header('authorization') ?? '';
   const m = /^Bearer\s+(\S+)$/i.exec(h);
-  if (!m?.[1]) throw new ServiceError('unauthenticated', 'a bearer token is required');
+  if (!m?.[1]) throw new DomainError('unauthenticated', 'a bearer token is required');
   const p = await c.get('services').identity.verify(m[1]);
   c.set('principal', p);
   return p;
@@ -21,13 +21,13 @@ async function principal(c: Context<AppEnv>): Promise<Principal> {
 async function promoter(c: Context<AppEnv>): Promise<PromoterActor> {
   const p = await principal(c);
   if (!p.tenantId || !p.role || p.role === 'operator')
-    throw new ServiceError('forbidden', 'a promoter token is required');
+    throw new DomainError('forbidden', 'a promoter token is required');
   return { kind: 'promoter', sub: p.sub, tenantId: p.tenantId, role: p.role };
 }
 
 async function operator(c: Context<AppEnv>): Promise<OperatorActor> {
   const p = await principal(c);
-  if (p.role !== 'operator') throw new ServiceError('forbidden', 'an operator token is required');
+  if (p.role !== 'operator') throw new DomainError('forbidden', 'an operator token is required');
   return { kind: 'operator', sub: p.sub };
 }
 

@@ -1,4 +1,5 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { Logger } from '@onsale/contracts';
 import type { Services } from '../context';
 import type { Principal } from '../identity/verifier';
 
@@ -6,6 +7,7 @@ export interface AppEnv {
   Variables: {
     services: Services;
     requestId: string;
+    log: Logger;
     principal?: Principal;
   };
 }

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
+import { errorResponses } from '@onsale/contracts';
 import { BUCKETS } from '@onsale/reporting';
-import { errorResponses } from './errors';
 
 /** What the four sales routes share: the counted columns, the bucket names and the errors. */
 export const SalesCounts = {

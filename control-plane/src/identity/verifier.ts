@@ -1,8 +1,7 @@
-import { CLOCK_TOLERANCE_SECONDS, IDENTITY_ALGORITHMS } from '@onsale/contracts';
+import { CLOCK_TOLERANCE_SECONDS, DomainError, IDENTITY_ALGORITHMS } from '@onsale/contracts';
 import { type JWTVerifyGetKey, jwtVerify } from 'jose';
 import { z } from 'zod';
 import type { Clock } from '../lib/clock';
-import { ServiceError } from '../lib/errors';
 
 export const PROMOTER_ROLES = ['viewer', 'manager', 'owner'] as const;
 export type PromoterRole = (typeof PROMOTER_ROLES)[number];
@@ -39,7 +38,7 @@ export function createIdentityVerifier(o: {
         if (!parsed.success) throw new Error('claims');
         return parsed.data;
       } catch {
-        throw new ServiceError('unauthenticated', 'invalid or expired identity token');
+        throw new DomainError('unauthenticated', 'invalid or expired identity token');
       }
     },
   };

@@ -1,5 +1,5 @@
+import { DomainError } from '@onsale/contracts';
 import type { PromoterRole } from '../identity/verifier';
-import { ServiceError } from './errors';
 
 export interface PromoterActor {
   kind: 'promoter';
@@ -20,7 +20,7 @@ const rank: Record<PromoterRole, number> = { viewer: 0, manager: 1, owner: 2 };
 
 export function assertRole(actor: PromoterActor, min: PromoterRole): void {
   if (rank[actor.role] < rank[min])
-    throw new ServiceError('forbidden', `role ${actor.role} cannot do this (needs ${min})`);
+    throw new DomainError('forbidden', `role ${actor.role} cannot do this (needs ${min})`);
 }
 
 export const actorName = (a: PromoterActor | OperatorActor) => `${a.kind}:${a.sub}`;

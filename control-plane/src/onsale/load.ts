@@ -1,9 +1,10 @@
 import type { EventLoad } from '@onsale/contracts';
+import { DomainError } from '@onsale/contracts';
 import { and, eq, inArray, lte, or, sql } from 'drizzle-orm';
 import { CellCallError, type LoadAnswer } from '../cells/client';
 import type { Services } from '../context';
 import { cells, events, onsales } from '../db/schema';
-import { notFound, ServiceError } from '../lib/errors';
+import { notFound } from '../lib/errors';
 
 /** The body of the cell's load endpoint (contracts' EventLoad), from the directory and the seat map. */
 export async function buildEventLoad(
@@ -17,7 +18,7 @@ export async function buildEventLoad(
     .leftJoin(cells, eq(cells.id, events.cellId))
     .where(eq(events.id, eventId));
   if (!row) throw notFound('scheduled event');
-  if (!row.cell) throw new ServiceError('cell_unavailable', 'the event has no purchase cell');
+  if (!row.cell) throw new DomainError('cell_unavailable', 'the event has no purchase cell');
   const seats = await ctx.db.execute<{
     id: string;
     label: string;

@@ -1,3 +1,4 @@
+import { DomainError } from '@onsale/contracts';
 import { eq } from 'drizzle-orm';
 import { leastLoadedCell } from '../cells/cells';
 import type { Services } from '../context';
@@ -5,7 +6,7 @@ import { events, onsales, releaseRates } from '../db/schema';
 import { bumpDirectoryVersion } from '../db/sql';
 import { eventForTenant } from '../events/events';
 import { assertRole, type PromoterActor } from '../lib/actors';
-import { conflict, ServiceError } from '../lib/errors';
+import { conflict } from '../lib/errors';
 import { configureRoom } from '../waiting-room/room';
 
 export interface ScheduleOnsaleInput {
@@ -55,7 +56,7 @@ export async function scheduleOnsale({
     if (input.onsaleAt.getTime() >= ev.startsAt.getTime())
       issues.push({ path: 'onsaleAt', message: 'the onsale must start before the event' });
     if (ev.seatCount === 0) issues.push({ path: 'seatMap', message: 'upload a seat map first' });
-    if (issues.length) throw new ServiceError('validation_failed', 'the onsale schedule is not valid', { issues });
+    if (issues.length) throw new DomainError('validation_failed', 'the onsale schedule is not valid', { issues });
     let cellId = ev.cellId;
     let epoch = ev.directoryEpoch;
     if (!cellId) {

@@ -1,7 +1,8 @@
+import { DomainError } from '@onsale/contracts';
 import { and, desc, eq, inArray } from 'drizzle-orm';
 import type { Services } from '../context';
 import { controllerDecisions, events, onsales, type ReleaseMode, releaseRates } from '../db/schema';
-import { conflict, notFound, ServiceError } from '../lib/errors';
+import { conflict, notFound } from '../lib/errors';
 import { setRoomControl } from '../waiting-room/room';
 
 /** An operator pauses, resumes (back to the controller) or pins R for an event; recorded like any decision. */
@@ -20,7 +21,7 @@ export async function setReleaseMode({
   by?: 'operator' | 'promoter';
 }) {
   if (input.mode === 'pinned' && (input.rate === undefined || input.rate < 0)) {
-    throw new ServiceError('validation_failed', 'a pinned mode needs a rate', {
+    throw new DomainError('validation_failed', 'a pinned mode needs a rate', {
       issues: [{ path: 'rate', message: 'required when mode is pinned' }],
     });
   }

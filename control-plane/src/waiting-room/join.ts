@@ -1,8 +1,7 @@
 import { randomInt } from 'node:crypto';
-import { metrics } from '@onsale/contracts';
+import { DomainError, metrics } from '@onsale/contracts';
 import type { Services } from '../context';
 import type { BuyerActor } from '../lib/actors';
-import { ServiceError } from '../lib/errors';
 import { appendFact } from '../outbox/facts';
 import { POST_OPEN_BASE, roomKeys } from './keys';
 import { joinKeys } from './scripts';
@@ -18,9 +17,8 @@ export async function joinQueue({ ctx, actor, eventId }: { ctx: Services; actor:
   const k = roomKeys(ctx.prefix, eventId);
   const now = ctx.clock.now().getTime();
   const [outcome, joined] = await ctx.redis.wrJoin(...joinKeys(k), actor.sub, now, randomInt(0, POST_OPEN_BASE));
-  if (outcome === 'no_room')
-    throw new ServiceError('not_found', 'this event has no waiting room (no onsale scheduled)');
-  if (outcome === 'closed') throw new ServiceError('conflict', 'the onsale for this event has ended');
+  if (outcome === 'no_room') throw new DomainError('not_found', 'this event has no waiting room (no onsale scheduled)');
+  if (outcome === 'closed') throw new DomainError('conflict', 'the onsale for this event has ended');
   // After Redis took the join: a crash between the two loses one funnel count, never a place.
   if (joined === '1') {
     metrics.queueJoins.inc({ event: eventId });

@@ -1,5 +1,5 @@
+import { DomainError } from '@onsale/contracts';
 import type { Services } from '../context';
-import { ServiceError } from '../lib/errors';
 import { rateBucketKey } from './keys';
 
 /** Token buckets in Redis (one Lua call each): per client IP and per buyer. 429 with Retry-After. */
@@ -31,11 +31,11 @@ export async function enforceRateLimits(ctx: Services, who: { ip?: string; buyer
   if (refused.length) {
     const retryMs = Math.max(...refused.map(([, ms]) => ms));
     const retryAfter = Math.max(1, Math.ceil(retryMs / 1000));
-    throw new ServiceError(
+    throw new DomainError(
       'rate_limited',
       'too many requests; slow down',
       { retryAfterSeconds: retryAfter },
-      { 'retry-after': String(retryAfter) },
+      retryAfter,
     );
   }
 }

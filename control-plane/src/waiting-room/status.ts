@@ -1,8 +1,8 @@
+import { DomainError } from '@onsale/contracts';
 import { mintAdmissionToken, newJti } from '../admission/mint';
 import { isRevoked } from '../admission/revoke';
 import type { Services } from '../context';
 import type { BuyerActor } from '../lib/actors';
-import { ServiceError } from '../lib/errors';
 import { roomKeys } from './keys';
 import { statusKeys } from './scripts';
 
@@ -51,7 +51,7 @@ export async function queueStatus({
     actor.sub,
     nowMs,
   );
-  if (!onsaleAt) throw new ServiceError('not_found', 'this event has no waiting room (no onsale scheduled)');
+  if (!onsaleAt) throw new DomainError('not_found', 'this event has no waiting room (no onsale scheduled)');
   const R = Number(rate);
   const roomOpen = open === '1';
   const base: QueueStatus = {

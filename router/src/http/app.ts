@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { VerifyAdmission } from '@onsale/contracts';
-import { allowedMethods, currentTraceparent, type Logger, SpanKind, withSpan } from '@onsale/contracts';
+import {
+  allowedMethods,
+  currentTraceparent,
+  errorResponse,
+  type Logger,
+  SpanKind,
+  withSpan,
+} from '@onsale/contracts';
 import { type Context, Hono } from 'hono';
 import type { RouterConfig } from '../config';
 import type { Directory } from '../directory/directory';
@@ -13,7 +20,6 @@ import type { Upstream, Upstreams } from '../proxy/upstreams';
 import { classify } from '../routing/classify';
 import { type CellRoute, routeToCell, routeWebhook } from '../routing/rule';
 import type { RouterEnv } from './env';
-import { errorResponse } from './errors';
 import { routerDocument } from './openapi';
 
 export interface RouterDeps {

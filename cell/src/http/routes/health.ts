@@ -1,5 +1,5 @@
+import { errorResponse } from '@onsale/contracts';
 import type { CellApp } from '../app';
-import { errorResponse } from '../errors';
 
 /**
  * Liveness answers while the process runs; readiness only while it can write as this epoch.

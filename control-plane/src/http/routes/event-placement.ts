@@ -1,9 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { errorResponses } from '@onsale/contracts';
 import { placeEvent } from '../../events/events';
 import { assertRole } from '../../lib/actors';
 import { asPromoter } from '../auth';
 import type { App } from '../env';
-import { errorResponses } from '../errors';
 import { EventIdParam, EventSchema, toEventDto } from '../schemas';
 
 const route = createRoute({

@@ -1,9 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { Instant } from '@onsale/contracts';
+import { errorResponses, Instant } from '@onsale/contracts';
 import { createEvent } from '../../events/events';
 import { asPromoter } from '../auth';
 import type { App } from '../env';
-import { errorResponses } from '../errors';
 import { EventSchema, toEventDto } from '../schemas';
 
 export const CreateEventBody = z

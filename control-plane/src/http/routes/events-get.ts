@@ -1,8 +1,8 @@
 import { createRoute } from '@hono/zod-openapi';
+import { errorResponses } from '@onsale/contracts';
 import { getEvent } from '../../events/events';
 import { asPromoter } from '../auth';
 import type { App } from '../env';
-import { errorResponses } from '../errors';
 import { EventIdParam, EventSchema, toEventDto } from '../schemas';
 
 const route = createRoute({

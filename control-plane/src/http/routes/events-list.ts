@@ -1,8 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { errorResponses } from '@onsale/contracts';
 import { listEvents } from '../../events/events';
 import { asPromoter } from '../auth';
 import type { App } from '../env';
-import { errorResponses } from '../errors';
 import { EventSchema, toEventDto } from '../schemas';
 
 const route = createRoute({

@@ -1,8 +1,8 @@
 import { createRoute } from '@hono/zod-openapi';
+import { errorResponses } from '@onsale/contracts';
 import { getOnsale } from '../../onsale/status';
 import { asPromoter } from '../auth';
 import type { App } from '../env';
-import { errorResponses } from '../errors';
 import { EventIdParam, OnsaleSchema } from '../schemas';
 
 const route = createRoute({

@@ -1,10 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { Instant } from '@onsale/contracts';
+import { errorResponses, Instant } from '@onsale/contracts';
 import { scheduleOnsale } from '../../onsale/schedule';
 import { getOnsale } from '../../onsale/status';
 import { asPromoter } from '../auth';
 import type { App } from '../env';
-import { errorResponses } from '../errors';
 import { EventIdParam, OnsaleSchema } from '../schemas';
 
 export const ScheduleBody = z

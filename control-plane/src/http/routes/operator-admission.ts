@@ -1,9 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { errorResponses } from '@onsale/contracts';
 import { revokeAdmission } from '../../admission/revoke';
 import { actorName } from '../../lib/actors';
 import { asOperator } from '../auth';
 import type { App } from '../env';
-import { errorResponses } from '../errors';
 
 const revoke = createRoute({
   method: 'post',

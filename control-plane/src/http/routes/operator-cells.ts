@@ -1,8 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { errorResponses } from '@onsale/contracts';
 import { listCells, registerCell, updateCell } from '../../cells/cells';
 import { asOperator } from '../auth';
 import type { App } from '../env';
-import { errorResponses } from '../errors';
 import { CellIdParam, CellSchema, toCellDto } from '../schemas';
 
 const Status = z.enum(['active', 'draining', 'down', 'evacuated']);

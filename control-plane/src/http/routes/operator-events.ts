@@ -1,4 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { errorResponses } from '@onsale/contracts';
 import { placeEvent } from '../../events/events';
 import { actorName } from '../../lib/actors';
 import { attemptLoad } from '../../onsale/load';
@@ -6,7 +7,6 @@ import { getOnsale } from '../../onsale/status';
 import { listDecisions, setReleaseMode } from '../../release-controller/override';
 import { asOperator } from '../auth';
 import type { App } from '../env';
-import { errorResponses } from '../errors';
 import { DecisionSchema, EventIdParam, EventSchema, OnsaleSchema, toEventDto } from '../schemas';
 
 const placement = createRoute({

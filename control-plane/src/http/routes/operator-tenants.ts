@@ -1,8 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { errorResponses } from '@onsale/contracts';
 import { createTenant, listTenants } from '../../tenants/tenants';
 import { asOperator } from '../auth';
 import type { App } from '../env';
-import { errorResponses } from '../errors';
 
 const Tenant = z.object({ id: z.string().uuid(), name: z.string(), createdAt: z.string() }).openapi('Tenant');
 const dto = (t: { id: string; name: string; createdAt: Date }) => ({

@@ -1,8 +1,8 @@
 import { createRoute } from '@hono/zod-openapi';
+import { errorResponses } from '@onsale/contracts';
 import { joinQueue } from '../../waiting-room/join';
 import { asQueuedBuyer } from '../auth';
 import type { App } from '../env';
-import { errorResponses } from '../errors';
 import { EventIdParam, QueueStatusSchema } from '../schemas';
 
 const route = createRoute({

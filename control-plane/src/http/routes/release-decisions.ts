@@ -1,9 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { errorResponses } from '@onsale/contracts';
 import { eventForTenant } from '../../events/events';
 import { listDecisions } from '../../release-controller/override';
 import { asPromoter } from '../auth';
 import type { App } from '../env';
-import { errorResponses } from '../errors';
 import { DecisionSchema, EventIdParam } from '../schemas';
 
 const route = createRoute({

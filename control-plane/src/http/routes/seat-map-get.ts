@@ -1,8 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { errorResponses } from '@onsale/contracts';
 import { getSeatMap } from '../../events/seat-map';
 import { asPromoter } from '../auth';
 import type { App } from '../env';
-import { errorResponses } from '../errors';
 import { EventIdParam } from '../schemas';
 
 const SeatMap = z

@@ -1,10 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { SEATS_PER_LOAD_MAX } from '@onsale/contracts';
+import { DomainError, errorResponses, SEATS_PER_LOAD_MAX } from '@onsale/contracts';
 import { uploadSeatMap } from '../../events/seat-map';
-import { ServiceError } from '../../lib/errors';
 import { asPromoter } from '../auth';
 import type { App } from '../env';
-import { errorResponses } from '../errors';
 import { EventIdParam } from '../schemas';
 
 const Result = z
@@ -92,7 +90,7 @@ export function registerPutSeatMap(app: App) {
     const actor = c.get('actor');
     const type = (c.req.header('content-type') ?? '').split(';')[0]?.trim().toLowerCase();
     const format = type === 'application/json' ? 'json' : type === 'text/csv' ? 'csv' : null;
-    if (!format) throw new ServiceError('bad_request', 'content-type must be application/json or text/csv');
+    if (!format) throw new DomainError('bad_request', 'content-type must be application/json or text/csv');
     const r = await uploadSeatMap({
       ctx: c.get('services'),
       actor,

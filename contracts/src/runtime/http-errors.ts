@@ -1,0 +1,130 @@
+import type { Context } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { z } from 'zod';
+import { ErrorBody, type ErrorCode, errorCodes, type FieldIssue } from '../errors';
+import type { Logger } from './log';
+
+/**
+ * The one way every service of the platform turns a refusal or a failure into an HTTP answer:
+ * the error class the domain throws, the renderer every app installs as `onError`, and the
+ * OpenAPI responses routes declare. The status always comes from `errorCodes`.
+ */
+
+/** A refusal the caller can act on. Routes, verbs and consumers throw it; the renderer maps its code to a status. */
+export class DomainError extends Error {
+  override name = 'DomainError';
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: unknown,
+    /** Seconds the caller should wait before retrying; sent as Retry-After. */
+    readonly retryAfter?: number,
+  ) {
+    super(message);
+  }
+  get status(): number {
+    return errorCodes[this.code];
+  }
+}
+
+/** Codes whose retry has a known horizon, when the thrower did not give one. */
+const DEFAULT_RETRY_AFTER: Partial<Record<ErrorCode, number>> = {
+  event_moving: 2, // a moving event sells again, on its new cell, within seconds
+  epoch_fenced: 5, // the router follows the new writer's epoch within a directory refresh
+};
+
+/** What the renderer needs from a request's context: its id, and where to log what went wrong. */
+export interface ErrorContextVariables {
+  requestId: string;
+  log?: Logger;
+}
+type AnyContext = Context<{ Variables: ErrorContextVariables }>;
+
+export interface ErrorOptions {
+  details?: unknown;
+  /** Seconds; sent as Retry-After. */
+  retryAfter?: number;
+}
+
+/** An error answer in the platform's one body. */
+export function errorResponse(c: Context, code: ErrorCode, message: string, opts: ErrorOptions = {}) {
+  const body: ErrorBody = {
+    error: {
+      code,
+      message,
+      requestId: (c as AnyContext).get('requestId') ?? '',
+      ...(opts.details === undefined ? {} : { details: opts.details }),
+    },
+  };
+  const retryAfter = opts.retryAfter ?? DEFAULT_RETRY_AFTER[code];
+  if (retryAfter !== undefined) c.header('Retry-After', String(retryAfter));
+  // The rest of an oversized body is never read, so this connection cannot carry another request.
+  if (code === 'payload_too_large') c.header('Connection', 'close');
+  return c.json(body, errorCodes[code] as ContentfulStatusCode);
+}
+
+/** Zod's issues as the field list of a `validation_failed` answer. */
+export function validationIssues(error: z.ZodError, target: string): FieldIssue[] {
+  return error.issues.map((i) => ({ path: i.path.length ? i.path.join('.') : target, message: i.message }));
+}
+
+/**
+ * The `onError` of every app. `translate` lets a service name its own exceptions as refusals
+ * (the cell's fenced writer) without a second renderer.
+ */
+export function renderError(translate?: (err: Error) => DomainError | undefined) {
+  return (err: Error, c: Context) => {
+    const refusal = err instanceof DomainError ? err : translate?.(err);
+    if (refusal)
+      return errorResponse(c, refusal.code, refusal.message, {
+        details: refusal.details,
+        retryAfter: refusal.retryAfter,
+      });
+    if (err instanceof HTTPException) {
+      if (err.status === 413) return errorResponse(c, 'payload_too_large', 'request body is too large');
+      if (err.status === 401) return errorResponse(c, 'unauthenticated', err.message || 'unauthenticated');
+      if (err.status < 500) return errorResponse(c, 'bad_request', err.message || 'malformed request');
+    }
+    (c as AnyContext).get('log')?.error('request failed', { err, method: c.req.method, path: c.req.path });
+    return errorResponse(c, 'internal', 'internal error');
+  };
+}
+
+/** The answer for a path no route serves: 405 with Allow when another method would, else 404. */
+export function routeNotFound(allowed: (path: string) => string[]) {
+  return (c: Context) => {
+    const allow = allowed(c.req.path);
+    if (!allow.length) return errorResponse(c, 'not_found', 'no such route');
+    c.header('Allow', allow.join(', '));
+    return errorResponse(c, 'method_not_allowed', `${c.req.method} is not allowed here`, { details: { allow } });
+  };
+}
+
+const ERROR_DESCRIPTIONS: Partial<Record<ErrorCode, string>> = {
+  bad_request: 'Malformed request',
+  validation_failed: 'Invalid request; details.issues names each field',
+  unauthenticated: 'Missing or invalid token',
+  forbidden: 'Not allowed for this role',
+  admission_invalid: 'Admission token refused',
+  not_found: 'Not found (or belongs to another tenant)',
+  conflict: 'Conflicts with the current state; details names what',
+  payload_too_large: 'Body too large',
+  rate_limited: 'Too many requests (see Retry-After)',
+  cell_unavailable: 'Unavailable; retry after Retry-After',
+};
+
+/** OpenAPI responses for the given error codes: one per status, all with the one error body. */
+export function errorResponses(...codes: ErrorCode[]) {
+  const out: Record<number, { description: string; content: { 'application/json': { schema: typeof ErrorBody } } }> =
+    {};
+  for (const code of codes) {
+    const status = errorCodes[code];
+    const description = ERROR_DESCRIPTIONS[code] ?? code;
+    out[status] = {
+      description: out[status] ? `${out[status].description}; ${description}` : description,
+      content: { 'application/json': { schema: ErrorBody } },
+    };
+  }
+  return out;
+}
