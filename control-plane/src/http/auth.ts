@@ -48,6 +48,9 @@ async function rateLimitedBuyer(c: Context<AppEnv>): Promise<BuyerActor> {
   return actor;
 }
 
+/** The security requirement every token-checked route declares: the bearer scheme the app registers. */
+export const bearerSecurity = [{ bearer: [] as string[] }];
+
 /**
  * Route middleware: runs before the route's validators, so a request without the right token is
  * a 401 or 403 whatever its body; the handler finds the actor on the context.

@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { errorResponses } from '@onsale/contracts';
 import { placeEvent } from '../../events/events';
 import { assertRole } from '../../lib/actors';
-import { asPromoter } from '../auth';
+import { asPromoter, bearerSecurity } from '../auth';
 import type { App } from '../env';
 import { EventIdParam, EventSchema, toEventDto } from '../schemas';
 
@@ -11,7 +11,7 @@ const route = createRoute({
   path: '/events/{eventId}/placement',
   tags: ['events'],
   summary: 'Pin the event to a purchase cell (manager or owner), until the onsale starts',
-  security: [{ bearer: [] }],
+  security: bearerSecurity,
   middleware: [asPromoter] as const,
   request: {
     params: EventIdParam,

@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { errorResponses, Instant } from '@onsale/contracts';
 import { createEvent } from '../../events/events';
-import { asPromoter } from '../auth';
+import { asPromoter, bearerSecurity } from '../auth';
 import type { App } from '../env';
 import { EventSchema, toEventDto } from '../schemas';
 
@@ -29,7 +29,7 @@ const route = createRoute({
   path: '/events',
   tags: ['events'],
   summary: 'Create an event (manager or owner)',
-  security: [{ bearer: [] }],
+  security: bearerSecurity,
   middleware: [asPromoter] as const,
   request: { body: { required: true, content: { 'application/json': { schema: CreateEventBody } } } },
   responses: {

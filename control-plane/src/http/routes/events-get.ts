@@ -1,7 +1,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import { errorResponses } from '@onsale/contracts';
 import { getEvent } from '../../events/events';
-import { asPromoter } from '../auth';
+import { asPromoter, bearerSecurity } from '../auth';
 import type { App } from '../env';
 import { EventIdParam, EventSchema, toEventDto } from '../schemas';
 
@@ -9,7 +9,7 @@ const route = createRoute({
   method: 'get',
   path: '/events/{eventId}',
   tags: ['events'],
-  security: [{ bearer: [] }],
+  security: bearerSecurity,
   middleware: [asPromoter] as const,
   request: { params: EventIdParam },
   responses: {

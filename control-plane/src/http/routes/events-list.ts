@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { errorResponses } from '@onsale/contracts';
 import { listEvents } from '../../events/events';
-import { asPromoter } from '../auth';
+import { asPromoter, bearerSecurity } from '../auth';
 import type { App } from '../env';
 import { EventSchema, toEventDto } from '../schemas';
 
@@ -10,7 +10,7 @@ const route = createRoute({
   path: '/events',
   tags: ['events'],
   summary: "The tenant's events",
-  security: [{ bearer: [] }],
+  security: bearerSecurity,
   middleware: [asPromoter] as const,
   responses: {
     200: {

@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { errorResponses, Instant } from '@onsale/contracts';
 import { updateEvent } from '../../events/events';
-import { asPromoter } from '../auth';
+import { asPromoter, bearerSecurity } from '../auth';
 import type { App } from '../env';
 import { EventIdParam, EventSchema, toEventDto } from '../schemas';
 
@@ -25,7 +25,7 @@ const route = createRoute({
   path: '/events/{eventId}',
   tags: ['events'],
   summary: 'Edit an event before its onsale starts (manager or owner)',
-  security: [{ bearer: [] }],
+  security: bearerSecurity,
   middleware: [asPromoter] as const,
   request: { params: EventIdParam, body: { required: true, content: { 'application/json': { schema: Body } } } },
   responses: {

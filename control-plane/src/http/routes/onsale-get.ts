@@ -1,7 +1,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import { errorResponses } from '@onsale/contracts';
 import { getOnsale } from '../../onsale/status';
-import { asPromoter } from '../auth';
+import { asPromoter, bearerSecurity } from '../auth';
 import type { App } from '../env';
 import { EventIdParam, OnsaleSchema } from '../schemas';
 
@@ -10,7 +10,7 @@ const route = createRoute({
   path: '/events/{eventId}/onsale',
   tags: ['onsale'],
   summary: 'The schedule, readiness in the cell (load status, attempts, last error), R and the waiting room',
-  security: [{ bearer: [] }],
+  security: bearerSecurity,
   middleware: [asPromoter] as const,
   request: { params: EventIdParam },
   responses: {

@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { errorResponses, Instant } from '@onsale/contracts';
 import { scheduleOnsale } from '../../onsale/schedule';
 import { getOnsale } from '../../onsale/status';
-import { asPromoter } from '../auth';
+import { asPromoter, bearerSecurity } from '../auth';
 import type { App } from '../env';
 import { EventIdParam, OnsaleSchema } from '../schemas';
 
@@ -24,7 +24,7 @@ const route = createRoute({
   path: '/events/{eventId}/onsale',
   tags: ['onsale'],
   summary: 'Schedule or reschedule the onsale (manager or owner); the event is then loaded into its cell',
-  security: [{ bearer: [] }],
+  security: bearerSecurity,
   middleware: [asPromoter] as const,
   request: {
     params: EventIdParam,

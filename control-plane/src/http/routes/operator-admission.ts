@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { errorResponses } from '@onsale/contracts';
 import { revokeAdmission } from '../../admission/revoke';
 import { actorName } from '../../lib/actors';
-import { asOperator } from '../auth';
+import { asOperator, bearerSecurity } from '../auth';
 import type { App } from '../env';
 
 const revoke = createRoute({
@@ -10,7 +10,7 @@ const revoke = createRoute({
   path: '/operator/admissions/revocations',
   tags: ['operator'],
   summary: 'Revoke an admission token (jti) or all of a buyer’s admissions (sub); cells refuse within seconds',
-  security: [{ bearer: [] }],
+  security: bearerSecurity,
   middleware: [asOperator] as const,
   request: {
     body: {
@@ -82,7 +82,7 @@ const rotate = createRoute({
   path: '/operator/signing-keys/rotate',
   tags: ['operator'],
   summary: 'Announce a new admission signing key (it signs after the announce period)',
-  security: [{ bearer: [] }],
+  security: bearerSecurity,
   middleware: [asOperator] as const,
   responses: {
     201: { description: 'Announced', content: { 'application/json': { schema: Key } } },
@@ -93,7 +93,7 @@ const list = createRoute({
   method: 'get',
   path: '/operator/signing-keys',
   tags: ['operator'],
-  security: [{ bearer: [] }],
+  security: bearerSecurity,
   middleware: [asOperator] as const,
   responses: {
     200: {

@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { errorResponses } from '@onsale/contracts';
 import { listCells, registerCell, updateCell } from '../../cells/cells';
-import { asOperator } from '../auth';
+import { asOperator, bearerSecurity } from '../auth';
 import type { App } from '../env';
 import { CellIdParam, CellSchema, toCellDto } from '../schemas';
 
@@ -30,7 +30,7 @@ const create = createRoute({
   path: '/operator/cells',
   tags: ['operator'],
   summary: 'Register a purchase cell',
-  security: [{ bearer: [] }],
+  security: bearerSecurity,
   middleware: [asOperator] as const,
   request: { body: { required: true, content: { 'application/json': { schema: CreateBody } } } },
   responses: {
@@ -43,7 +43,7 @@ const list = createRoute({
   path: '/operator/cells',
   tags: ['operator'],
   summary: 'Cells with their load (events not ended ÷ capacity)',
-  security: [{ bearer: [] }],
+  security: bearerSecurity,
   middleware: [asOperator] as const,
   responses: {
     200: {
@@ -58,7 +58,7 @@ const update = createRoute({
   path: '/operator/cells/{cellId}',
   tags: ['operator'],
   summary: 'Change a cell (status: active, draining, down, evacuated; capacity; base URL)',
-  security: [{ bearer: [] }],
+  security: bearerSecurity,
   middleware: [asOperator] as const,
   request: { params: CellIdParam, body: { required: true, content: { 'application/json': { schema: UpdateBody } } } },
   responses: {

@@ -5,7 +5,7 @@ import { actorName } from '../../lib/actors';
 import { attemptLoad } from '../../onsale/load';
 import { getOnsale } from '../../onsale/status';
 import { listDecisions, setReleaseMode } from '../../release-controller/override';
-import { asOperator } from '../auth';
+import { asOperator, bearerSecurity } from '../auth';
 import type { App } from '../env';
 import { DecisionSchema, EventIdParam, EventSchema, OnsaleSchema, toEventDto } from '../schemas';
 
@@ -14,7 +14,7 @@ const placement = createRoute({
   path: '/operator/events/{eventId}/placement',
   tags: ['operator'],
   summary: 'Pin an event to a cell, optionally dedicating the cell to it (headline onsale)',
-  security: [{ bearer: [] }],
+  security: bearerSecurity,
   middleware: [asOperator] as const,
   request: {
     params: EventIdParam,
@@ -40,7 +40,7 @@ const release = createRoute({
   path: '/operator/events/{eventId}/release',
   tags: ['operator'],
   summary: 'Pause, resume (auto) or pin R for an event',
-  security: [{ bearer: [] }],
+  security: bearerSecurity,
   middleware: [asOperator] as const,
   request: {
     params: EventIdParam,
@@ -76,7 +76,7 @@ const decisions = createRoute({
   method: 'get',
   path: '/operator/events/{eventId}/release-decisions',
   tags: ['operator'],
-  security: [{ bearer: [] }],
+  security: bearerSecurity,
   middleware: [asOperator] as const,
   request: { params: EventIdParam, query: z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) }) },
   responses: {
@@ -93,7 +93,7 @@ const load = createRoute({
   path: '/operator/events/{eventId}/load',
   tags: ['operator'],
   summary: 'Retry loading the event into its cell now',
-  security: [{ bearer: [] }],
+  security: bearerSecurity,
   middleware: [asOperator] as const,
   request: { params: EventIdParam },
   responses: {

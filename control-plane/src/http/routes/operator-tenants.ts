@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { errorResponses } from '@onsale/contracts';
 import { createTenant, listTenants } from '../../tenants/tenants';
-import { asOperator } from '../auth';
+import { asOperator, bearerSecurity } from '../auth';
 import type { App } from '../env';
 
 const Tenant = z.object({ id: z.string().uuid(), name: z.string(), createdAt: z.string() }).openapi('Tenant');
@@ -16,7 +16,7 @@ const create = createRoute({
   path: '/operator/tenants',
   tags: ['operator'],
   summary: 'Onboard a promoter organisation',
-  security: [{ bearer: [] }],
+  security: bearerSecurity,
   middleware: [asOperator] as const,
   request: {
     body: {
@@ -34,7 +34,7 @@ const list = createRoute({
   method: 'get',
   path: '/operator/tenants',
   tags: ['operator'],
-  security: [{ bearer: [] }],
+  security: bearerSecurity,
   middleware: [asOperator] as const,
   responses: {
     200: {

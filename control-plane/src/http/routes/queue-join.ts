@@ -1,7 +1,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import { errorResponses } from '@onsale/contracts';
 import { joinQueue } from '../../waiting-room/join';
-import { asQueuedBuyer } from '../auth';
+import { asQueuedBuyer, bearerSecurity } from '../auth';
 import type { App } from '../env';
 import { EventIdParam, QueueStatusSchema } from '../schemas';
 
@@ -10,7 +10,7 @@ const route = createRoute({
   path: '/events/{eventId}/queue',
   tags: ['waiting room'],
   summary: 'Join the waiting room (idempotent per buyer: a refresh or a second device keeps the place)',
-  security: [{ bearer: [] }],
+  security: bearerSecurity,
   middleware: [asQueuedBuyer] as const,
   request: { params: EventIdParam },
   responses: {

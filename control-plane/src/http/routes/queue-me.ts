@@ -1,7 +1,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import { errorResponses } from '@onsale/contracts';
 import { queueStatus } from '../../waiting-room/status';
-import { asQueuedBuyer } from '../auth';
+import { asQueuedBuyer, bearerSecurity } from '../auth';
 import type { App } from '../env';
 import { EventIdParam, QueueStatusSchema } from '../schemas';
 
@@ -14,7 +14,7 @@ const route = createRoute({
     'Not a pure read: the first call after your release claims your turn and mints your admission token ' +
     '(a turn not claimed within the claim window goes to the next buyer). Later calls return the same token ' +
     'until it expires, so a refresh or a retry is safe.',
-  security: [{ bearer: [] }],
+  security: bearerSecurity,
   middleware: [asQueuedBuyer] as const,
   request: { params: EventIdParam },
   responses: {

@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { errorResponses } from '@onsale/contracts';
 import { eventForTenant } from '../../events/events';
 import { listDecisions } from '../../release-controller/override';
-import { asPromoter } from '../auth';
+import { asPromoter, bearerSecurity } from '../auth';
 import type { App } from '../env';
 import { DecisionSchema, EventIdParam } from '../schemas';
 
@@ -11,7 +11,7 @@ const route = createRoute({
   path: '/events/{eventId}/release-decisions',
   tags: ['onsale'],
   summary: "The release controller's decisions for the event (newest first)",
-  security: [{ bearer: [] }],
+  security: bearerSecurity,
   middleware: [asPromoter] as const,
   request: { params: EventIdParam, query: z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) }) },
   responses: {

@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { getSalesBySection } from '../../reporting/sales';
-import { asPromoter } from '../auth';
+import { asPromoter, bearerSecurity } from '../auth';
 import type { App } from '../env';
 import { salesErrors } from '../sales-schemas';
 import { EventIdParam } from '../schemas';
@@ -21,7 +21,7 @@ const Sections = z.object({
 
 const route = createRoute({
   tags: ['sales'],
-  security: [{ bearer: [] }],
+  security: bearerSecurity,
   method: 'get',
   middleware: [asPromoter] as const,
   path: '/events/{eventId}/sales/sections',

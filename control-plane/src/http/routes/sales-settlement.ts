@@ -1,13 +1,13 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { getSettlementCsv } from '../../reporting/sales';
-import { asPromoter } from '../auth';
+import { asPromoter, bearerSecurity } from '../auth';
 import type { App } from '../env';
 import { salesErrors } from '../sales-schemas';
 import { EventIdParam } from '../schemas';
 
 const route = createRoute({
   tags: ['sales'],
-  security: [{ bearer: [] }],
+  security: bearerSecurity,
   method: 'get',
   middleware: [asPromoter] as const,
   path: '/events/{eventId}/sales/settlement.csv',

@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { getSalesSummary } from '../../reporting/sales';
-import { asPromoter } from '../auth';
+import { asPromoter, bearerSecurity } from '../auth';
 import type { App } from '../env';
 import { SalesCounts, salesErrors } from '../sales-schemas';
 import { EventIdParam } from '../schemas';
@@ -16,7 +16,7 @@ const Summary = z.object({ eventId: z.string().uuid(), ...SalesCounts, net: z.nu
 
 const route = createRoute({
   tags: ['sales'],
-  security: [{ bearer: [] }],
+  security: bearerSecurity,
   method: 'get',
   middleware: [asPromoter] as const,
   path: '/events/{eventId}/sales/summary',

@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { getSalesTimeline } from '../../reporting/sales';
-import { asPromoter } from '../auth';
+import { asPromoter, bearerSecurity } from '../auth';
 import type { App } from '../env';
 import { SalesBucket, SalesCounts, salesErrors } from '../sales-schemas';
 import { EventIdParam } from '../schemas';
@@ -20,7 +20,7 @@ const TimelineQuery = z
 
 const route = createRoute({
   tags: ['sales'],
-  security: [{ bearer: [] }],
+  security: bearerSecurity,
   method: 'get',
   middleware: [asPromoter] as const,
   path: '/events/{eventId}/sales/timeline',

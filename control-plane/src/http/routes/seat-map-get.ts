@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { errorResponses } from '@onsale/contracts';
 import { getSeatMap } from '../../events/seat-map';
-import { asPromoter } from '../auth';
+import { asPromoter, bearerSecurity } from '../auth';
 import type { App } from '../env';
 import { EventIdParam } from '../schemas';
 
@@ -24,7 +24,7 @@ const route = createRoute({
   path: '/events/{eventId}/seat-map',
   tags: ['events'],
   summary: 'Tiers, per-section counts and a page of seats (ordered by label)',
-  security: [{ bearer: [] }],
+  security: bearerSecurity,
   middleware: [asPromoter] as const,
   request: {
     params: EventIdParam,

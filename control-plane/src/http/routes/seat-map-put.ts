@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { DomainError, errorResponses, SEATS_PER_LOAD_MAX } from '@onsale/contracts';
 import { uploadSeatMap } from '../../events/seat-map';
-import { asPromoter } from '../auth';
+import { asPromoter, bearerSecurity } from '../auth';
 import type { App } from '../env';
 import { EventIdParam } from '../schemas';
 
@@ -55,7 +55,7 @@ const route = createRoute({
     'JSON: `{ tiers: [{code, name, price (minor units), currency}], seats: [{section, row, seat | label, tier}] }`. ' +
     'CSV (text/csv): header with section,row,seat|label,tier and optionally price,currency. ' +
     'A 400 lists each problem with its row (1-based data row; CSV also gives the file line) and field; nothing is stored.',
-  security: [{ bearer: [] }],
+  security: bearerSecurity,
   middleware: [asPromoter] as const,
   request: {
     params: EventIdParam,
