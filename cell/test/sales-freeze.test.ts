@@ -103,13 +103,13 @@ describe('evacuation on the cell: freeze, ledger view, blocked seats', () => {
     expect(ledger).toMatchObject({ frozen: true, activeHolds: committedAtFreeze, openOrders: committedAtFreeze });
     expect(ledger.occupiedSeatIds).toHaveLength(committedAtFreeze);
 
-    expect((await internal('DELETE', '/sales-freeze?maxSeatsPerOrder=4')).status).toBe(200);
+    expect((await internal('DELETE', '/sales-freeze?status=on_sale')).status).toBe(200);
     const after = await (await admittedBuyer(identity, cell, event.eventId)).hold([event.seats[190]!.id]);
     expect(after.status).toBe(202);
   });
 
   it('blocked seats are taken until released, idempotently', async () => {
-    expect((await internal('DELETE', '/sales-freeze?maxSeatsPerOrder=4')).status).toBe(200);
+    expect((await internal('DELETE', '/sales-freeze?status=on_sale')).status).toBe(200);
     const seats = [event.seats[180]!.id, event.seats[181]!.id];
     for (let i = 0; i < 2; i++) {
       const r = await internal('POST', '/blocked-seats', { sourceCell: 'cell-src', seatIds: seats });

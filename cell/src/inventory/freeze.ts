@@ -11,25 +11,34 @@ import { DomainError } from '../errors';
  * event moves), the source's ledger view (what is sold or held, what is still in flight), and on
  * the target, seats blocked because the source sold or still holds them.
  *
- * The freeze lives on the cell's copy of the event: `max_seats_per_order = 0` means "sells no
- * seats here" (no new column, so no migration racing another one in flight; a dedicated
- * `sales_frozen` column can replace it later without changing the routes). The hold transaction
- * reads it under FOR SHARE of the event row and the freeze writes it under the row's update lock,
- * so a hold racing the freeze either commits before the freeze returns or sees it and is refused.
+ * The freeze is the event's one stop switch, `events.sales_status` (on_sale | paused | canceled
+ * from the sale's own controls), set to `moving`. The hold transaction reads it under FOR SHARE of
+ * the event row and the freeze writes it under the row's update lock, so a hold racing the freeze
+ * either commits before the freeze returns or sees it and is refused. Pause and resume from the
+ * console leave a moving event alone (sales-status.ts); only the mover lifts the freeze, back to the
+ * state the control plane records for the sale.
  */
 
 /** Orders in these states are still moving through the saga (payment, capture, ticketing, refund). */
 export const OPEN_ORDER_STATUSES = ['pending_payment', 'confirmed', 'paid', 'refunding'] as const;
 /** The status of the placeholder order that keeps a target cell's seats blocked for the source. */
 export const BLOCK_ORDER_STATUS = 'evacuation_block';
+/** The sales status of an event that is moving between cells: no new holds in this cell. */
+export const MOVING = 'moving';
 
-/** Inside the hold transaction, before any seat is locked: a frozen event takes no new holds. */
+/** Inside the hold transaction, before any seat is locked: a moving event takes no new holds. */
 export async function refuseIfFrozen(tx: Tx, eventId: string): Promise<void> {
-  const r = await tx.execute<{ max_seats_per_order: number }>(
-    sql`SELECT max_seats_per_order FROM events WHERE id = ${eventId} FOR SHARE`,
+  const r = await tx.execute<{ sales_status: string }>(
+    sql`SELECT sales_status FROM events WHERE id = ${eventId} FOR SHARE`,
   );
-  if (r.rows[0] && r.rows[0].max_seats_per_order === 0)
+  if (r.rows[0]?.sales_status === MOVING)
     throw new DomainError('event_moving', 'this event is moving to another cell; retry shortly', { eventId });
+}
+
+async function salesStatus(tx: Tx, eventId: string): Promise<string> {
+  const r = await tx.execute<{ sales_status: string }>(sql`SELECT sales_status FROM events WHERE id = ${eventId}`);
+  if (!r.rows[0]) throw new DomainError('not_found', 'event not found in this cell', { eventId });
+  return r.rows[0].sales_status;
 }
 
 /** Freezes the event's sales in this cell; idempotent. Returns once every racing hold has committed or lost. */
@@ -39,21 +48,25 @@ export async function freezeSales(ctx: CellContext, eventId: string) {
     // could wait long: it gives up after a bound (the mover records the error and resume retries, by
     // which time the router has stopped sending new holds for the moving event).
     await tx.execute(sql`SET LOCAL lock_timeout = '5s'`);
-    const r = await tx.execute<{ id: string }>(
-      sql`UPDATE events SET max_seats_per_order = 0 WHERE id = ${eventId} RETURNING id`,
-    );
-    if (r.rows.length === 0) throw new DomainError('not_found', 'event not found in this cell', { eventId });
+    const r = await tx.execute<{ id: string }>(sql`
+      UPDATE events SET sales_status = ${MOVING}, sales_status_reason = 'evacuation'
+       WHERE id = ${eventId} AND sales_status <> 'canceled' RETURNING id`);
+    if (r.rows.length === 0 && (await salesStatus(tx, eventId)) === 'canceled')
+      throw new DomainError('event_canceled', 'the event is cancelled; there is nothing to move', { eventId });
     return { eventId, frozen: true };
   });
 }
 
-/** Lets the event sell again with its per-order limit (the control plane's, as in the load). Idempotent. */
-export async function unfreezeSales(ctx: CellContext, eventId: string, maxSeatsPerOrder: number) {
+/**
+ * Lifts the freeze to the sale's state in the control plane (on_sale or paused). Idempotent: an
+ * event no longer moving keeps whatever its sale controls set since.
+ */
+export async function unfreezeSales(ctx: CellContext, eventId: string, status: 'on_sale' | 'paused') {
   return withWriteTx(ctx, async (tx) => {
-    const r = await tx.execute<{ id: string }>(
-      sql`UPDATE events SET max_seats_per_order = ${maxSeatsPerOrder} WHERE id = ${eventId} RETURNING id`,
-    );
-    if (r.rows.length === 0) throw new DomainError('not_found', 'event not found in this cell', { eventId });
+    const r = await tx.execute<{ id: string }>(sql`
+      UPDATE events SET sales_status = ${status}, sales_status_reason = NULL
+       WHERE id = ${eventId} AND sales_status = ${MOVING} RETURNING id`);
+    if (r.rows.length === 0) await salesStatus(tx, eventId);
     return { eventId, frozen: false };
   });
 }
@@ -70,9 +83,7 @@ export interface LedgerView {
 
 /** What the source knows about the event's seats, for the target's copy and for the drain. */
 export async function ledgerView(ctx: CellContext, eventId: string): Promise<LedgerView> {
-  const ev = await ctx.db.execute<{ max_seats_per_order: number }>(
-    sql`SELECT max_seats_per_order FROM events WHERE id = ${eventId}`,
-  );
+  const ev = await ctx.db.execute<{ sales_status: string }>(sql`SELECT sales_status FROM events WHERE id = ${eventId}`);
   if (!ev.rows[0]) throw new DomainError('not_found', 'event not found in this cell', { eventId });
   // One snapshot for the three reads.
   return ctx.db.transaction(
@@ -96,7 +107,7 @@ export async function ledgerView(ctx: CellContext, eventId: string): Promise<Led
       const c = counts.rows[0]!;
       return {
         eventId,
-        frozen: ev.rows[0]!.max_seats_per_order === 0,
+        frozen: ev.rows[0]!.sales_status === MOVING,
         occupiedSeatIds: occupied.rows.map((r) => r.seat_id),
         ticketedSeats: c.tickets,
         activeHolds: c.active_holds,

@@ -8,6 +8,7 @@ import { releaseHoldSeats } from '../holds/release-seats';
 import { requestAuthorizationCancel } from '../orders/cancel-authorization';
 import { type LockedOrder, lockOrder, setOrderStatus } from '../orders/orders';
 import { appendEvent, type Causation } from '../outbox/append';
+import { MOVING } from './freeze';
 
 export type SalesStatus = 'on_sale' | 'paused' | 'canceled';
 
@@ -42,6 +43,11 @@ export async function setSalesStatus(
     if (!current) throw new DomainError('event_not_found', 'event not found in this cell', { eventId: input.eventId });
     if (current === 'canceled' && input.status !== 'canceled')
       throw new DomainError('event_canceled', 'the event is cancelled; its sale cannot restart', {
+        eventId: input.eventId,
+      });
+    // Evacuation's freeze (freeze.ts) is lifted only by the mover, to the sale's state in the control plane.
+    if ((current as string) === MOVING && input.status !== 'canceled')
+      throw new DomainError('event_moving', 'the event is moving between cells; change its sale after the move', {
         eventId: input.eventId,
       });
     if (current !== input.status) {

@@ -18,7 +18,10 @@ const BlockedList = z.object({ eventId: z.string(), seatIds: z.array(z.string())
 
 export interface EvacuationCellClient {
   freeze(cell: CellTarget, eventId: string): Promise<z.infer<typeof Frozen>>;
-  unfreeze(cell: CellTarget, eventId: string, maxSeatsPerOrder: number): Promise<z.infer<typeof Frozen>>;
+  /** Lifts the freeze to the sale's state the control plane records. */
+  unfreeze(cell: CellTarget, eventId: string, status: 'on_sale' | 'paused'): Promise<z.infer<typeof Frozen>>;
+  /** The cell answers /readyz (its database is reachable): false when it is down or unreachable. */
+  ready(cell: CellTarget): Promise<boolean>;
   ledger(cell: CellTarget, eventId: string): Promise<LedgerView>;
   block(cell: CellTarget, eventId: string, sourceCell: string, seatIds: string[]): Promise<z.infer<typeof Blocked>>;
   unblock(cell: CellTarget, eventId: string, sourceCell: string, seatIds: string[]): Promise<z.infer<typeof Blocked>>;
@@ -69,8 +72,18 @@ export function createEvacuationCellClient(o: { token: string; timeoutMs: number
   const ev = (eventId: string) => `/internal/events/${encodeURIComponent(eventId)}`;
   return {
     freeze: (cell, eventId) => call(cell, 'PUT', `${ev(eventId)}/sales-freeze`, Frozen),
-    unfreeze: (cell, eventId, max) =>
-      call(cell, 'DELETE', `${ev(eventId)}/sales-freeze?maxSeatsPerOrder=${max}`, Frozen),
+    unfreeze: (cell, eventId, status) => call(cell, 'DELETE', `${ev(eventId)}/sales-freeze?status=${status}`, Frozen),
+    ready: async (cell) => {
+      try {
+        const res = await fetch(`${cell.baseUrl.replace(/\/+$/, '')}/readyz`, {
+          signal: AbortSignal.timeout(o.timeoutMs),
+        });
+        await res.body?.cancel();
+        return res.ok;
+      } catch {
+        return false;
+      }
+    },
     ledger: (cell, eventId) => call(cell, 'GET', `${ev(eventId)}/ledger`, LedgerView),
     block: (cell, eventId, sourceCell, seatIds) =>
       call(cell, 'POST', `${ev(eventId)}/blocked-seats`, Blocked, { sourceCell, seatIds }),

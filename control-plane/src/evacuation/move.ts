@@ -1,6 +1,6 @@
 import type { Logger } from '@onsale/contracts';
 import { DomainError } from '@onsale/contracts';
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray, or, sql } from 'drizzle-orm';
 import type { Redis } from 'ioredis';
 import type { CellClient, CellTarget } from '../cells/client';
 import type { Services } from '../context';
@@ -12,6 +12,7 @@ import { conflict, notFound } from '../lib/errors';
 import { buildEventLoad } from '../onsale/load';
 import { setRoomPlacement } from '../waiting-room/room';
 import type { EvacuationCellClient } from './cell-calls';
+import { type EvacuationPlan, refuse } from './plan';
 import { readmitReleasedBuyers } from './readmit';
 
 /**
@@ -44,7 +45,24 @@ export interface MoverDeps {
   pollMs?: number;
   /** Test hook: stop (as if killed) right after this step is recorded. */
   crashAfter?: MoveStep;
+  /** Test hook: stop (as if killed) after this step's effects, before it is recorded. */
+  crashBefore?: MoveStep;
   onStep?: (move: EventMove) => void;
+  /** Long steps (drain, settle) report what they wait for on every poll. */
+  onProgress?: (p: MoveProgress) => void;
+}
+
+export interface MoveProgress {
+  moveId: string;
+  eventId: string;
+  step: 'draining' | 'settling';
+  activeHolds: number;
+  openOrders: number;
+  /** Seats still blocked on the target for the source (settle only). */
+  blocked?: number;
+  elapsedMs: number;
+  /** The drain's deadline, or the bound of this settle call. */
+  limitMs: number;
 }
 
 export class MoverCrash extends Error {
@@ -64,7 +82,7 @@ async function cellTarget(
   return { id: c.id, baseUrl: c.baseUrl, status: c.status, dedicatedEventId: c.dedicatedEventId };
 }
 
-/** Plans a move, or returns the open one for the event when it goes to the same cell. */
+/** Plans a move, or returns the open one for the event when it goes to the same cell. Checked again under the event's lock. */
 export async function planMove(
   deps: Pick<MoverDeps, 'db' | 'log'>,
   input: { eventId: string; toCell: string; drainSeconds: number },
@@ -72,27 +90,39 @@ export async function planMove(
   const { db } = deps;
   return db.transaction(async (tx) => {
     const [ev] = await tx.select().from(events).where(eq(events.id, input.eventId)).for('update');
-    if (!ev) throw notFound('event');
+    if (!ev) throw refuse('not_found', `unknown event ${input.eventId}`, 'unknown_event', 'eventId');
     const [open] = await tx
       .select()
       .from(eventMoves)
       .where(and(eq(eventMoves.eventId, ev.id), inArray(eventMoves.step, OPEN_STEPS)));
     if (open) {
       if (open.toCell !== input.toCell)
-        throw conflict(`event is already moving to ${open.toCell}`, { moveId: open.id, step: open.step });
+        throw conflict(`event is already moving to ${open.toCell}`, {
+          reason: 'already_moving',
+          moveId: open.id,
+          step: open.step,
+        });
       return open;
     }
-    if (!['on_sale', 'paused', 'sold_out', 'scheduled'].includes(ev.status))
-      throw conflict(`event is ${ev.status}; only a loaded or on-sale event is evacuated`);
-    if (!ev.cellId) throw conflict('event has no purchase cell');
-    if (ev.cellId === input.toCell) throw conflict(`event is already on ${input.toCell}`);
-    const [target] = await tx.select().from(cells).where(eq(cells.id, input.toCell));
-    if (!target) throw new DomainError('not_found', `unknown cell ${input.toCell}`);
-    if (target.status !== 'active') throw conflict(`target cell ${target.id} is ${target.status}`);
-    if (target.dedicatedEventId && target.dedicatedEventId !== ev.id)
-      throw conflict(`cell ${target.id} is dedicated to another event`);
     const [on] = await tx.select().from(onsales).where(eq(onsales.eventId, ev.id));
-    if (on?.loadStatus !== 'loaded') throw conflict('event is not loaded into its cell yet; nothing to evacuate');
+    if (
+      !['on_sale', 'paused', 'sold_out', 'scheduled'].includes(ev.status) ||
+      !ev.cellId ||
+      on?.loadStatus !== 'loaded'
+    )
+      throw refuse(
+        'conflict',
+        `event is ${ev.status}; only an on-sale (loaded) event is evacuated`,
+        'event_not_on_sale',
+        'eventId',
+      );
+    if (ev.cellId === input.toCell) throw refuse('conflict', `event is already on ${input.toCell}`, 'same_cell', 'to');
+    const [target] = await tx.select().from(cells).where(eq(cells.id, input.toCell));
+    if (!target) throw refuse('validation_failed', `unknown cell ${input.toCell}`, 'unknown_cell', 'to');
+    if (target.status !== 'active')
+      throw refuse('cell_unavailable', `target cell ${target.id} is ${target.status}`, 'target_down', 'to');
+    if (target.dedicatedEventId && target.dedicatedEventId !== ev.id)
+      throw refuse('conflict', `cell ${target.id} is dedicated to another event`, 'target_dedicated', 'to');
     const [row] = await tx
       .insert(eventMoves)
       .values({ eventId: ev.id, fromCell: ev.cellId, toCell: input.toCell, drainSeconds: input.drainSeconds })
@@ -100,6 +130,30 @@ export async function planMove(
     deps.log.info('evacuation planned', { moveId: row!.id, eventId: ev.id, from: ev.cellId, to: input.toCell });
     return row!;
   });
+}
+
+/** Records the plan's moves (open ones are kept): the rows `runMoves` then carries to done. */
+export async function startEvacuation(deps: Pick<MoverDeps, 'db' | 'log'>, plan: EvacuationPlan): Promise<EventMove[]> {
+  const moves: EventMove[] = [];
+  for (const p of plan.moves)
+    moves.push(await planMove(deps, { eventId: p.eventId, toCell: p.toCell, drainSeconds: plan.drainSeconds }));
+  return moves;
+}
+
+/**
+ * Runs several moves side by side (a whole cell): each event pauses only for its own switch. A move
+ * that fails keeps its error in `last_error` and does not stop the others; the first failure is
+ * thrown once all have stopped, so `resume` takes them up again.
+ */
+export async function runMoves(
+  deps: MoverDeps,
+  moveIds: string[],
+  o: { settleWaitMs?: number } = {},
+): Promise<EventMove[]> {
+  const results = await Promise.allSettled(moveIds.map((id) => runMove(deps, id, o)));
+  const failed = results.find((r) => r.status === 'rejected');
+  if (failed) throw (failed as PromiseRejectedResult).reason;
+  return results.map((r) => (r as PromiseFulfilledResult<EventMove>).value);
 }
 
 async function load(db: Db, moveId: string): Promise<EventMove> {
@@ -116,6 +170,7 @@ async function advance(
   set: Partial<EventMove> = {},
   report?: Record<string, unknown>,
 ): Promise<EventMove> {
+  crashBefore(deps, to);
   const [row] = await deps.db
     .update(eventMoves)
     .set({
@@ -134,14 +189,20 @@ async function advance(
   return row;
 }
 
-async function perBuyerLimit(db: Db, eventId: string): Promise<number> {
-  const [on] = await db.select({ limit: onsales.perBuyerLimit }).from(onsales).where(eq(onsales.eventId, eventId));
-  return on?.limit ?? 1;
+/** The sale's state the cells go back to when the freeze lifts: the control plane's record of the event. */
+async function saleStatus(db: Db, eventId: string): Promise<'on_sale' | 'paused'> {
+  const [ev] = await db.select({ status: events.status }).from(events).where(eq(events.id, eventId));
+  return ev?.status === 'paused' ? 'paused' : 'on_sale';
+}
+
+function crashBefore(deps: MoverDeps, step: MoveStep) {
+  if (deps.crashBefore === step) throw new MoverCrash(`mover stopped before recording ${step} (test)`);
 }
 
 /** fence: directory epoch+1 with the event marked moving, then the source freezes the event's sales. */
 async function fence(deps: MoverDeps, m: EventMove): Promise<EventMove> {
   if (m.step === 'planned') {
+    crashBefore(deps, 'fencing');
     m = await deps.db.transaction(async (tx) => {
       const [ev] = await tx.select().from(events).where(eq(events.id, m.eventId)).for('update');
       if (!ev || ev.cellId !== m.fromCell) throw conflict('the event is no longer on the source cell');
@@ -167,8 +228,18 @@ async function fence(deps: MoverDeps, m: EventMove): Promise<EventMove> {
 async function drain(deps: MoverDeps, m: EventMove): Promise<EventMove> {
   const source = await cellTarget(deps.db, m.fromCell);
   const deadline = (m.fencedAt?.getTime() ?? deps.clock.now().getTime()) + m.drainSeconds * 1000;
+  const started = m.fencedAt?.getTime() ?? deps.clock.now().getTime();
   let view = await deps.evac.ledger(source, m.eventId);
   while ((view.activeHolds > 0 || view.openOrders > 0) && deps.clock.now().getTime() < deadline) {
+    deps.onProgress?.({
+      moveId: m.id,
+      eventId: m.eventId,
+      step: 'draining',
+      activeHolds: view.activeHolds,
+      openOrders: view.openOrders,
+      elapsedMs: deps.clock.now().getTime() - started,
+      limitMs: m.drainSeconds * 1000,
+    });
     await sleep(deps.pollMs ?? 250);
     view = await deps.evac.ledger(source, m.eventId);
   }
@@ -216,6 +287,7 @@ async function copy(deps: MoverDeps, m: EventMove): Promise<EventMove> {
 
 /** flip: the directory points the event at the target with a new epoch. */
 async function flip(deps: MoverDeps, m: EventMove): Promise<EventMove> {
+  crashBefore(deps, 'flipped');
   return deps.db
     .transaction(async (tx) => {
       const [ev] = await tx.select().from(events).where(eq(events.id, m.eventId)).for('update');
@@ -247,7 +319,7 @@ async function flip(deps: MoverDeps, m: EventMove): Promise<EventMove> {
 /** resume: the target sells; the waiting room issues admissions for it to everyone it had released. */
 async function resume(deps: MoverDeps, m: EventMove): Promise<EventMove> {
   const target = await cellTarget(deps.db, m.toCell);
-  await deps.evac.unfreeze(target, m.eventId, await perBuyerLimit(deps.db, m.eventId));
+  await deps.evac.unfreeze(target, m.eventId, await saleStatus(deps.db, m.eventId));
   await setRoomPlacement(deps as unknown as Services, m.eventId, m.toCell, m.flipEpoch ?? 0);
   const readmitted = await readmitReleasedBuyers(
     deps.redis,
@@ -267,7 +339,8 @@ async function resume(deps: MoverDeps, m: EventMove): Promise<EventMove> {
 async function settle(deps: MoverDeps, m: EventMove, waitMs: number): Promise<EventMove> {
   const source = await cellTarget(deps.db, m.fromCell);
   const target = await cellTarget(deps.db, m.toCell);
-  const until = deps.clock.now().getTime() + waitMs;
+  const started = deps.clock.now().getTime();
+  const until = started + waitMs;
   let released = 0;
   for (;;) {
     // Read the source first: a seat free there now stays free there (the event is frozen on it).
@@ -278,6 +351,16 @@ async function settle(deps: MoverDeps, m: EventMove, waitMs: number): Promise<Ev
       await deps.evac.unblock(target, m.eventId, m.fromCell, free);
       released += free.length;
     }
+    deps.onProgress?.({
+      moveId: m.id,
+      eventId: m.eventId,
+      step: 'settling',
+      activeHolds: view.activeHolds,
+      openOrders: view.openOrders,
+      blocked: occupied.size,
+      elapsedMs: deps.clock.now().getTime() - started,
+      limitMs: waitMs,
+    });
     if (view.activeHolds === 0 && view.openOrders === 0)
       return advance(deps, m, 'done', { doneAt: new Date() }, { settle: { released, soldOnSource: occupied.size } });
     if (deps.clock.now().getTime() >= until) {
@@ -343,7 +426,7 @@ export async function abortMove(deps: MoverDeps, moveId: string): Promise<EventM
   if (m.step === 'aborted') return m;
   if (!ABORTABLE.includes(m.step)) throw conflict(`the move is ${m.step}; after the flip it can only go forward`);
   if (m.step !== 'planned')
-    await deps.evac.unfreeze(await cellTarget(deps.db, m.fromCell), m.eventId, await perBuyerLimit(deps.db, m.eventId));
+    await deps.evac.unfreeze(await cellTarget(deps.db, m.fromCell), m.eventId, await saleStatus(deps.db, m.eventId));
   return deps.db.transaction(async (tx) => {
     const [row] = await tx
       .update(eventMoves)
@@ -361,6 +444,21 @@ export async function abortMove(deps: MoverDeps, moveId: string): Promise<EventM
   });
 }
 
-export async function moveStatus(db: Db, eventId: string): Promise<EventMove[]> {
-  return db.select().from(eventMoves).where(eq(eventMoves.eventId, eventId)).orderBy(eventMoves.createdAt);
+/** Moves of an event, of a cell (as source or target), or one move: for status and resume. */
+export async function listMoves(
+  db: Db,
+  by: { eventId?: string; cellId?: string; moveId?: string },
+  o: { openOnly?: boolean } = {},
+): Promise<EventMove[]> {
+  const where = [
+    by.eventId ? eq(eventMoves.eventId, by.eventId) : undefined,
+    by.moveId ? eq(eventMoves.id, by.moveId) : undefined,
+    by.cellId ? or(eq(eventMoves.fromCell, by.cellId), eq(eventMoves.toCell, by.cellId)) : undefined,
+    o.openOnly ? inArray(eventMoves.step, OPEN_STEPS) : undefined,
+  ].filter((w) => w !== undefined);
+  return db
+    .select()
+    .from(eventMoves)
+    .where(and(...where))
+    .orderBy(eventMoves.createdAt);
 }

@@ -1,143 +1,137 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import type { CellContext } from '../../context';
 import { blockedSeats, blockSeats, freezeSales, ledgerView, unblockSeats, unfreezeSales } from '../../inventory/freeze';
 import type { CellApp } from '../app';
+import type { CellEnv } from '../env';
 import { internalAuth, limitBody } from '../middleware';
 import { EventParams, errors, internalSecurity } from './schemas';
 
-/** The cell's side of evacuating an event (control plane only): freeze, ledger view, blocked seats. */
+/**
+ * The cell's side of evacuating an event (control plane only): freeze, ledger view, blocked seats.
+ * One table: each row is a route's method, path, input (query for reads and deletes, body for
+ * writes), answer and the domain verb it calls; the shared parts (internal auth, body limit, the
+ * event id, error answers) are added once below.
+ */
 
 const Frozen = z.object({ eventId: z.string(), frozen: z.boolean() });
 const SeatList = z.object({ sourceCell: z.string().min(1), seatIds: z.array(z.string().uuid()).max(200_000) });
-const json = <T extends z.ZodTypeAny>(schema: T, description: string) => ({
-  description,
-  content: { 'application/json': { schema } },
-});
-
-export const freezeRoute = createRoute({
-  method: 'put',
-  path: '/internal/events/{eventId}/sales-freeze',
-  summary: 'Freeze the event: new holds are refused (event_moving); holds already committed carry on. Idempotent',
-  security: internalSecurity,
-  middleware: [limitBody(16 * 1024 * 1024), internalAuth] as const,
-  request: { params: EventParams },
-  responses: { 200: json(Frozen, 'Frozen'), 401: errors[401], 404: errors[404], 503: errors[503] },
-});
-
-export const unfreezeRoute = createRoute({
-  method: 'delete',
-  path: '/internal/events/{eventId}/sales-freeze',
-  summary: 'Let the event sell again with this per-order limit. Idempotent',
-  security: internalSecurity,
-  middleware: [limitBody(16 * 1024 * 1024), internalAuth] as const,
-  request: {
-    params: EventParams,
-    query: z.object({ maxSeatsPerOrder: z.coerce.number().int().min(1).max(100) }),
-  },
-  responses: { 200: json(Frozen, 'Selling'), 400: errors[400], 401: errors[401], 404: errors[404], 503: errors[503] },
-});
-
-export const ledgerRoute = createRoute({
-  method: 'get',
-  path: '/internal/events/{eventId}/ledger',
-  summary: "The event's seats sold or held here, and what is still in flight",
-  security: internalSecurity,
-  middleware: [limitBody(16 * 1024 * 1024), internalAuth] as const,
-  request: { params: EventParams },
-  responses: {
-    200: json(
-      z.object({
-        eventId: z.string(),
-        frozen: z.boolean(),
-        occupiedSeatIds: z.array(z.string()),
-        ticketedSeats: z.number(),
-        activeHolds: z.number(),
-        openOrders: z.number(),
-      }),
-      'Ledger view',
-    ),
-    401: errors[401],
-    404: errors[404],
-  },
-});
-
 const BlockAnswer = z.object({ eventId: z.string(), blocked: z.number() });
-
-export const blockRoute = createRoute({
-  method: 'post',
-  path: '/internal/events/{eventId}/blocked-seats',
-  summary: 'Block seats the source cell sold or holds. Idempotent',
-  security: internalSecurity,
-  middleware: [limitBody(16 * 1024 * 1024), internalAuth] as const,
-  request: { params: EventParams, body: { required: true, content: { 'application/json': { schema: SeatList } } } },
-  responses: {
-    200: json(BlockAnswer, 'Blocked'),
-    400: errors[400],
-    401: errors[401],
-    404: errors[404],
-    413: errors[413],
-    503: errors[503],
-  },
+const Ledger = z.object({
+  eventId: z.string(),
+  frozen: z.boolean(),
+  occupiedSeatIds: z.array(z.string()),
+  ticketedSeats: z.number(),
+  activeHolds: z.number(),
+  openOrders: z.number(),
 });
 
-export const unblockRoute = createRoute({
-  method: 'post',
-  path: '/internal/events/{eventId}/blocked-seats/release',
-  summary: 'Release blocked seats the source reports free. Idempotent',
-  security: internalSecurity,
-  middleware: [limitBody(16 * 1024 * 1024), internalAuth] as const,
-  request: { params: EventParams, body: { required: true, content: { 'application/json': { schema: SeatList } } } },
-  responses: {
-    200: json(BlockAnswer, 'Released'),
-    400: errors[400],
-    401: errors[401],
-    413: errors[413],
-    503: errors[503],
-  },
-});
+interface Spec<I extends z.ZodObject | undefined, A extends z.ZodTypeAny> {
+  method: 'get' | 'put' | 'post' | 'delete';
+  path: string;
+  summary: string;
+  input?: I;
+  answer: A;
+  errors: (keyof typeof errors)[];
+  run: (
+    ctx: CellContext,
+    eventId: string,
+    input: I extends z.ZodObject ? z.infer<I> : undefined,
+  ) => Promise<z.infer<A>>;
+}
 
-export const blockedRoute = createRoute({
-  method: 'get',
-  path: '/internal/events/{eventId}/blocked-seats',
-  summary: 'Seats blocked here for a source cell',
-  security: internalSecurity,
-  middleware: [limitBody(16 * 1024 * 1024), internalAuth] as const,
-  request: { params: EventParams, query: z.object({ sourceCell: z.string().min(1) }) },
-  responses: {
-    200: json(z.object({ eventId: z.string(), seatIds: z.array(z.string()) }), 'Blocked seats'),
-    400: errors[400],
-    401: errors[401],
-  },
-});
+function evacuationRoute<I extends z.ZodObject | undefined, A extends z.ZodTypeAny>(spec: Spec<I, A>) {
+  const inBody = spec.method === 'post' || spec.method === 'put';
+  const route = createRoute({
+    method: spec.method,
+    path: `/internal/events/{eventId}${spec.path}`,
+    summary: spec.summary,
+    security: internalSecurity,
+    middleware: [limitBody(16 * 1024 * 1024), internalAuth] as const,
+    request: {
+      params: EventParams,
+      ...(spec.input && !inBody ? { query: spec.input } : {}),
+      ...(spec.input && inBody
+        ? { body: { required: true, content: { 'application/json': { schema: spec.input } } } }
+        : {}),
+    },
+    responses: {
+      200: { description: spec.summary, content: { 'application/json': { schema: spec.answer } } },
+      ...Object.fromEntries(spec.errors.map((s) => [s, errors[s]])),
+    },
+  });
+  // The route's schemas validate params, query and body before the handler runs (the app's defaultHook),
+  // so the handler reads them back as the spec's types.
+  const handler = async (c: Context<CellEnv>) => {
+    const valid = c.req.valid.bind(c.req) as (target: 'param' | 'query' | 'json') => unknown;
+    const { eventId } = valid('param') as { eventId: string };
+    const input = spec.input ? valid(inBody ? 'json' : 'query') : undefined;
+    return c.json(await spec.run(c.get('services').ctx, eventId, input as never), 200);
+  };
+  return { route, register: (app: CellApp) => app.openapi(route, handler as never) };
+}
+
+export const evacuationRoutes = [
+  evacuationRoute({
+    method: 'put',
+    path: '/sales-freeze',
+    summary: 'Freeze the event: new holds are refused (event_moving); holds already committed carry on. Idempotent',
+    answer: Frozen,
+    errors: [401, 404, 409, 503],
+    run: (ctx, eventId) => freezeSales(ctx, eventId),
+  }),
+  evacuationRoute({
+    method: 'delete',
+    path: '/sales-freeze',
+    summary: "Lift the freeze to the sale's state in the control plane (on_sale or paused). Idempotent",
+    input: z.object({ status: z.enum(['on_sale', 'paused']) }),
+    answer: Frozen,
+    errors: [400, 401, 404, 503],
+    run: (ctx, eventId, q) => unfreezeSales(ctx, eventId, q.status),
+  }),
+  evacuationRoute({
+    method: 'get',
+    path: '/ledger',
+    summary: "The event's seats sold or held here, and what is still in flight",
+    answer: Ledger,
+    errors: [401, 404],
+    run: (ctx, eventId) => ledgerView(ctx, eventId),
+  }),
+  evacuationRoute({
+    method: 'post',
+    path: '/blocked-seats',
+    summary: 'Block seats the source cell sold or holds. Idempotent',
+    input: SeatList,
+    answer: BlockAnswer,
+    errors: [400, 401, 404, 413, 503],
+    run: async (ctx, eventId, b) => ({
+      eventId,
+      blocked: (await blockSeats(ctx, eventId, b.sourceCell, b.seatIds)).blocked,
+    }),
+  }),
+  evacuationRoute({
+    method: 'post',
+    path: '/blocked-seats/release',
+    summary: 'Release blocked seats the source reports free. Idempotent',
+    input: SeatList,
+    answer: BlockAnswer,
+    errors: [400, 401, 413, 503],
+    run: async (ctx, eventId, b) => ({
+      eventId,
+      blocked: (await unblockSeats(ctx, eventId, b.sourceCell, b.seatIds)).blocked,
+    }),
+  }),
+  evacuationRoute({
+    method: 'get',
+    path: '/blocked-seats',
+    summary: 'Seats blocked here for a source cell',
+    input: z.object({ sourceCell: z.string().min(1) }),
+    answer: z.object({ eventId: z.string(), seatIds: z.array(z.string()) }),
+    errors: [400, 401],
+    run: async (ctx, eventId, q) => ({ eventId, seatIds: await blockedSeats(ctx, eventId, q.sourceCell) }),
+  }),
+];
 
 export function registerEvacuation(app: CellApp) {
-  app.openapi(freezeRoute, async (c) => {
-    const { eventId } = c.req.valid('param');
-    return c.json(await freezeSales(c.get('services').ctx, eventId), 200);
-  });
-  app.openapi(unfreezeRoute, async (c) => {
-    const { eventId } = c.req.valid('param');
-    const { maxSeatsPerOrder } = c.req.valid('query');
-    return c.json(await unfreezeSales(c.get('services').ctx, eventId, maxSeatsPerOrder), 200);
-  });
-  app.openapi(ledgerRoute, async (c) => {
-    const { eventId } = c.req.valid('param');
-    return c.json(await ledgerView(c.get('services').ctx, eventId), 200);
-  });
-  app.openapi(blockRoute, async (c) => {
-    const { eventId } = c.req.valid('param');
-    const { sourceCell, seatIds } = c.req.valid('json');
-    const r = await blockSeats(c.get('services').ctx, eventId, sourceCell, seatIds);
-    return c.json({ eventId, blocked: r.blocked }, 200);
-  });
-  app.openapi(unblockRoute, async (c) => {
-    const { eventId } = c.req.valid('param');
-    const { sourceCell, seatIds } = c.req.valid('json');
-    const r = await unblockSeats(c.get('services').ctx, eventId, sourceCell, seatIds);
-    return c.json({ eventId, blocked: r.blocked }, 200);
-  });
-  app.openapi(blockedRoute, async (c) => {
-    const { eventId } = c.req.valid('param');
-    const { sourceCell } = c.req.valid('query');
-    return c.json({ eventId, seatIds: await blockedSeats(c.get('services').ctx, eventId, sourceCell) }, 200);
-  });
+  for (const r of evacuationRoutes) r.register(app);
 }
