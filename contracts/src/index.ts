@@ -1,4 +1,5 @@
 export * from './admission';
+export * from './cell-internal';
 export * from './cell-signals';
 export * from './control-plane-facts';
 export * from './errors';

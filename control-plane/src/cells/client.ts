@@ -1,26 +1,16 @@
-import { CellSignals, type EventLoad } from '@onsale/contracts';
+import {
+  CellSignals,
+  type EventLoad,
+  EventLoadAnswer,
+  SalesStatusAnswer,
+  type SalesStatusRequest,
+} from '@onsale/contracts';
 import { z } from 'zod';
 
 export interface CellTarget {
   id: string;
   baseUrl: string;
 }
-
-export const LoadAnswer = z.object({ eventId: z.string(), seats: z.number().int(), created: z.boolean() });
-export type LoadAnswer = z.infer<typeof LoadAnswer>;
-
-export const SalesAnswer = z.object({
-  eventId: z.string(),
-  status: z.enum(['on_sale', 'paused', 'canceled']),
-  canceled: z.object({
-    holdsReleased: z.number().int(),
-    refundsRequested: z.number().int(),
-    ticketsVoided: z.number().int(),
-    pendingCapture: z.number().int(),
-  }),
-});
-export type SalesAnswer = z.infer<typeof SalesAnswer>;
-export type SalesStatus = SalesAnswer['status'];
 
 export class CellCallError extends Error {
   override name = 'CellCallError';
@@ -35,10 +25,10 @@ export class CellCallError extends Error {
 
 /** The control plane's view of a cell's internal API (load an event; read health signals). */
 export interface CellClient {
-  loadEvent(cell: CellTarget, body: EventLoad): Promise<LoadAnswer>;
+  loadEvent(cell: CellTarget, body: EventLoad): Promise<EventLoadAnswer>;
   signals(cell: CellTarget): Promise<CellSignals>;
   /** Pauses, resumes or cancels an event's sale in its cell (idempotent on the cell's side). */
-  setSales(cell: CellTarget, eventId: string, body: { status: SalesStatus; reason?: string }): Promise<SalesAnswer>;
+  setSales(cell: CellTarget, eventId: string, body: SalesStatusRequest): Promise<SalesStatusAnswer>;
 }
 
 export function createHttpCellClient(o: { token: string; timeoutMs: number; signalsTimeoutMs?: number }): CellClient {
@@ -76,7 +66,7 @@ export function createHttpCellClient(o: { token: string; timeoutMs: number; sign
         { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) },
         o.timeoutMs,
       );
-      const parsed = LoadAnswer.safeParse(answer);
+      const parsed = EventLoadAnswer.safeParse(answer);
       if (!parsed.success) throw new CellCallError('cell load answer does not match the contract', 200, answer);
       return parsed.data;
     },
@@ -86,7 +76,7 @@ export function createHttpCellClient(o: { token: string; timeoutMs: number; sign
         { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) },
         o.timeoutMs,
       );
-      const parsed = SalesAnswer.safeParse(answer);
+      const parsed = SalesStatusAnswer.safeParse(answer);
       if (!parsed.success) throw new CellCallError('cell sales answer does not match the contract', 200, answer);
       return parsed.data;
     },

@@ -1,5 +1,6 @@
+import type { SalesStatus, SalesStatusAnswer } from '@onsale/contracts';
 import { eq } from 'drizzle-orm';
-import { CellCallError, type SalesAnswer, type SalesStatus } from '../cells/client';
+import { CellCallError } from '../cells/client';
 import type { Services } from '../context';
 import { cells, events, onsales, releaseRates } from '../db/schema';
 import { eventForTenant } from '../events/events';
@@ -45,7 +46,7 @@ async function tellCell(
   eventId: string,
   status: SalesStatus,
   reason?: string,
-): Promise<SalesAnswer | null> {
+): Promise<SalesStatusAnswer | null> {
   const [row] = await ctx.db
     .select({ id: cells.id, baseUrl: cells.baseUrl })
     .from(events)

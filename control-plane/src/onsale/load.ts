@@ -1,7 +1,6 @@
-import type { EventLoad } from '@onsale/contracts';
-import { DomainError } from '@onsale/contracts';
+import { DomainError, type EventLoad, type EventLoadAnswer } from '@onsale/contracts';
 import { and, eq, inArray, lte, or, sql } from 'drizzle-orm';
-import { CellCallError, type LoadAnswer } from '../cells/client';
+import { CellCallError } from '../cells/client';
 import type { Services } from '../context';
 import { cells, events, onsales } from '../db/schema';
 import { notFound } from '../lib/errors';
@@ -75,7 +74,7 @@ export async function loadEventIntoCell({
 }: {
   ctx: Services;
   eventId: string;
-}): Promise<LoadAnswer & { cellId: string; directoryEpoch: number; seatMapVersion: number }> {
+}): Promise<EventLoadAnswer & { cellId: string; directoryEpoch: number; seatMapVersion: number }> {
   const { body, cell, seatMapVersion } = await buildEventLoad(ctx, eventId);
   const answer = await ctx.cells.loadEvent(cell, body);
   if (answer.seats !== body.seats.length)

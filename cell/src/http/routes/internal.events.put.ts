@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { EventLoad } from '@onsale/contracts';
+import { EventLoad, EventLoadAnswer } from '@onsale/contracts';
 import { DomainError } from '../../errors';
 import { loadEvent } from '../../inventory/load-event';
 import type { CellApp } from '../app';
@@ -19,9 +19,7 @@ export const loadEventRoute = createRoute({
   responses: {
     200: {
       description: 'Loaded (created) or already loaded',
-      content: {
-        'application/json': { schema: z.object({ eventId: z.string(), seats: z.number(), created: z.boolean() }) },
-      },
+      content: { 'application/json': { schema: EventLoadAnswer } },
     },
     400: errors[400],
     401: errors[401],

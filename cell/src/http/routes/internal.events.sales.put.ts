@@ -1,27 +1,9 @@
-import { createRoute, z } from '@hono/zod-openapi';
+import { createRoute } from '@hono/zod-openapi';
+import { SalesStatusAnswer, SalesStatusRequest } from '@onsale/contracts';
 import { setSalesStatus } from '../../inventory/sales-status';
 import type { CellApp } from '../app';
 import { internalAuth, limitBody } from '../middleware';
 import { EventParams, errors, internalSecurity } from './schemas';
-
-export const SalesStatusRequest = z
-  .object({
-    status: z.enum(['on_sale', 'paused', 'canceled']),
-    /** Shown to buyers whose holds are refused, and kept on cancelled orders' history. */
-    reason: z.string().min(1).max(200).optional(),
-  })
-  .strict();
-
-export const SalesStatusAnswer = z.object({
-  eventId: z.string(),
-  status: z.enum(['on_sale', 'paused', 'canceled']),
-  canceled: z.object({
-    holdsReleased: z.number().int(),
-    refundsRequested: z.number().int(),
-    ticketsVoided: z.number().int(),
-    pendingCapture: z.number().int(),
-  }),
-});
 
 export const salesStatusRoute = createRoute({
   method: 'put',
