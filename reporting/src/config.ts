@@ -34,11 +34,3 @@ export const ReportingConfig = z.object({
     .optional(),
 });
 export type ReportingConfig = z.infer<typeof ReportingConfig>;
-
-export function loadReportingConfig(env: NodeJS.ProcessEnv = process.env): ReportingConfig {
-  const r = ReportingConfig.safeParse(env);
-  if (!r.success) {
-    throw new Error(r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
-  }
-  return r.data;
-}

@@ -1,14 +1,8 @@
-import { createLogger, onShutdown } from '@onsale/contracts';
-import { loadReportingConfig, type ReportingConfig } from './config';
+import { configOrExit, createLogger, onShutdown } from '@onsale/contracts';
+import { ReportingConfig } from './config';
 import { startReporter } from './reporter';
 
-let config: ReturnType<typeof loadReportingConfig>;
-try {
-  config = loadReportingConfig();
-} catch (err) {
-  console.error((err as Error).message);
-  process.exit(1);
-}
+const config = configOrExit('reporting', ReportingConfig);
 const log = createLogger({ role: 'reporting' }, config.LOG_LEVEL);
 /** The crash failpoint: as `kill -9` at that boundary, so nothing runs after it (no exit handler, no commit). */
 function killBeforeCommit(at: ReportingConfig['FAILPOINT_KILL_BEFORE_COMMIT']) {

@@ -1,15 +1,11 @@
+import { configOrExit, createLogger } from '@onsale/contracts';
 import pg from 'pg';
-import { loadReportingConfig } from './config';
+import { ReportingConfig } from './config';
 import { rebuildProjections } from './rebuild';
 import { createObjectStore } from './s3';
 
-let config: ReturnType<typeof loadReportingConfig>;
-try {
-  config = loadReportingConfig();
-} catch (err) {
-  console.error((err as Error).message);
-  process.exit(1);
-}
+const config = configOrExit('reporting-rebuild', ReportingConfig);
+const log = createLogger({ role: 'reporting-rebuild' }, config.LOG_LEVEL);
 const pool = new pg.Pool({ connectionString: config.DATABASE_URL_CONTROL_PLANE, max: 2 });
 const store = createObjectStore({
   bucket: config.S3_BUCKET,
@@ -19,5 +15,5 @@ const store = createObjectStore({
   secretAccessKey: config.S3_SECRET_ACCESS_KEY,
 });
 const facts = await rebuildProjections(pool, store, config.REPORTING_PREFIX);
-console.log(JSON.stringify({ level: 'info', msg: 'projections rebuilt from S3', facts }));
+log.info('projections rebuilt from S3', { facts });
 await pool.end();

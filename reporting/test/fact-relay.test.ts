@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { CONTROL_PLANE_FACTS_TOPIC, createLogger } from '@onsale/contracts';
+import { CONTROL_PLANE_FACTS_TOPIC, createLogger, parseEnv } from '@onsale/contracts';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,7 +8,7 @@ import { createFactRelay } from '../../control-plane/src/outbox/relay';
 import { addCell, createHarness, type Harness, scheduledEvent } from '../../test/support/control-plane';
 import { eventually, kafkaBrokers, readTopic } from '../../test/support/kafka';
 import { serviceEnv } from '../../test/support/services';
-import { loadReportingConfig } from '../src/config';
+import { ReportingConfig } from '../src/config';
 import { startReporter } from '../src/reporter';
 
 /**
@@ -107,7 +107,7 @@ describe('control-plane fact relay', () => {
 
     const groupPrefix = `reporting-fact-relay-${randomUUID().slice(0, 8)}`;
     const reporter = await startReporter(
-      loadReportingConfig({
+      parseEnv(ReportingConfig, {
         ...serviceEnv(),
         DATABASE_URL_CONTROL_PLANE: h.config.DATABASE_URL_CONTROL_PLANE,
         REPORTING_PREFIX: `fact-relay-${randomUUID().slice(0, 8)}/`,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createLogger } from '@onsale/contracts';
+import { createLogger, parseEnv } from '@onsale/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withWriteTx } from '../../cell/src/db/tx';
 import { appendEvent } from '../../cell/src/outbox/append';
@@ -13,7 +13,7 @@ import { envelope, inject, orderStatus, outboxEvents, recordPaymentIntent } from
 import { loadIntoCell } from '../../test/support/seed';
 import { serviceEnv } from '../../test/support/services';
 import { startCellWorkers, workerContext } from '../../test/support/workers';
-import { loadReportingConfig } from '../src/config';
+import { ReportingConfig } from '../src/config';
 import { decodeFacts } from '../src/parquet';
 import { rebuildProjections } from '../src/rebuild';
 import { startReporter } from '../src/reporter';
@@ -26,7 +26,7 @@ const started: { cell: TestCell; workers: Awaited<ReturnType<typeof startCellWor
 const reporters: Awaited<ReturnType<typeof startReporter>>[] = [];
 
 const config = (groupPrefix: string) =>
-  loadReportingConfig({
+  parseEnv(ReportingConfig, {
     ...serviceEnv(),
     DATABASE_URL_CONTROL_PLANE: h.config.DATABASE_URL_CONTROL_PLANE,
     REPORTING_PREFIX: prefix,

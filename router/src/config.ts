@@ -1,4 +1,3 @@
-import { initTracing, parseEnv } from '@onsale/contracts';
 import { z } from 'zod';
 
 /** A positive whole number from the environment: milliseconds, seconds or a count, as its name says. */
@@ -38,10 +37,3 @@ export const RouterConfig = z.object({
     .transform((v) => v === 'true' || v === '1'),
 });
 export type RouterConfig = z.infer<typeof RouterConfig>;
-
-export const loadConfig = (env: NodeJS.ProcessEnv = process.env): RouterConfig => {
-  const config = parseEnv(RouterConfig, env);
-  // Tracing starts with the configuration, as in every process (only with an OTLP endpoint).
-  initTracing({ service: 'router', env });
-  return config;
-};

@@ -1,11 +1,12 @@
-import { createLogger, onShutdown } from '@onsale/contracts';
-import { loadConfig } from './config';
+import { configOrExit, createLogger, onShutdown } from '@onsale/contracts';
+import { RouterConfig } from './config';
 import { startRouter } from './router';
 
-const log = createLogger({ role: 'router' });
+const config = configOrExit('router', RouterConfig);
+const log = createLogger({ role: 'router' }, config.LOG_LEVEL);
 let router: Awaited<ReturnType<typeof startRouter>>;
 try {
-  router = await startRouter(loadConfig());
+  router = await startRouter(config);
 } catch (err) {
   log.error('router failed to start', { err });
   process.exit(1);

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { allowedMethods } from '@onsale/contracts';
+import { allowedMethods, configOrExit, createLogger, onShutdown } from '@onsale/contracts';
 import { z } from 'zod';
 import { createDevIdentity, type DevAlg, type DevIdentity } from './index';
 import { createDevOidc } from './oidc';
@@ -139,19 +139,22 @@ export async function startDevIdentityServer(
   };
 }
 
+/** The dev issuer's environment (a development stand-in for the identity provider; never deployed). */
+const DevIdentityConfig = z.object({
+  DEV_IDENTITY_PORT: z.coerce.number().int().min(0).max(65535).default(4100),
+  DEV_IDENTITY_ALG: z.enum(['EdDSA', 'RS256'] satisfies DevAlg[]).default('EdDSA'),
+});
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const port = Number(process.env.DEV_IDENTITY_PORT ?? 4100);
-  const alg = (process.env.DEV_IDENTITY_ALG ?? 'EdDSA') as DevAlg;
-  const s = await startDevIdentityServer({ port, alg });
-  console.log(
-    JSON.stringify({
-      level: 'info',
-      msg: 'dev identity issuer listening',
-      url: s.url,
-      jwksUrl: s.jwksUrl,
-      issuer: s.identity.issuer,
-      audience: s.identity.audience,
-      alg,
-    }),
-  );
+  const config = configOrExit('dev-identity', DevIdentityConfig);
+  const log = createLogger({ role: 'dev-identity' });
+  const s = await startDevIdentityServer({ port: config.DEV_IDENTITY_PORT, alg: config.DEV_IDENTITY_ALG });
+  log.info('dev identity issuer listening', {
+    url: s.url,
+    jwksUrl: s.jwksUrl,
+    issuer: s.identity.issuer,
+    audience: s.identity.audience,
+    alg: config.DEV_IDENTITY_ALG,
+  });
+  onShutdown(log, () => s.close());
 }
