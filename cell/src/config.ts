@@ -1,5 +1,6 @@
 import { DatabaseAuthConfig, DatabaseUsersConfig, KafkaAuthConfig, RedisAuthConfig } from '@onsale/aws-auth';
 import { z } from 'zod';
+import { TicketStoreConfig } from './tickets/store';
 
 const LogLevel = z.enum(['debug', 'info', 'warn', 'error']).default('info');
 
@@ -30,6 +31,8 @@ export const CellApiConfig = CellBaseConfig.extend({
   ...KafkaAuthConfig.shape,
   /** The public half of the ticket-signing key (a JWKS), published for gate scanners. */
   TICKET_PUBLIC_JWKS: z.string().optional(),
+  /** The ticket worker's bucket: the API serves the order PDFs and the void lists stored there. */
+  ...TicketStoreConfig.shape,
   /** Without these the cell answers Stripe's webhooks with 503 (Stripe retries) instead of guessing. */
   STRIPE_WEBHOOK_SECRET: z.string().startsWith('whsec_').optional(),
   STRIPE_SECRET_KEY: z.string().min(1).optional(),
@@ -83,7 +86,10 @@ export const CellExpiryConfig = CellWorkerConfig.extend({
   EXPIRY_INTERVAL_MS: z.coerce.number().int().min(10).default(1_000),
 });
 
-export const CellTicketConfig = CellWorkerConfig.extend({ TICKET_SIGNING_KEY: z.string().min(1) });
+export const CellTicketConfig = CellWorkerConfig.extend({
+  TICKET_SIGNING_KEY: z.string().min(1),
+  ...TicketStoreConfig.shape,
+});
 
 export const CellReconcilerConfig = CellPaymentsConfig.extend({
   RECONCILE_INTERVAL_MS: z.coerce.number().int().min(1_000).default(30_000),

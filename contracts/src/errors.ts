@@ -13,6 +13,10 @@ export const errorCodes = {
   /** The event moved to another cell after this admission token was minted: fetch a fresh one from the waiting room. */
   admission_cell_moved: 409,
   not_found: 404,
+  /** The order is the buyer's but its tickets (or their PDF) are not ready yet: try again shortly. */
+  tickets_not_issued: 404,
+  /** The ticket was voided (event cancelled, order refunded): it admits nobody. */
+  ticket_voided: 410,
   method_not_allowed: 405,
   seats_not_found: 404,
   event_not_found: 404,

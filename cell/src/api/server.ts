@@ -14,6 +14,7 @@ import { createKafkaBroker } from '../messaging/kafka-broker';
 import { LatencyWindow } from '../ops/latency';
 import { readLedgerFigures, readSignals } from '../ops/signals';
 import { createStripeClient } from '../payments/stripe-client';
+import { createTicketStore } from '../tickets/store';
 
 /** Builds the cell API from its configuration: one pool, one Redis, one app. */
 export function buildCellApi(config: CellApiConfig) {
@@ -90,6 +91,7 @@ export function buildCellApi(config: CellApiConfig) {
     refreshMetrics,
     internalToken: config.CELL_INTERNAL_TOKEN,
     ticketKeys: config.TICKET_PUBLIC_JWKS ? JSON.parse(config.TICKET_PUBLIC_JWKS) : { keys: [] },
+    ticketStore: createTicketStore(config),
     holdLatency,
     ...(config.STRIPE_WEBHOOK_SECRET &&
       config.STRIPE_SECRET_KEY && {

@@ -3,6 +3,7 @@ import type Stripe from 'stripe';
 import type { CellContext } from '../context';
 import type { Verifiers } from '../identity/verify';
 import type { Availability } from '../inventory/availability';
+import type { TicketStore } from '../tickets/store';
 
 /** Everything a route may call, built once per process and handed over through the context. */
 export interface CellServices {
@@ -15,6 +16,8 @@ export interface CellServices {
   internalToken: string;
   /** Public keys gate scanners verify tickets with. */
   ticketKeys: { keys: unknown[] };
+  /** The ticket worker's bucket: order PDFs and the events' signed void lists. */
+  ticketStore: TicketStore;
   holdLatency: { record(ms: number): void };
   ready: () => Promise<boolean>;
   /** Present when the cell takes Stripe webhooks: the client re-fetches intents, the secret verifies signatures. */

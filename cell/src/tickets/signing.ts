@@ -1,5 +1,14 @@
 import { createHash } from 'node:crypto';
-import { type CryptoKey, importJWK, type JWK, jwtVerify, type KeyObject, SignJWT } from 'jose';
+import {
+  type CryptoKey,
+  createLocalJWKSet,
+  importJWK,
+  type JSONWebKeySet,
+  type JWK,
+  jwtVerify,
+  type KeyObject,
+  SignJWT,
+} from 'jose';
 import { z } from 'zod';
 
 /** A cell's ticket-signing key, as a private Ed25519 JWK with its kid. */
@@ -37,6 +46,31 @@ export async function ticketSigner(jwkJson: string) {
 }
 export type TicketSigner = Awaited<ReturnType<typeof ticketSigner>>;
 
+/**
+ * The tickets of an event that no longer admit anyone, as of `iat`. Signed with the ticket key, so a
+ * scanner trusts it exactly as far as it trusts the tickets: a list edited in transit (a voided
+ * ticket taken off it) fails verification.
+ */
+export interface VoidListClaims {
+  eventId: string;
+  cell: string;
+  voided: string[];
+}
+export const VOID_LIST_TYP = 'ticket-voids+jwt';
+
+export async function voidListSigner(jwkJson: string) {
+  const jwk = TicketSigningJwk.parse(JSON.parse(jwkJson));
+  const key = await importJWK({ ...jwk, alg: 'EdDSA' }, 'EdDSA');
+  return (claims: VoidListClaims) =>
+    new SignJWT({ ...claims })
+      .setProtectedHeader({ alg: 'EdDSA', kid: jwk.kid, typ: VOID_LIST_TYP })
+      .setIssuer(`onsale:cell:${claims.cell}`)
+      .setSubject(claims.eventId)
+      .setIssuedAt()
+      .sign(key);
+}
+export type VoidListSigner = Awaited<ReturnType<typeof voidListSigner>>;
+
 /** The public half, as the gate scanners download it (GET /.well-known/ticket-keys.json). */
 export function publicTicketJwks(jwkJson: string): { keys: JWK[] } {
   const { d: _private, ...pub } = TicketSigningJwk.parse(JSON.parse(jwkJson));
@@ -47,4 +81,24 @@ export function publicTicketJwks(jwkJson: string): { keys: JWK[] } {
 export async function verifyTicket(token: string, key: CryptoKey | KeyObject | Uint8Array) {
   const { payload } = await jwtVerify(token, key, { typ: 'ticket+jwt' });
   return payload as unknown as TicketClaims;
+}
+
+/**
+ * The scanner's check against a published key set (several keys while one rotates): EdDSA only, the
+ * ticket type, and an issuer that names the cell the claims name.
+ */
+export async function verifyTicketWithKeys(token: string, jwks: JSONWebKeySet): Promise<TicketClaims> {
+  const { payload } = await jwtVerify(token, createLocalJWKSet(jwks), { typ: 'ticket+jwt', algorithms: ['EdDSA'] });
+  const claims = payload as unknown as TicketClaims;
+  if (payload.iss !== `onsale:cell:${claims.cell}`) throw new Error('issuer does not match the ticket cell');
+  return claims;
+}
+
+export async function verifyVoidList(token: string, jwks: JSONWebKeySet): Promise<VoidListClaims & { iat: number }> {
+  const { payload } = await jwtVerify(token, createLocalJWKSet(jwks), { typ: VOID_LIST_TYP, algorithms: ['EdDSA'] });
+  const list = z
+    .object({ eventId: z.string(), cell: z.string(), voided: z.array(z.string()), iat: z.number() })
+    .parse(payload);
+  if (payload.iss !== `onsale:cell:${list.cell}`) throw new Error('issuer does not match the void list cell');
+  return list;
 }

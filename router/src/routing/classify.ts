@@ -5,8 +5,11 @@ export type PathClass =
   | { kind: 'control-plane' }
   | { kind: 'unknown' };
 
-/** The cells' buyer resources: the purchase path, and the order and availability reads that go with it. */
-const CELL_PATH = /^\/events\/([^/]+)\/(?:holds|orders|availability)(?:\/|$)/;
+/**
+ * The cells' buyer resources: the purchase path, the order, ticket and availability reads that go with it, and what
+ * door scanners sync (the event's ticket keys and void list, under /events/{id}/tickets/).
+ */
+const CELL_PATH = /^\/events\/([^/]+)\/(?:holds|orders|availability|tickets)(?:\/|$)/;
 const WEBHOOK_PATH = /^\/cells\/([^/]+)\/webhooks\/stripe$/;
 
 /**

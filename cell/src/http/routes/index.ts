@@ -10,6 +10,9 @@ import { registerOrderTimeline } from './internal.orders.timeline.get';
 import { registerSignals } from './internal.signals.get';
 import { registerMetrics } from './metrics.get';
 import { registerGetOrder } from './orders.get';
+import { registerTicketsPdf } from './tickets.pdf.get';
+import { registerTicketQr } from './tickets.qr.get';
+import { registerTicketScanner } from './tickets.scanner.get';
 import { registerStripeWebhook } from './webhooks.stripe';
 
 export function registerRoutes(app: CellApp) {
@@ -24,5 +27,8 @@ export function registerRoutes(app: CellApp) {
   registerEvacuation(app);
   registerSignals(app);
   registerOrderTimeline(app);
+  registerTicketsPdf(app);
+  registerTicketQr(app);
+  registerTicketScanner(app);
   registerStripeWebhook(app);
 }
