@@ -28,17 +28,57 @@ function keysProblem(err: unknown): boolean {
   return err instanceof errors.JWKSTimeout || err instanceof errors.JWKSInvalid || err.code === 'ERR_JOSE_GENERIC';
 }
 
+/**
+ * Tokens already verified, by their exact text (never by jti alone: a forged token may copy a jti), until
+ * the token's exp or `maxAgeMs` after its check, whichever comes first. `maxAgeMs` is the JWKS cache age,
+ * so a token whose key left the JWKS is refused at most one cache age after its last full check. Only the
+ * signature/claims verdict is kept: revocation and per-request checks (buyer, event, cell) still run on
+ * every request. A buyer's poll or hold retry then costs a map lookup instead of a signature check, the
+ * largest single cost of those requests in the profile.
+ */
+export class VerifiedTokens<T> {
+  readonly #entries = new Map<string, { claims: T; untilMs: number }>();
+
+  constructor(private readonly o: { maxAgeMs: number; maxEntries?: number }) {}
+
+  get(token: string, nowMs: number): T | undefined {
+    const hit = this.#entries.get(token);
+    if (!hit) return undefined;
+    if (nowMs < hit.untilMs) return hit.claims;
+    this.#entries.delete(token);
+    return undefined;
+  }
+
+  /** Remembers a verified token; `exp` is its claim (unix seconds), if it has one. */
+  set(token: string, claims: T, exp: number | undefined, nowMs: number): void {
+    const untilMs = Math.min(nowMs + this.o.maxAgeMs, exp === undefined ? Number.POSITIVE_INFINITY : exp * 1000);
+    if (untilMs <= nowMs) return;
+    // Oldest first out: the map iterates in insertion order.
+    if (this.#entries.size >= (this.o.maxEntries ?? 50_000)) {
+      const oldest = this.#entries.keys().next().value;
+      if (oldest !== undefined) this.#entries.delete(oldest);
+    }
+    this.#entries.set(token, { claims, untilMs });
+  }
+}
+
 /** Verifies a JWT against `keys` and parses its claims; a claim that does not parse makes the token invalid. */
 export async function verifyToken<T>(
   token: string,
   keys: JWTVerifyGetKey,
   options: { issuer: string; audience: string; algorithms: string[]; clockTolerance?: number },
   parse: (payload: JWTPayload) => T | undefined,
+  cache?: VerifiedTokens<T>,
 ): Promise<TokenVerdict<T>> {
+  const now = Date.now();
+  const hit = cache?.get(token, now);
+  if (hit !== undefined) return { ok: true, claims: hit };
   try {
     const { payload } = await jwtVerify(token, keys, options);
     const claims = parse(payload);
-    return claims === undefined ? { ok: false, reason: 'invalid' } : { ok: true, claims };
+    if (claims === undefined) return { ok: false, reason: 'invalid' };
+    cache?.set(token, claims, payload.exp, now);
+    return { ok: true, claims };
   } catch (err) {
     return { ok: false, reason: keysProblem(err) ? 'keys_unavailable' : 'invalid' };
   }
@@ -50,12 +90,14 @@ export async function verifyToken<T>(
  */
 export function createAdmissionVerifier(jwksUrl: string, cacheMs: number) {
   const keys = remoteKeys(jwksUrl, cacheMs);
+  const verified = new VerifiedTokens<AdmissionClaims>({ maxAgeMs: cacheMs });
   return (token: string) =>
     verifyToken(
       token,
       keys,
       { issuer: ADMISSION_ISSUER, audience: ADMISSION_AUDIENCE, algorithms: [ADMISSION_ALG] },
       (payload) => AdmissionClaims.safeParse(payload).data,
+      verified,
     );
 }
 export type VerifyAdmission = ReturnType<typeof createAdmissionVerifier>;

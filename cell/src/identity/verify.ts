@@ -5,6 +5,7 @@ import {
   IDENTITY_ALGORITHMS,
   remoteKeys,
   revocationKeys,
+  VerifiedTokens,
   verifyToken,
 } from '@onsale/contracts';
 import type { Redis } from 'ioredis';
@@ -31,6 +32,7 @@ export interface Buyer {
  */
 export function createVerifiers(config: IdentityConfig, redis: Redis) {
   const identityKeys = remoteKeys(config.identityJwksUrl, config.jwksCacheMs);
+  const verifiedBuyers = new VerifiedTokens<string>({ maxAgeMs: config.jwksCacheMs });
   const verifyAdmission = createAdmissionVerifier(config.admissionJwksUrl, config.jwksCacheMs);
   const keysUnavailable = () => new DomainError('cell_unavailable', 'token checks are unavailable; retry shortly');
 
@@ -47,6 +49,7 @@ export function createVerifiers(config: IdentityConfig, redis: Redis) {
         clockTolerance: CLOCK_TOLERANCE_SECONDS,
       },
       (payload) => payload.sub || undefined,
+      verifiedBuyers,
     );
     if (verdict.ok) return { userId: verdict.claims };
     if (verdict.reason === 'keys_unavailable') throw keysUnavailable();

@@ -1,4 +1,4 @@
-import { CLOCK_TOLERANCE_SECONDS, DomainError, IDENTITY_ALGORITHMS } from '@onsale/contracts';
+import { CLOCK_TOLERANCE_SECONDS, DomainError, IDENTITY_ALGORITHMS, VerifiedTokens } from '@onsale/contracts';
 import { type JWTVerifyGetKey, jwtVerify } from 'jose';
 import { z } from 'zod';
 import type { Clock } from '../lib/clock';
@@ -24,18 +24,25 @@ export function createIdentityVerifier(o: {
   audience: string;
   clock: Clock;
 }): IdentityVerifier {
+  // A buyer polls the waiting room every few seconds with the same token: checked once, then looked up
+  // for a minute at most (well inside the identity JWKS's 10-minute cache).
+  const verified = new VerifiedTokens<Principal>({ maxAgeMs: 60_000 });
   return {
     async verify(token) {
+      const now = o.clock.now();
+      const hit = verified.get(token, now.getTime());
+      if (hit) return hit;
       try {
         const { payload } = await jwtVerify(token, o.jwks, {
           issuer: o.issuer,
           audience: o.audience,
           algorithms: IDENTITY_ALGORITHMS,
-          currentDate: o.clock.now(),
+          currentDate: now,
           clockTolerance: CLOCK_TOLERANCE_SECONDS,
         });
         const parsed = Claims.safeParse(payload);
         if (!parsed.success) throw new Error('claims');
+        verified.set(token, parsed.data, payload.exp, now.getTime());
         return parsed.data;
       } catch {
         throw new DomainError('unauthenticated', 'invalid or expired identity token');

@@ -10,10 +10,8 @@ export function roomKeys(prefix: string, eventId: string) {
     /** zset: waiting buyers by queue score (pre-opening arrivals: random < 2^40; later: 2^40 + arrival number) */
     queue: `${b}:q`,
     seq: `${b}:seq`,
-    /** hash: buyer → w (waiting) | r (released) | s (skipped for silence) */
+    /** hash: buyer → last second seen (waiting) | r (released) | s (skipped for silence) */
     state: `${b}:st`,
-    /** zset: waiting buyer → last time seen (ms) */
-    seen: `${b}:seen`,
     /** zset: released buyer → end of their slot (claim deadline, then token expiry) */
     admitted: `${b}:adm`,
     /** hash: released buyer → releasedAt|claimBy|exp|jti */

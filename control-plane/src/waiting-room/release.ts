@@ -2,6 +2,7 @@ import { metrics } from '@onsale/contracts';
 import type { Services } from '../context';
 import { appendFact } from '../outbox/facts';
 import { releasingSetKey, roomKeys } from './keys';
+import { releaseKeys } from './scripts';
 
 export interface ReleaseResult {
   eventId: string;
@@ -24,12 +25,7 @@ export async function releaseStep(
   const k = roomKeys(ctx.prefix, eventId);
   const now = ctx.clock.now().getTime();
   const [outcome, active, skipped, ...released] = await ctx.redis.wrRelease(
-    k.meta,
-    k.queue,
-    k.state,
-    k.seen,
-    k.admitted,
-    k.release,
+    ...releaseKeys(k),
     now,
     ctx.config.WAITING_ROOM_ABANDON_SECONDS * 1000,
     ctx.config.ADMISSION_CLAIM_WINDOW_SECONDS * 1000,

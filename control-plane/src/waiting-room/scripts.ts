@@ -1,8 +1,47 @@
 import type { Redis } from 'ioredis';
 import { type RoomKeys, roomKeys } from './keys';
 
-/** Join: idempotent per buyer; before the room opens the score is the random key drawn by the caller. */
-const JOIN = `
+/**
+ * A buyer's entry in the state hash, the one per-buyer record besides their queue entry: the
+ * second they were last seen while waiting (a number), `r` once released, `s` once skipped for
+ * silence. Folding "last seen" into the state (it was a second sorted set) is what keeps a queued
+ * buyer near 170 bytes of Redis: a queue entry and one small hash field.
+ */
+const SEEN = `
+local function seenAt(nowMs) return string.format('%d', math.floor(tonumber(nowMs) / 1000)) end
+`;
+
+/**
+ * What a poll answers, read in the same call that joined or marked the buyer seen (one round trip):
+ * state code (w, r, s or ''), rank, release record, then the room's flags, onsaleAt, cell and epoch.
+ * KEYS: meta, queue, state, release.
+ */
+const DESCRIBE = `
+local function describe(member, st)
+  local m = redis.call('HMGET', KEYS[1], 'open', 'soldOut', 'rate', 'releasing', 'closed', 'paused', 'onsaleAt', 'cell', 'epoch')
+  local code = ''
+  local rank = -1
+  local rel = ''
+  if st == 'r' then
+    code = 'r'
+    rel = redis.call('HGET', KEYS[4], member) or ''
+  elseif st == 's' then
+    code = 's'
+  elseif st then
+    code = 'w'
+    local r = redis.call('ZRANK', KEYS[2], member)
+    if r then rank = r end
+  end
+  return {code, rank, rel, m[1] or '0', m[2] or '0', m[3] or '0', m[4] or '0', m[5] or '0', m[6] or '0', m[7] or '', m[8] or '', m[9] or '0'}
+end
+`;
+
+/**
+ * Join: idempotent per buyer; before the room opens the score is the random key drawn by the caller.
+ * Answers {outcome, joined} followed by the buyer's status (DESCRIBE).
+ * KEYS: meta, queue, state, release, seq, admitted.
+ */
+const JOIN = `${SEEN}${DESCRIBE}
 local m = redis.call('HMGET', KEYS[1], 'opensAt', 'open', 'closed')
 if not m[1] then return {'no_room', '0'} end
 if m[3] == '1' then return {'closed', '0'} end
@@ -13,55 +52,55 @@ if not open and now >= tonumber(m[1]) then
   open = true
 end
 local member = ARGV[1]
-local st = redis.call('HGET', KEYS[4], member)
-if st == 'w' then
-  redis.call('ZADD', KEYS[5], now, member)
-  return {'waiting', '0'}
+local seen = seenAt(ARGV[2])
+local st = redis.call('HGET', KEYS[3], member)
+local function answer(outcome, joined, state)
+  local out = {outcome, joined}
+  for _, v in ipairs(describe(member, state)) do out[#out + 1] = v end
+  return out
+end
+if st and st ~= 'r' and st ~= 's' then
+  redis.call('HSET', KEYS[3], member, seen)
+  return answer('waiting', '0', seen)
 end
 if st == 'r' then
   local slot = redis.call('ZSCORE', KEYS[6], member)
-  if slot and tonumber(slot) > now then return {'released', '0'} end
+  if slot and tonumber(slot) > now then return answer('released', '0', st) end
   redis.call('ZREM', KEYS[6], member)
-  redis.call('HDEL', KEYS[7], member)
+  redis.call('HDEL', KEYS[4], member)
 end
 local score
 if open then
-  score = string.format('%d', 1099511627776 + redis.call('INCR', KEYS[3]))
+  score = string.format('%d', 1099511627776 + redis.call('INCR', KEYS[5]))
 else
   score = ARGV[3]
 end
 redis.call('ZADD', KEYS[2], score, member)
-redis.call('HSET', KEYS[4], member, 'w')
-redis.call('ZADD', KEYS[5], now, member)
-return {'waiting', '1'}
+redis.call('HSET', KEYS[3], member, seen)
+return answer('waiting', '1', seen)
 `;
 
-/** Status: marks the waiter as seen and reads their place, or their release record. */
-const STATUS = `
-local m = redis.call('HMGET', KEYS[1], 'open', 'soldOut', 'rate', 'releasing', 'closed', 'paused', 'opensAt')
+/** Status: marks the waiter as seen and reads their place, or their release record (DESCRIBE). KEYS: meta, queue, state, release. */
+const STATUS = `${SEEN}${DESCRIBE}
 local st = redis.call('HGET', KEYS[3], ARGV[1])
-local rank = -1
-local rel = ''
-if st == 'w' then
-  redis.call('ZADD', KEYS[4], ARGV[2], ARGV[1])
-  local r = redis.call('ZRANK', KEYS[2], ARGV[1])
-  if r then rank = r end
-elseif st == 'r' then
-  rel = redis.call('HGET', KEYS[5], ARGV[1]) or ''
+if st and st ~= 'r' and st ~= 's' then
+  st = seenAt(ARGV[2])
+  redis.call('HSET', KEYS[3], ARGV[1], st)
 end
-return {st or '', rank, rel, m[1] or '0', m[2] or '0', m[3] or '0', m[4] or '0', m[5] or '0', m[6] or '0', m[7] or ''}
+return describe(ARGV[1], st)
 `;
 
 /**
  * Release: R buyers per second in queue order (a budget carried between ticks, at most one
  * second's worth), skipping waiters silent for longer than the abandonment window, bounded by
  * the active-shopper cap. Stops while the event is sold out or paused.
+ * KEYS: meta, queue, state, admitted, release.
  */
 const RELEASE = `
 local now = tonumber(ARGV[1])
 local m = redis.call('HMGET', KEYS[1], 'releasing', 'soldOut', 'rate', 'carry', 'lastAt', 'maxActive', 'paused')
-redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', '(' .. ARGV[1])
-local active = redis.call('ZCARD', KEYS[5])
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', '(' .. ARGV[1])
+local active = redis.call('ZCARD', KEYS[4])
 if m[1] ~= '1' then return {'not_releasing', active, 0} end
 if m[2] == '1' or m[7] == '1' then
   redis.call('HSET', KEYS[1], 'carry', '0', 'lastAt', ARGV[1])
@@ -88,16 +127,15 @@ while #out < n and scanned < maxScan do
   if #p == 0 then break end
   scanned = scanned + 1
   local member = p[1]
-  local seen = tonumber(redis.call('ZSCORE', KEYS[4], member) or '0')
-  redis.call('ZREM', KEYS[4], member)
+  local seen = (tonumber(redis.call('HGET', KEYS[3], member) or '0') or 0) * 1000
   if now - seen > abandonMs then
     redis.call('HSET', KEYS[3], member, 's')
     skipped = skipped + 1
   else
     local claimBy = string.format('%d', now + tonumber(ARGV[3]))
     redis.call('HSET', KEYS[3], member, 'r')
-    redis.call('HSET', KEYS[6], member, ARGV[1] .. '|' .. claimBy .. '|0|')
-    redis.call('ZADD', KEYS[5], claimBy, member)
+    redis.call('HSET', KEYS[5], member, ARGV[1] .. '|' .. claimBy .. '|0|')
+    redis.call('ZADD', KEYS[4], claimBy, member)
     out[#out + 1] = member
   end
 end
@@ -111,18 +149,21 @@ for i = 1, #out do res[#res + 1] = out[i] end
 return res
 `;
 
-/** Claim: the first fetch after release attaches the token and extends the slot to its expiry. */
+/**
+ * Claim: the first fetch after release attaches the token and extends the slot to its expiry.
+ * A fetch that lost the race gets the winner's token and record, so it answers without another read.
+ */
 const CLAIM = `
 local cur = redis.call('HGET', KEYS[1], ARGV[1])
 if cur == ARGV[2] and redis.call('ZSCORE', KEYS[2], ARGV[1]) then
   redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
   redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
   redis.call('SET', KEYS[3], ARGV[5], 'PX', ARGV[6])
-  return {'claimed', ARGV[5]}
+  return {'claimed', ARGV[5], ARGV[3]}
 end
 local tok = redis.call('GET', KEYS[3])
-if tok then return {'existing', tok} end
-return {'gone', ''}
+if tok then return {'existing', tok, redis.call('HGET', KEYS[1], ARGV[1]) or ''} end
+return {'gone', '', ''}
 `;
 
 /** Token bucket: rate per second, burst; answers allowed (1/0) and ms until the next token. */
@@ -149,13 +190,28 @@ return {allowed, retry}
 
 export const LUA = { JOIN, STATUS, RELEASE, CLAIM, BUCKET };
 
+/** DESCRIBE's answer: state code, rank, release record, open, soldOut, rate, releasing, closed, paused, onsaleAt, cell, epoch. */
+export type RawStatus = [
+  string,
+  number,
+  string,
+  string,
+  string,
+  string,
+  string,
+  string,
+  string,
+  string,
+  string,
+  string,
+];
+
 export interface RoomRedis extends Redis {
-  wrJoin(...args: (string | number)[]): Promise<[string, string]>;
-  wrStatus(
-    ...args: (string | number)[]
-  ): Promise<[string, number, string, string, string, string, string, string, string, string]>;
+  /** {outcome, joined} then, unless the room is missing or closed, the buyer's RawStatus. */
+  wrJoin(...args: (string | number)[]): Promise<[string, string, ...RawStatus] | [string, string]>;
+  wrStatus(...args: (string | number)[]): Promise<RawStatus>;
   wrRelease(...args: (string | number)[]): Promise<[string, number, number, ...string[]]>;
-  wrClaim(...args: (string | number)[]): Promise<[string, string]>;
+  wrClaim(...args: (string | number)[]): Promise<[string, string, string]>;
   wrBucket(...args: (string | number)[]): Promise<[number, number]>;
 }
 
@@ -165,15 +221,18 @@ export function withRoomScripts(redis: Redis): RoomRedis {
   if (typeof r.wrJoin === 'function') return r;
   redis.defineCommand('wrJoin', { numberOfKeys: JOIN_KEY_COUNT, lua: JOIN });
   redis.defineCommand('wrStatus', { numberOfKeys: STATUS_KEY_COUNT, lua: STATUS });
-  redis.defineCommand('wrRelease', { numberOfKeys: 6, lua: RELEASE });
+  redis.defineCommand('wrRelease', { numberOfKeys: RELEASE_KEY_COUNT, lua: RELEASE });
   redis.defineCommand('wrClaim', { numberOfKeys: 3, lua: CLAIM });
   redis.defineCommand('wrBucket', { numberOfKeys: 1, lua: BUCKET });
   return r;
 }
 
+/** KEYS[] of STATUS, in its order (DESCRIBE reads the first four). */
+export const statusKeys = (k: RoomKeys) => [k.meta, k.queue, k.state, k.release];
 /** KEYS[] of JOIN, in its order: join.ts and the benchmark both build them here. */
-export const joinKeys = (k: RoomKeys) => [k.meta, k.queue, k.seq, k.state, k.seen, k.admitted, k.release];
-/** KEYS[] of STATUS, in its order. */
-export const statusKeys = (k: RoomKeys) => [k.meta, k.queue, k.state, k.seen, k.release];
+export const joinKeys = (k: RoomKeys) => [...statusKeys(k), k.seq, k.admitted];
+/** KEYS[] of RELEASE, in its order. */
+export const releaseKeys = (k: RoomKeys) => [k.meta, k.queue, k.state, k.admitted, k.release];
 const JOIN_KEY_COUNT = joinKeys(roomKeys('', '')).length;
 const STATUS_KEY_COUNT = statusKeys(roomKeys('', '')).length;
+const RELEASE_KEY_COUNT = releaseKeys(roomKeys('', '')).length;

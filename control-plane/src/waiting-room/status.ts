@@ -4,7 +4,7 @@ import { isRevoked } from '../admission/revoke';
 import type { Services } from '../context';
 import type { BuyerActor } from '../lib/actors';
 import { roomKeys } from './keys';
-import { statusKeys } from './scripts';
+import { type RawStatus, statusKeys } from './scripts';
 
 export type QueueState = 'waiting' | 'released' | 'expired' | 'skipped' | 'revoked' | 'not_in_queue';
 
@@ -33,7 +33,8 @@ const parseRel = (rel: string) => {
 /**
  * A buyer's place: position, people ahead and an estimated wait at the current R; once released,
  * the admission token (minted on the first fetch, the same token on every later fetch until it
- * expires). Polling is also how the room knows the buyer is still there.
+ * expires). Polling is also how the room knows the buyer is still there. A waiting buyer's poll is
+ * one Redis call; a released buyer's adds one pipelined read (token and revocations).
  */
 export async function queueStatus({
   ctx,
@@ -46,11 +47,25 @@ export async function queueStatus({
 }): Promise<QueueStatus> {
   const k = roomKeys(ctx.prefix, eventId);
   const nowMs = ctx.clock.now().getTime();
-  const [st, rank, rel, open, soldOut, rate, releasing, closed, paused, onsaleAt] = await ctx.redis.wrStatus(
-    ...statusKeys(k),
-    actor.sub,
-    nowMs,
-  );
+  const raw = await ctx.redis.wrStatus(...statusKeys(k), actor.sub, nowMs);
+  return describeStatus({ ctx, actor, eventId, raw, nowMs });
+}
+
+/** Turns what JOIN or STATUS read in Redis into the buyer's answer; collects the admission on the first fetch after release. */
+export async function describeStatus({
+  ctx,
+  actor,
+  eventId,
+  raw,
+  nowMs,
+}: {
+  ctx: Services;
+  actor: BuyerActor;
+  eventId: string;
+  raw: RawStatus;
+  nowMs: number;
+}): Promise<QueueStatus> {
+  const [st, rank, rel, open, soldOut, rate, releasing, closed, paused, onsaleAt, cell, epoch] = raw;
   if (!onsaleAt) throw new DomainError('not_found', 'this event has no waiting room (no onsale scheduled)');
   const R = Number(rate);
   const roomOpen = open === '1';
@@ -96,71 +111,67 @@ export async function queueStatus({
   }
   if (st !== 'r' || !rel) return base;
 
-  const r = parseRel(rel);
-  if (r.exp === 0) {
-    if (nowMs > r.claimBy) {
-      base.status = 'expired';
-      base.message = 'your turn came but the admission was not collected in time; join again';
-      return base;
-    }
-    const meta = await ctx.redis.hmget(k.meta, 'cell', 'epoch');
-    const iat = Math.floor(nowMs / 1000);
-    const exp = iat + ctx.config.ADMISSION_TOKEN_TTL_SECONDS;
-    const jti = newJti();
-    const { token } = await mintAdmissionToken(ctx.keys, {
-      sub: actor.sub,
-      eventId,
-      purchaseCell: meta[0] ?? '',
-      directoryEpoch: Number(meta[1] ?? 0),
-      iat,
-      exp,
-      jti,
-    });
-    const newRel = `${r.releasedAt}|${r.claimBy}|${exp * 1000}|${jti}`;
-    const [outcome] = await ctx.redis.wrClaim(
-      k.release,
-      k.admitted,
-      k.token(actor.sub),
-      actor.sub,
-      rel,
-      newRel,
-      exp * 1000,
-      token,
-      exp * 1000 - nowMs,
-    );
-    if (outcome === 'gone') {
-      base.status = 'expired';
-      base.message = 'your turn came but the admission was not collected in time; join again';
-      return base;
-    }
-    // Claimed now, or a concurrent fetch claimed first: either way read back the stored record.
-    return queueStatus({ ctx, actor, eventId });
-  }
-  if (nowMs >= r.exp) {
+  const expired = (message: string) => {
     base.status = 'expired';
-    base.message = 'your admission has expired; join again';
+    base.message = message;
     return base;
+  };
+  const placement = { purchaseCell: cell, directoryEpoch: Number(epoch) };
+  let r = parseRel(rel);
+  let token: string | null;
+  let revoked: boolean;
+  const revocation = () =>
+    isRevoked(ctx, r.jti, actor.sub, Math.floor(r.exp / 1000) - ctx.config.ADMISSION_TOKEN_TTL_SECONDS);
+  if (r.exp === 0) {
+    if (nowMs > r.claimBy) return expired('your turn came but the admission was not collected in time; join again');
+    const claimed = await claimAdmission(ctx, actor, eventId, rel, r, placement, nowMs);
+    if (!claimed) return expired('your turn came but the admission was not collected in time; join again');
+    // Claimed now, or a concurrent fetch claimed first: either way the stored record and its token.
+    r = parseRel(claimed.rel);
+    token = claimed.token;
+    revoked = await revocation();
+  } else {
+    if (nowMs >= r.exp) return expired('your admission has expired; join again');
+    // One pipelined round trip (ioredis auto-pipelining): the token beside the revocation keys.
+    [token, revoked] = await Promise.all([ctx.redis.get(roomKeys(ctx.prefix, eventId).token(actor.sub)), revocation()]);
   }
-  if (await isRevoked(ctx, r.jti, actor.sub, Math.floor(r.exp / 1000) - ctx.config.ADMISSION_TOKEN_TTL_SECONDS)) {
+  if (revoked) {
     base.status = 'revoked';
     base.message = 'your admission was revoked';
     return base;
   }
-  const token = await ctx.redis.get(k.token(actor.sub));
-  if (!token) {
-    base.status = 'expired';
-    base.message = 'your admission has expired; join again';
-    return base;
-  }
-  const meta = await ctx.redis.hmget(k.meta, 'cell', 'epoch');
+  if (!token) return expired('your admission has expired; join again');
   base.status = 'released';
-  base.admission = {
-    token,
-    jti: r.jti,
-    expiresAt: new Date(r.exp).toISOString(),
-    purchaseCell: meta[0] ?? '',
-    directoryEpoch: Number(meta[1] ?? 0),
-  };
+  base.admission = { token, jti: r.jti, expiresAt: new Date(r.exp).toISOString(), ...placement };
   base.message = 'it is your turn: use this admission before it expires';
   return base;
+}
+
+/** Mints the admission and attaches it to the release record, unless another fetch did first; null when the slot is gone. */
+async function claimAdmission(
+  ctx: Services,
+  actor: BuyerActor,
+  eventId: string,
+  rel: string,
+  r: ReturnType<typeof parseRel>,
+  placement: { purchaseCell: string; directoryEpoch: number },
+  nowMs: number,
+): Promise<{ token: string; rel: string } | null> {
+  const keys = roomKeys(ctx.prefix, eventId);
+  const iat = Math.floor(nowMs / 1000);
+  const exp = iat + ctx.config.ADMISSION_TOKEN_TTL_SECONDS;
+  const jti = newJti();
+  const { token } = await mintAdmissionToken(ctx.keys, { sub: actor.sub, eventId, ...placement, iat, exp, jti });
+  const [outcome, stored, storedRel] = await ctx.redis.wrClaim(
+    keys.release,
+    keys.admitted,
+    keys.token(actor.sub),
+    actor.sub,
+    rel,
+    `${r.releasedAt}|${r.claimBy}|${exp * 1000}|${jti}`,
+    exp * 1000,
+    token,
+    exp * 1000 - nowMs,
+  );
+  return outcome === 'gone' || !storedRel ? null : { token: stored, rel: storedRel };
 }
