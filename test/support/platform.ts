@@ -20,6 +20,8 @@ export async function startTestPlatform(options: {
   ports?: { router?: number; identity?: number };
   /** More environment for every process. */
   env?: Record<string, string>;
+  /** How many cells (two unless a test needs more, as a whole-cell evacuation to two targets does). */
+  cellCount?: number;
   /** A real Prometheus scraping every process, with these rule files. */
   prometheus?: { ruleFiles?: string[] };
 }) {
@@ -32,7 +34,7 @@ export async function startTestPlatform(options: {
   };
   const controlPlane = await db('e2e_cp');
   const run = `e2e-${randomUUID().slice(0, 8)}`;
-  const cellIds = [uniqueCellId('e2ea'), uniqueCellId('e2eb')];
+  const cellIds = Array.from({ length: options.cellCount ?? 2 }, (_, i) => uniqueCellId(`e2e${'abcdefgh'[i]}`));
   const cells: { id: string; databaseUrl: string; db: TestDatabase }[] = [];
   for (const id of cellIds) cells.push({ id, databaseUrl: (await db('e2e_cell')).url, db: dbs.at(-1)! });
   const platform = await startPlatform({

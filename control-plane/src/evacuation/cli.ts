@@ -3,13 +3,14 @@ import { listCells, updateCell } from '../cells/cells';
 import { ConfigSchema } from '../config';
 import { closeServices, connectServices, createServices } from '../context';
 import type { EventMove } from '../db/schema';
-import { createEvacuationCellClient } from './cell-calls';
 import { abortMove, listMoves, type MoveProgress, type MoverDeps, runMoves, startEvacuation } from './move';
+import { moverDeps } from './operator';
 import { type EvacuationPlan, planEvacuation, refuse } from './plan';
 
 const USAGE = `usage:
   evacuate plan     (--event <eventId> | --cell <cellId>) [--to <cellId>[,<cellId>...]] [--drain-seconds 5]
   evacuate run      (--event <eventId> | --cell <cellId>) [--to ...] [--drain-seconds 5] [--settle-wait-seconds 900] [--dry-run]
+                    [--confirm-source-dead <source cellId>]   (the source is dead: runbooks/cell-dead-source.md)
   evacuate resume   (--move <moveId> | --event <eventId> | --cell <cellId>) [--settle-wait-seconds 900]
   evacuate status   (--move <moveId> | --event <eventId> | --cell <cellId>) [--json]
   evacuate abort    (--move <moveId> | --event <eventId>)
@@ -45,7 +46,11 @@ const num = (o: Opts, k: string, dflt: number) => {
 const out = (s: string) => process.stdout.write(`${s}\n`);
 
 function printPlan(plan: EvacuationPlan) {
-  out(`plan: evacuate ${plan.moves.length} event(s) from ${plan.source} (drain ≤ ${plan.drainSeconds} s each)`);
+  out(
+    `plan: evacuate ${plan.moves.length} event(s) from ${plan.source}${
+      plan.sourceDead ? ' (DEAD: confirmed by the operator)' : ` (drain ≤ ${plan.drainSeconds} s each)`
+    }`,
+  );
   for (const m of plan.moves)
     out(
       `  ${m.eventId}  ${m.name}  ${m.fromCell} → ${m.toCell}${m.openMoveId ? `  (resumes move ${m.openMoveId})` : ''}`,
@@ -82,19 +87,8 @@ const summary = (m: EventMove) =>
 const config = configOrExit('evacuate', ConfigSchema);
 const services = createServices(config);
 await connectServices(services);
-const evac = createEvacuationCellClient({
-  token: config.CELL_INTERNAL_TOKEN,
-  timeoutMs: config.CELL_REQUEST_TIMEOUT_MS,
-});
 const deps: MoverDeps = {
-  db: services.db,
-  redis: services.redis,
-  prefix: services.prefix,
-  log: services.log,
-  clock: services.clock,
-  cells: services.cells,
-  evac,
-  claimWindowSeconds: config.ADMISSION_CLAIM_WINDOW_SECONDS,
+  ...moverDeps(services),
   onStep: (m) => out(`step ${m.step}  event ${m.eventId}  (move ${m.id})`),
   onProgress: progressPrinter(),
 };
@@ -122,6 +116,7 @@ try {
     cellId: str(o, 'cell'),
     to: str(o, 'to')?.split(',').filter(Boolean),
     drainSeconds: num(o, 'drain-seconds', 5),
+    confirmSourceDead: o['confirm-source-dead'] === true ? '' : str(o, 'confirm-source-dead'),
   });
   switch (cmd) {
     case 'plan':
@@ -179,7 +174,7 @@ try {
       if (!cellId) throw new Error(`--cell is required\n${USAGE}`);
       const cell = (await listCells({ ctx: services })).find((c) => c.id === cellId);
       if (!cell) throw refuse('validation_failed', `unknown cell ${cellId}`, 'unknown_cell', 'cell');
-      if (!(await evac.ready(cell)))
+      if (!(await deps.evac.ready(cell)))
         throw refuse(
           'cell_unavailable',
           `cell ${cellId} does not answer /readyz: start it first`,

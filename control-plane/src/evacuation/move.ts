@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import type { CellClient, CellTarget } from '../cells/client';
 import type { Services } from '../context';
 import type { Db } from '../db/client';
-import { cells, type EventMove, eventMoves, events, type MoveStep, onsales } from '../db/schema';
+import { type Cell, cells, type EventMove, eventMoves, events, type MoveStep, onsales } from '../db/schema';
 import { bumpDirectoryVersion } from '../db/sql';
 import type { Clock } from '../lib/clock';
 import { conflict, notFound } from '../lib/errors';
@@ -85,7 +85,7 @@ async function cellTarget(
 /** Plans a move, or returns the open one for the event when it goes to the same cell. Checked again under the event's lock. */
 export async function planMove(
   deps: Pick<MoverDeps, 'db' | 'log'>,
-  input: { eventId: string; toCell: string; drainSeconds: number },
+  input: { eventId: string; toCell: string; drainSeconds: number; sourceDead?: boolean },
 ): Promise<EventMove> {
   const { db } = deps;
   return db.transaction(async (tx) => {
@@ -125,7 +125,13 @@ export async function planMove(
       throw refuse('conflict', `cell ${target.id} is dedicated to another event`, 'target_dedicated', 'to');
     const [row] = await tx
       .insert(eventMoves)
-      .values({ eventId: ev.id, fromCell: ev.cellId, toCell: input.toCell, drainSeconds: input.drainSeconds })
+      .values({
+        eventId: ev.id,
+        fromCell: ev.cellId,
+        toCell: input.toCell,
+        drainSeconds: input.drainSeconds,
+        report: input.sourceDead ? { sourceDead: true } : {},
+      })
       .returning();
     deps.log.info('evacuation planned', { moveId: row!.id, eventId: ev.id, from: ev.cellId, to: input.toCell });
     return row!;
@@ -136,7 +142,14 @@ export async function planMove(
 export async function startEvacuation(deps: Pick<MoverDeps, 'db' | 'log'>, plan: EvacuationPlan): Promise<EventMove[]> {
   const moves: EventMove[] = [];
   for (const p of plan.moves)
-    moves.push(await planMove(deps, { eventId: p.eventId, toCell: p.toCell, drainSeconds: plan.drainSeconds }));
+    moves.push(
+      await planMove(deps, {
+        eventId: p.eventId,
+        toCell: p.toCell,
+        drainSeconds: plan.drainSeconds,
+        sourceDead: plan.sourceDead,
+      }),
+    );
   return moves;
 }
 
@@ -195,6 +208,34 @@ async function saleStatus(db: Db, eventId: string): Promise<'on_sale' | 'paused'
   return ev?.status === 'paused' ? 'paused' : 'on_sale';
 }
 
+/**
+ * A move planned with the source confirmed dead (plan.ts): the source is not asked to freeze or
+ * drain, its sold and held seats come from the reporting projection of the facts it published, and
+ * settling waits for it to come back.
+ */
+const sourceDead = (m: EventMove) => (m.report as { sourceDead?: boolean }).sourceDead === true;
+
+async function setCellStatus(deps: MoverDeps, cellId: string, from: Cell['status'][], to: Cell['status']) {
+  await deps.db.transaction(async (tx) => {
+    const r = await tx
+      .update(cells)
+      .set({ status: to, updatedAt: new Date() })
+      .where(and(eq(cells.id, cellId), inArray(cells.status, from)))
+      .returning();
+    if (r.length) await bumpDirectoryVersion(tx);
+  });
+}
+
+/** Seats the dead source published as held or sold (HoldCreated … TicketIssued reached reporting), sorted. */
+async function publishedOccupied(db: Db, eventId: string, cellId: string): Promise<string[]> {
+  const r = await db.execute<{ seat_id: string }>(sql`
+    SELECT DISTINCT s->>'seatId' AS seat_id
+      FROM reporting.orders o, jsonb_array_elements(o.seats) s
+     WHERE o.event_id = ${eventId} AND o.cell_id = ${cellId} AND o.status IN ('held', 'declined', 'paid', 'ticketed')
+     ORDER BY 1`);
+  return r.rows.map((x) => x.seat_id);
+}
+
 function crashBefore(deps: MoverDeps, step: MoveStep) {
   if (deps.crashBefore === step) throw new MoverCrash(`mover stopped before recording ${step} (test)`);
 }
@@ -220,12 +261,19 @@ async function fence(deps: MoverDeps, m: EventMove): Promise<EventMove> {
     deps.log.info('evacuation step', { moveId: m.id, eventId: m.eventId, step: 'fencing', epoch: m.fenceEpoch });
     if (deps.crashAfter === 'fencing') throw new MoverCrash('mover stopped after fencing (test)');
   }
+  if (sourceDead(m)) {
+    // Nothing reaches a dead cell; marking it down keeps the router from trying (Stripe retries its webhooks).
+    await setCellStatus(deps, m.fromCell, ['active', 'draining'], 'down');
+    return advance(deps, m, 'fenced', {}, { fence: { sourceFrozen: false, sourceMarkedDown: true } });
+  }
   await deps.evac.freeze(await cellTarget(deps.db, m.fromCell), m.eventId);
   return advance(deps, m, 'fenced');
 }
 
 /** drain: wait for the source's holds and open orders to finish, up to fencedAt + drainSeconds. */
 async function drain(deps: MoverDeps, m: EventMove): Promise<EventMove> {
+  if (sourceDead(m))
+    return advance(deps, m, 'drained', { drainedAt: new Date() }, { drain: { skipped: 'source dead' } });
   const source = await cellTarget(deps.db, m.fromCell);
   const deadline = (m.fencedAt?.getTime() ?? deps.clock.now().getTime()) + m.drainSeconds * 1000;
   const started = m.fencedAt?.getTime() ?? deps.clock.now().getTime();
@@ -269,7 +317,10 @@ async function copy(deps: MoverDeps, m: EventMove): Promise<EventMove> {
   if (loaded.seats !== body.seats.length)
     throw new DomainError('conflict', `target reports ${loaded.seats} seats, sent ${body.seats.length}`);
   await deps.evac.freeze(target, m.eventId);
-  const view = await deps.evac.ledger(source, m.eventId);
+  const dead = sourceDead(m);
+  const view = dead
+    ? { occupiedSeatIds: await publishedOccupied(deps.db, m.eventId, m.fromCell), ticketedSeats: null }
+    : await deps.evac.ledger(source, m.eventId);
   const CHUNK = 10_000;
   for (let i = 0; i < view.occupiedSeatIds.length; i += CHUNK)
     await deps.evac.block(target, m.eventId, m.fromCell, view.occupiedSeatIds.slice(i, i + CHUNK));
@@ -281,7 +332,14 @@ async function copy(deps: MoverDeps, m: EventMove): Promise<EventMove> {
     m,
     'copied',
     { copiedAt: new Date() },
-    { copy: { seats: body.seats.length, blocked: blocked.size, ticketedOnSource: view.ticketedSeats } },
+    {
+      copy: {
+        seats: body.seats.length,
+        blocked: blocked.size,
+        ticketedOnSource: view.ticketedSeats,
+        ...(dead ? { occupiedFrom: 'reporting' } : {}),
+      },
+    },
   );
 }
 
@@ -342,6 +400,19 @@ async function settle(deps: MoverDeps, m: EventMove, waitMs: number): Promise<Ev
   const started = deps.clock.now().getTime();
   const until = started + waitMs;
   let released = 0;
+  if (sourceDead(m)) {
+    // The source is back when it answers: freeze it first (it was never frozen), then let the
+    // webhooks Stripe kept retrying reach it (draining: no buyers, webhooks yes) and settle as usual.
+    while (!(await deps.evac.ready(source))) {
+      if (deps.clock.now().getTime() >= until) {
+        deps.log.info('evacuation settling: the source is still dead', { moveId: m.id });
+        return m;
+      }
+      await sleep(deps.pollMs ?? 500);
+    }
+    await deps.evac.freeze(source, m.eventId);
+    await setCellStatus(deps, m.fromCell, ['down'], 'draining');
+  }
   for (;;) {
     // Read the source first: a seat free there now stays free there (the event is frozen on it).
     const view = await deps.evac.ledger(source, m.eventId);
@@ -361,8 +432,19 @@ async function settle(deps: MoverDeps, m: EventMove, waitMs: number): Promise<Ev
       elapsedMs: deps.clock.now().getTime() - started,
       limitMs: waitMs,
     });
-    if (view.activeHolds === 0 && view.openOrders === 0)
-      return advance(deps, m, 'done', { doneAt: new Date() }, { settle: { released, soldOnSource: occupied.size } });
+    if (view.activeHolds === 0 && view.openOrders === 0) {
+      // What a dead source sold that its published facts had not said: the target may have sold those seats too.
+      const doubled = sourceDead(m)
+        ? (await deps.evac.ledger(target, m.eventId)).occupiedSeatIds.filter((s) => occupied.has(s))
+        : [];
+      return advance(
+        deps,
+        m,
+        'done',
+        { doneAt: new Date() },
+        { settle: { released, soldOnSource: occupied.size, ...(sourceDead(m) ? { soldInBothCells: doubled } : {}) } },
+      );
+    }
     if (deps.clock.now().getTime() >= until) {
       deps.log.info('evacuation settling', { moveId: m.id, released, activeHolds: view.activeHolds });
       return m;
@@ -425,7 +507,8 @@ export async function abortMove(deps: MoverDeps, moveId: string): Promise<EventM
   const m = await load(deps.db, moveId);
   if (m.step === 'aborted') return m;
   if (!ABORTABLE.includes(m.step)) throw conflict(`the move is ${m.step}; after the flip it can only go forward`);
-  if (m.step !== 'planned')
+  // A dead source was never frozen (and cannot be reached to lift it).
+  if (m.step !== 'planned' && !sourceDead(m))
     await deps.evac.unfreeze(await cellTarget(deps.db, m.fromCell), m.eventId, await saleStatus(deps.db, m.eventId));
   return deps.db.transaction(async (tx) => {
     const [row] = await tx

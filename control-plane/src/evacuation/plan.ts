@@ -32,6 +32,8 @@ export interface EvacuationPlan {
   /** Events of the cell that stay (not loaded into it, so nothing to move: place them elsewhere instead). */
   notMoved: { eventId: string; status: string; why: string }[];
   drainSeconds: number;
+  /** The source is dead (confirmed by the operator): see runbooks/cell-dead-source.md. */
+  sourceDead: boolean;
   steps: string[];
 }
 
@@ -42,6 +44,15 @@ export const MOVE_STEP_SUMMARY = [
   'flip: the directory points the event at the target (epoch+1)',
   'resume: the target sells; released buyers re-admitted for it',
   'settle: seats the source frees are unblocked on the target, until the source has nothing open',
+];
+
+export const DEAD_SOURCE_STEPS = [
+  'fence: directory epoch+1, event moving; the source is marked down (not asked to freeze: it cannot answer)',
+  'drain: skipped',
+  'copy: the target loads the event frozen, seats the source published as held or sold (reporting) blocked',
+  'flip: the directory points the event at the target (epoch+1)',
+  'resume: the target sells; released buyers re-admitted for it',
+  'settle: waits for the source to answer; then freezes it, lets its webhooks in (draining) and settles as usual',
 ];
 
 /** Events in these states are selling or about to: they move with the evacuation procedure. */
@@ -84,7 +95,14 @@ async function loadOf(db: Db): Promise<Map<string, number>> {
 
 export async function planEvacuation(
   deps: { db: Db; evac: Pick<EvacuationCellClient, 'ready'> },
-  input: { eventId?: string; cellId?: string; to?: string[]; drainSeconds: number },
+  input: {
+    eventId?: string;
+    cellId?: string;
+    to?: string[];
+    drainSeconds: number;
+    /** The operator's confirmation that the source is dead: its cell id, typed again. */
+    confirmSourceDead?: string;
+  },
 ): Promise<EvacuationPlan> {
   const { db } = deps;
   if (!!input.eventId === !!input.cellId)
@@ -129,6 +147,29 @@ export async function planEvacuation(
       .orderBy(events.createdAt, events.id);
     candidates = rows.map((r) => ({ id: r.id, name: r.name, status: r.status, loaded: r.load === 'loaded' }));
   }
+  const sourceDead = input.confirmSourceDead !== undefined;
+  if (sourceDead && input.confirmSourceDead !== source.id)
+    throw refuse(
+      'validation_failed',
+      `confirming a dead source means typing its cell id: --confirm-source-dead ${source.id}`,
+      'confirmation_required',
+      'confirmSourceDead',
+    );
+  const sourceReady = await deps.evac.ready(source);
+  if (sourceDead && sourceReady)
+    throw refuse(
+      'conflict',
+      `source cell ${source.id} answers /readyz: evacuate it without --source-dead, so its orders finish there`,
+      'source_alive',
+      'confirmSourceDead',
+    );
+  if (!sourceDead && !sourceReady)
+    throw refuse(
+      'cell_unavailable',
+      `source cell ${source.id} does not answer /readyz; if it is dead, follow runbooks/cell-dead-source.md`,
+      'source_down',
+      input.eventId ? 'eventId' : 'cellId',
+    );
   const notMoved = candidates
     .filter((c) => !(MOVABLE as readonly string[]).includes(c.status) || !c.loaded)
     .map((c) => ({
@@ -225,6 +266,7 @@ export async function planEvacuation(
     })),
     notMoved,
     drainSeconds: input.drainSeconds,
-    steps: MOVE_STEP_SUMMARY,
+    sourceDead,
+    steps: sourceDead ? DEAD_SOURCE_STEPS : MOVE_STEP_SUMMARY,
   };
 }

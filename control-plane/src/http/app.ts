@@ -26,6 +26,7 @@ import { registerGetOnsale } from './routes/onsale-get';
 import { registerScheduleOnsale } from './routes/onsale-put';
 import { registerOperatorAdmission } from './routes/operator-admission';
 import { registerOperatorCells } from './routes/operator-cells';
+import { registerOperatorEvacuations } from './routes/operator-evacuations';
 import { registerOperatorEvents } from './routes/operator-events';
 import { registerOperatorTenants } from './routes/operator-tenants';
 import { registerJoinQueue } from './routes/queue-join';
@@ -107,6 +108,7 @@ export function createApp(services: Services): App {
     registerOperatorCells,
     registerOperatorEvents,
     registerOperatorAdmission,
+    registerOperatorEvacuations,
     registerSalesSummary,
     registerSalesTimeline,
     registerSalesSections,

@@ -1,0 +1,262 @@
+import { randomUUID } from 'node:crypto';
+import { createLogger } from '@onsale/contracts';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHttpCellClient } from '../../control-plane/src/cells/client';
+import { createDb } from '../../control-plane/src/db/client';
+import type { EventMove, MoveStep } from '../../control-plane/src/db/schema';
+import { createEvacuationCellClient } from '../../control-plane/src/evacuation/cell-calls';
+import { MoverCrash, type MoverDeps, planMove, runMove } from '../../control-plane/src/evacuation/move';
+import { systemClock } from '../../control-plane/src/lib/clock';
+import { devToken } from '../../scripts/local-platform/demo';
+import { auditEvent, keepBuying, pauseReport } from '../support/audit';
+import { startTestPlatform, type TestPlatform } from '../support/platform';
+import { serviceEnv } from '../support/services';
+import { shopper } from '../support/shopper';
+
+/**
+ * Evacuation under faults, through the real platform (router, two cells with every worker, Kafka,
+ * PostgreSQL, Redis, the Stripe emulator): an abort before the switch leaves the event selling on
+ * its cell as before; a mover killed at every step in turn (after the step's effects and before
+ * they are recorded, then again after) and resumed each time ends with the audit clean.
+ */
+
+const HOLD_TTL = 30;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let t: TestPlatform;
+let pool: ReturnType<typeof createDb>['pool'];
+let redis: Redis;
+let baseDeps: MoverDeps;
+let operator: string;
+
+beforeAll(async () => {
+  t = await startTestPlatform({ seatsPerEvent: 40, maxReleaseRate: 50, holdTtlSeconds: HOLD_TTL });
+  const created = createDb(t.controlPlaneDb.url, 4);
+  pool = created.pool;
+  redis = new Redis(serviceEnv().REDIS_URL!);
+  baseDeps = {
+    db: created.db,
+    redis,
+    prefix: t.reportingPrefix.replace(/\/$/, ':'),
+    log: createLogger({ service: 'evacuation-test' }, 'warn'),
+    clock: systemClock,
+    cells: createHttpCellClient({ token: t.platform.internalToken, timeoutMs: 15_000 }),
+    evac: createEvacuationCellClient({ token: t.platform.internalToken, timeoutMs: 15_000 }),
+    claimWindowSeconds: 60,
+    pollMs: 100,
+  };
+  operator = await devToken(t.platform.urls.identity, { kind: 'operator', sub: 'sre-on-call' });
+});
+afterAll(async () => {
+  await pool?.end();
+  redis?.disconnect();
+  await t?.stop();
+});
+
+const router = () => t.platform.urls.router;
+const cellsOf = () => t.platform.cells.map((c) => ({ id: c.id, db: t.cellDb(c.id) }));
+
+async function seatsOf(eventId: string): Promise<string[]> {
+  const res = await fetch(`${router()}/events/${eventId}/availability`);
+  return ((await res.json()) as { availableSeatIds: string[] }).availableSeatIds;
+}
+
+async function directoryEntry(eventId: string) {
+  const res = await fetch(`${t.platform.urls.controlPlane}/directory`);
+  const dir = (await res.json()) as { events: { eventId: string; cellId: string; moving?: boolean }[] };
+  return dir.events.find((e) => e.eventId === eventId);
+}
+
+const operatorApi = (method: string, path: string, body?: unknown) =>
+  fetch(`${t.platform.urls.controlPlane}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${operator}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+
+async function orderStatus(cellId: string, orderId: string) {
+  const rows = await t.cellDb(cellId).query<{ status: string }>('SELECT status FROM orders WHERE id = $1', [orderId]);
+  return rows[0]?.status;
+}
+
+async function untilStatus(cellId: string, orderId: string, want: string[], timeoutMs = 90_000) {
+  const deadline = Date.now() + timeoutMs;
+  let last: string | undefined;
+  while (Date.now() < deadline) {
+    last = await orderStatus(cellId, orderId);
+    if (last && want.includes(last)) return last;
+    await sleep(300);
+  }
+  throw new Error(`order ${orderId} on ${cellId} stuck in ${last} (wanted ${want.join('|')})`);
+}
+
+describe('evacuation under faults', () => {
+  it('abort before the switch: the event sells on its cell as before', async () => {
+    const ev = t.demo.events[0]!;
+    const A = ev.cellId;
+    const B = t.platform.cells.map((c) => c.id).find((id) => id !== A)!;
+    const seats = await seatsOf(ev.eventId);
+
+    // The operator API's dry run names the move and changes nothing.
+    const planned = await operatorApi('POST', '/operator/evacuations/plan', { eventId: ev.eventId, to: [B] });
+    expect(planned.status).toBe(200);
+    expect(await planned.json()).toMatchObject({ source: A, moves: [{ eventId: ev.eventId, fromCell: A, toCell: B }] });
+    expect(
+      (await operatorApi('GET', `/operator/evacuations?eventId=${ev.eventId}`).then((r) => r.json())).moves,
+    ).toEqual([]);
+
+    const early = await shopper(t.platform, ev.eventId, 'fan-abort-early');
+    await early.admit();
+    const before = await early.hold([seats[0]!], randomUUID());
+    expect(before.status).toBe(202);
+    const { orderId: earlyOrder } = (await before.json()) as { orderId: string };
+
+    // The mover stops after copying (fenced, drained, the target loaded with the seat blocked): the last step before the flip.
+    const move = await planMove(baseDeps, { eventId: ev.eventId, toCell: B, drainSeconds: 1 });
+    await expect(runMove({ ...baseDeps, crashAfter: 'copied' }, move.id)).rejects.toBeInstanceOf(MoverCrash);
+    const buyer = await shopper(t.platform, ev.eventId, 'fan-abort');
+    await buyer.admit();
+    const paused = await buyer.hold([seats[1]!], randomUUID());
+    expect(paused.status).toBe(503);
+    expect(((await paused.json()) as { error: { code: string } }).error.code).toBe('event_moving');
+
+    const aborted = await operatorApi('POST', `/operator/evacuations/${move.id}/abort`);
+    expect(aborted.status).toBe(200);
+    expect(await aborted.json()).toMatchObject({ id: move.id, step: 'aborted' });
+    // A second abort is a no-op; resume of an aborted move is refused with its reason.
+    expect((await operatorApi('POST', `/operator/evacuations/${move.id}/abort`)).status).toBe(200);
+    const resumed = await operatorApi('POST', `/operator/evacuations/${move.id}/resume`);
+    expect(resumed.status).toBe(409);
+    expect(((await resumed.json()) as { error: { details: { reason: string } } }).error.details.reason).toBe(
+      'move_closed',
+    );
+
+    // The router's directory drops `moving` within a refresh; the event sells on A again, paid and ticketed there.
+    for (let i = 0; i < 100 && (await directoryEntry(ev.eventId))?.moving; i++) await sleep(100);
+    expect(await directoryEntry(ev.eventId)).toMatchObject({ cellId: A });
+    let res = await buyer.hold([seats[1]!], randomUUID());
+    for (let i = 0; i < 50 && res.status === 503; i++) {
+      await sleep(100);
+      res = await buyer.hold([seats[1]!], randomUUID());
+    }
+    expect(res.status).toBe(202);
+    const { orderId } = (await res.json()) as { orderId: string };
+    expect(await orderStatus(A, orderId)).toBe('pending_payment');
+    expect(await orderStatus(B, orderId)).toBeUndefined();
+    await buyer.pay(orderId, 'pm_card_visa');
+    expect((await buyer.until(orderId, ['ticketed'])).tickets).toHaveLength(1);
+    await early.pay(earlyOrder, 'pm_card_visa');
+    await buyer.until(orderId, ['ticketed']);
+    await early.until(earlyOrder, ['ticketed']);
+
+    const audit = await auditEvent({
+      eventId: ev.eventId,
+      cells: cellsOf(),
+      ownerCell: A,
+      stripeUrl: t.platform.urls.stripe,
+    });
+    expect(audit.violations).toEqual([]);
+    expect(audit.sold).toBe(2);
+    expect(audit.free).toBe(38);
+  });
+
+  it('the mover killed at every step in turn, before and after recording it, and resumed: the audit holds', async () => {
+    const ev = t.demo.events[1]!;
+    const from = ev.cellId;
+    const to = t.platform.cells.map((c) => c.id).find((id) => id !== from)!;
+    const seats = await seatsOf(ev.eventId);
+    expect(seats.length).toBe(40);
+
+    // In flight on the source when the move starts: one pays, one is declined, one lets the hold lapse.
+    const inflight = await Promise.all(
+      ['pays', 'declined', 'lapses'].map((n) => shopper(t.platform, ev.eventId, `k-${n}`)),
+    );
+    await Promise.all(inflight.map((s) => s.admit()));
+    const orders = await Promise.all(
+      inflight.map(async (s, i) => {
+        const res = await s.hold(seats.slice(i * 2, i * 2 + 2), randomUUID());
+        expect(res.status).toBe(202);
+        const { orderId } = (await res.json()) as { orderId: string };
+        let view = await s.until(orderId, ['pending_payment']);
+        for (let k = 0; k < 100 && !view.payment?.clientSecret; k++) {
+          await sleep(200);
+          view = await s.order(orderId);
+        }
+        return { orderId, intent: view.payment!.paymentIntentId };
+      }),
+    );
+
+    const buyers = await Promise.all(
+      Array.from({ length: 4 }, (_, i) => shopper(t.platform, ev.eventId, `k-live-${i}`)),
+    );
+    await Promise.all(buyers.map((s) => s.admit()));
+    const stop = { done: false };
+    const live = buyers.map((s, i) =>
+      keepBuying(router(), s, ev.eventId, seats.slice(8 + i * 8, 16 + i * 8), from, stop),
+    );
+    await sleep(1_500);
+
+    const steps: MoveStep[] = ['fencing', 'fenced', 'drained', 'copied', 'flipped', 'resumed'];
+    const crashes: string[] = [];
+    const seen: MoveStep[] = [];
+    const deps = (crash: Partial<Pick<MoverDeps, 'crashAfter' | 'crashBefore'>>): MoverDeps => ({
+      ...baseDeps,
+      ...crash,
+      onStep: (m: EventMove) => seen.push(m.step),
+    });
+    const move = await planMove(baseDeps, { eventId: ev.eventId, toCell: to, drainSeconds: 2 });
+    let last: EventMove | undefined;
+    for (const step of steps)
+      for (const crash of [{ crashBefore: step }, { crashAfter: step }]) {
+        try {
+          last = await runMove(deps(crash), move.id, { settleWaitMs: 300 });
+        } catch (err) {
+          if (!(err instanceof MoverCrash)) throw err;
+          crashes.push(err.message);
+        }
+      }
+    expect(crashes).toHaveLength(12);
+    last = await runMove(deps({}), move.id, { settleWaitMs: 300 });
+    expect(last.step).toBe('resumed'); // the lapsing hold is still open on the source: settling continues
+    expect(seen).toEqual(steps.slice(1).filter((s) => s !== 'fencing'));
+
+    await sleep(3_000);
+    stop.done = true;
+    await Promise.all(live.map((l) => l.run));
+    const pause = pauseReport(
+      live.map((l) => l.log),
+      from,
+      to,
+    );
+    console.log(JSON.stringify({ evacuationKilledAtEachStep: { ...pause, wrong503: pause.wrong503.length } }));
+    expect(pause.wrong503).toEqual([]);
+
+    // The source's orders finish there with nothing from the buyer but Stripe's answer.
+    await inflight[0]!.confirm(orders[0]!.intent, 'pm_card_visa');
+    await inflight[1]!.confirm(orders[1]!.intent, 'pm_card_chargeDeclined');
+    expect(await untilStatus(from, orders[0]!.orderId, ['ticketed'])).toBe('ticketed');
+    await untilStatus(from, orders[1]!.orderId, ['failed', 'expired']);
+    await untilStatus(from, orders[2]!.orderId, ['expired'], (HOLD_TTL + 60) * 1000);
+
+    // Killed once more while settling: before and after `done` is recorded.
+    for (const crash of [{ crashBefore: 'done' as const }, { crashAfter: 'done' as const }])
+      await expect(runMove(deps(crash), move.id, { settleWaitMs: 60_000 })).rejects.toBeInstanceOf(MoverCrash);
+    expect((await runMove(deps({}), move.id)).step).toBe('done');
+
+    const audit = await auditEvent({
+      eventId: ev.eventId,
+      cells: cellsOf(),
+      ownerCell: to,
+      stripeUrl: t.platform.urls.stripe,
+    });
+    console.log(JSON.stringify({ auditAfterCrashes: { ...audit, violations: audit.violations.length } }));
+    expect(audit.violations).toEqual([]);
+    expect(audit.ticketedOrders).toBe(1);
+    expect(audit.sold).toBe(2);
+    expect(audit.free).toBe(38);
+  });
+});
