@@ -4,12 +4,12 @@ import { createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { exportJWK, generateKeyPair } from 'jose';
 import { migrateCell } from '../../cell/src/db/migrate';
+import { CELL_ROLE_NAMES, CELL_ROLES, type CellRoleName } from '../../cell/src/runtime/roles';
 import { repoRoot, startProcess } from './process';
 import { prometheusSetup, type ScrapeJob } from './prometheus';
 import { type Supervised, supervise } from './supervisor';
 
 /** Every process role a cell runs; each is its own entry point and OS process. */
-const CELL_WORKERS = ['relay', 'saga', 'payments', 'tickets', 'expiry', 'reconciler'] as const;
 
 export interface PlatformOptions {
   /** Cell ids; each gets its own database, topics and processes. */
@@ -268,8 +268,8 @@ export async function startPlatform(options: PlatformOptions) {
           job: 'cell-api',
           labels: { cell: id },
         }),
-        ...CELL_WORKERS.map((role) =>
-          run(`${id}-${role}`, `cell/src/${role}/main.ts`, cell.env, undefined, {
+        ...CELL_ROLE_NAMES.map((role) =>
+          run(`${id}-${role}`, CELL_ROLES[role].entry, cell.env, undefined, {
             job: 'cell-worker',
             labels: { cell: id },
           }),
@@ -287,11 +287,11 @@ export async function startPlatform(options: PlatformOptions) {
       if (cell) cell.running = false;
     };
     /** One more instance of a cell's worker role, as ECS scaling out starts one: its consumer group rebalances. */
-    const addWorker = async (id: string, role: (typeof CELL_WORKERS)[number], instance: string) => {
+    const addWorker = async (id: string, role: CellRoleName, instance: string) => {
       const cell = cells.get(id);
       if (!cell) throw new Error(`no cell ${id}`);
       const name = `${id}-${role}-${instance}`;
-      const p = await run(name, `cell/src/${role}/main.ts`, cell.env, undefined, {
+      const p = await run(name, CELL_ROLES[role].entry, cell.env, undefined, {
         job: 'cell-worker',
         labels: { cell: id },
       });

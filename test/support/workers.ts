@@ -1,18 +1,20 @@
 import { createLogger } from '@onsale/contracts';
 import { exportJWK, generateKeyPair } from 'jose';
 import type Stripe from 'stripe';
+import { CellWorkerConfig } from '../../cell/src/config';
 import type { CellContext } from '../../cell/src/context';
 import { openDatabase } from '../../cell/src/db/client';
-import { createExpiryWorker } from '../../cell/src/expiry/expiry-worker';
-import type { Broker } from '../../cell/src/messaging/broker';
-import { type RetryPolicy, runConsumer } from '../../cell/src/messaging/consumer-runner';
-import { createKafkaBroker } from '../../cell/src/messaging/kafka-broker';
-import { paymentHandlers } from '../../cell/src/payments/handlers';
-import { createRelay } from '../../cell/src/relay/relay';
-import { sagaHandlers } from '../../cell/src/saga/transitions';
-import { ticketHandlers } from '../../cell/src/tickets/issue-tickets';
-import { ticketSigner } from '../../cell/src/tickets/signing';
+import { startExpiry } from '../../cell/src/expiry/role';
+import type { RetryPolicy } from '../../cell/src/messaging/consumer-runner';
+import { startPayments } from '../../cell/src/payments/role';
+import { startReconciler } from '../../cell/src/reconciler/role';
+import { startRelay } from '../../cell/src/relay/role';
+import { CELL_ROLE_NAMES, CELL_ROLES, type CellRole, type CellRoleName } from '../../cell/src/runtime/roles';
+import { createWorker, type StartRole } from '../../cell/src/runtime/worker';
+import { startSaga } from '../../cell/src/saga/role';
+import { startTickets } from '../../cell/src/tickets/role';
 import { kafkaBrokers } from './kafka';
+import { serviceEnv } from './services';
 
 /** A fresh Ed25519 ticket-signing key as the cell's configuration carries it. */
 export async function ticketKeyJson(kid = 'tickets-1'): Promise<string> {
@@ -28,73 +30,53 @@ export function workerContext(cellId: string, databaseUrl: string, role = 'worke
 
 export const fastRetry: RetryPolicy = { shortDelayMs: 200, shortAttempts: 2, longDelayMs: 500, longAttempts: 1 };
 
+const ROLE_STARTS = {
+  relay: startRelay,
+  saga: startSaga,
+  payments: startPayments,
+  tickets: startTickets,
+  expiry: startExpiry,
+  reconciler: startReconciler,
+} satisfies { [N in CellRoleName]: StartRole<(typeof CELL_ROLES)[N]> };
+
 /**
- * The cell's relay, saga, ticket issuer and expiry worker, in this process, on the real
- * database and broker. Crash tests run roles as separate processes instead.
+ * Worker roles of a cell in this process, started as their processes start them (the catalog's
+ * schema and each role's `role.ts`), on the real database and broker, sharing one pool and one
+ * broker client. Tests tighten the timings through the roles' own variables; crash tests run
+ * roles as separate processes instead.
  */
 export async function startCellWorkers(
   cellId: string,
   databaseUrl: string,
-  roles: { relay?: boolean; saga?: boolean; tickets?: boolean; expiry?: boolean; payments?: boolean } = {
-    relay: true,
-    saga: true,
-    tickets: true,
-  },
+  roles: Partial<Record<CellRoleName, boolean>> = { relay: true, saga: true, tickets: true },
   ticketKey?: string,
   /** The payment worker's Stripe client (required with `payments`) and its retry schedule. */
   options: { stripe?: Stripe; paymentsRetry?: RetryPolicy } = {},
 ) {
-  const ctx = workerContext(cellId, databaseUrl);
-  const broker: Broker = createKafkaBroker({ brokers: kafkaBrokers(), clientId: `test-${cellId}`, log: ctx.log });
-  const stops: (() => Promise<void> | void)[] = [];
-  if (roles.relay) {
-    const relay = createRelay(ctx, broker, {
-      batchSize: 200,
-      leaseMs: 2_000,
-      idleMs: 20,
-      retainPublishedMs: 3_600_000,
-    });
-    const loop = relay.start();
-    stops.push(() => loop.stop());
-  }
-  if (roles.saga) {
-    const c = await runConsumer({ name: 'saga', ctx, broker, handlers: sagaHandlers, retry: fastRetry });
-    stops.push(() => c.stop());
-  }
-  if (roles.tickets) {
-    const sign = await ticketSigner(ticketKey ?? (await ticketKeyJson()));
-    const c = await runConsumer({
-      name: 'tickets',
-      ctx,
-      broker,
-      handlers: ticketHandlers(sign, ctx.log),
-      retry: fastRetry,
-    });
-    stops.push(() => c.stop());
-  }
-  if (roles.payments) {
-    if (!options.stripe) throw new Error('the payments role needs options.stripe');
-    const c = await runConsumer({
-      name: 'payments',
-      ctx,
-      broker,
-      handlers: paymentHandlers({ ctx, stripe: options.stripe }),
-      retry: options.paymentsRetry ?? fastRetry,
-    });
-    stops.push(() => c.stop());
-  }
-  if (roles.expiry) {
-    const expiry = createExpiryWorker(ctx, { batchSize: 100, intervalMs: 100 });
-    const loop = expiry.start();
-    stops.push(() => loop.stop());
-  }
-  return {
-    ctx,
-    broker,
-    async stop() {
-      for (const s of stops.reverse()) await s();
-      await broker.close();
-      await ctx.database.close();
-    },
+  const env: Record<string, string> = {
+    ...serviceEnv(),
+    CELL_ID: cellId,
+    DATABASE_URL: databaseUrl,
+    KAFKA_BROKERS: kafkaBrokers().join(','),
+    LOG_LEVEL: 'error',
+    RELAY_BATCH_SIZE: '200',
+    RELAY_LEASE_MS: '2000',
+    RELAY_IDLE_MS: '20',
+    EXPIRY_BATCH_SIZE: '100',
+    EXPIRY_INTERVAL_MS: '100',
+    TICKET_SIGNING_KEY: ticketKey ?? (await ticketKeyJson()),
+    // Every cell's documents under its own prefix of the shared local bucket.
+    TICKETS_PREFIX: `${cellId}/`,
+    // The payment roles are handed the emulator's client; the key only satisfies their schema.
+    STRIPE_SECRET_KEY: 'sk_test_handed_in',
   };
+  const worker = createWorker(`test-${cellId}`, CellWorkerConfig.parse(env));
+  for (const name of CELL_ROLE_NAMES.filter((n) => roles[n])) {
+    if ((name === 'payments' || name === 'reconciler') && !options.stripe)
+      throw new Error(`the ${name} role needs options.stripe`);
+    const retry = name === 'payments' ? (options.paymentsRetry ?? fastRetry) : fastRetry;
+    const start = ROLE_STARTS[name] as StartRole<CellRole>;
+    await start({ ...worker, config: CELL_ROLES[name].config.parse(env) }, { retry, stripe: options.stripe });
+  }
+  return { ctx: worker.ctx, broker: worker.broker, stop: () => worker.stop() };
 }

@@ -9,11 +9,12 @@ import { createCellApp } from '../http/app';
 import type { CellServices } from '../http/services';
 import { createVerifiers } from '../identity/verify';
 import { cachedAvailability } from '../inventory/availability';
-import { CELL_CONSUMERS, consumerGroupId } from '../messaging/consumers';
+import { consumerGroupId } from '../messaging/consumers';
 import { createKafkaBroker } from '../messaging/kafka-broker';
 import { LatencyWindow } from '../ops/latency';
 import { readLedgerFigures, readSignals } from '../ops/signals';
 import { createStripeClient } from '../payments/stripe-client';
+import { CELL_CONSUMERS } from '../runtime/roles';
 import { createTicketStore } from '../tickets/store';
 
 /** Builds the cell API from its configuration: one pool, one Redis, one app. */

@@ -1,9 +1,5 @@
-import { CellSagaConfig } from '../config';
-import { runConsumer } from '../messaging/consumer-runner';
-import { startWorker } from '../runtime/worker';
-import { sagaHandlers } from './transitions';
+import { CELL_ROLES } from '../runtime/roles';
+import { runRole } from '../runtime/worker';
+import { startSaga } from './role';
 
-const worker = startWorker('saga', CellSagaConfig);
-const consumer = await runConsumer({ name: 'saga', ctx: worker.ctx, broker: worker.broker, handlers: sagaHandlers });
-worker.readiness('consumer', () => consumer.health());
-worker.onShutdown(() => consumer.stop());
+await runRole(CELL_ROLES.saga, startSaga);

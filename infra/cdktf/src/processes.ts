@@ -1,18 +1,15 @@
 import type { z } from 'zod';
-import {
-  CellApiConfig,
-  CellExpiryConfig,
-  CellMigrateConfig,
-  CellPaymentsConfig,
-  CellProvisionConfig,
-  CellReconcilerConfig,
-  CellRelayConfig,
-  CellSagaConfig,
-  CellTicketConfig,
-} from '../../../cell/src/config';
+import { CellApiConfig, CellMigrateConfig, CellProvisionConfig } from '../../../cell/src/config';
+import { CELL_ROLES, type CellRoleName } from '../../../cell/src/runtime/roles';
 import { ConfigSchema, FactRelayConfig, MigrateConfig } from '../../../control-plane/src/config';
 import { ReportingConfig } from '../../../reporting/src/config';
 import { RouterConfig } from '../../../router/src/config';
+
+/** A cell's worker role as the catalog (cell/src/runtime/roles.ts) defines it. */
+const cellWorker = <N extends CellRoleName>(role: N) => ({
+  entry: CELL_ROLES[role].entry,
+  schema: CELL_ROLES[role].config as (typeof CELL_ROLES)[N]['config'],
+});
 
 /**
  * Every process the platform runs, with its entry point and the zod schema it parses its environment
@@ -22,12 +19,12 @@ import { RouterConfig } from '../../../router/src/config';
  */
 export const PROCESSES = {
   'cell-api': { entry: 'cell/src/api/main.ts', schema: CellApiConfig },
-  'cell-relay': { entry: 'cell/src/relay/main.ts', schema: CellRelayConfig },
-  'cell-saga': { entry: 'cell/src/saga/main.ts', schema: CellSagaConfig },
-  'cell-payments': { entry: 'cell/src/payments/main.ts', schema: CellPaymentsConfig },
-  'cell-expiry': { entry: 'cell/src/expiry/main.ts', schema: CellExpiryConfig },
-  'cell-tickets': { entry: 'cell/src/tickets/main.ts', schema: CellTicketConfig },
-  'cell-reconciler': { entry: 'cell/src/reconciler/main.ts', schema: CellReconcilerConfig },
+  'cell-relay': cellWorker('relay'),
+  'cell-saga': cellWorker('saga'),
+  'cell-payments': cellWorker('payments'),
+  'cell-expiry': cellWorker('expiry'),
+  'cell-tickets': cellWorker('tickets'),
+  'cell-reconciler': cellWorker('reconciler'),
   'cell-migrate': { entry: 'cell/src/db/migrate-main.ts', schema: CellMigrateConfig },
   'cell-provision-topics': { entry: 'cell/src/messaging/provision-main.ts', schema: CellProvisionConfig },
   'control-plane-api': { entry: 'control-plane/src/main.ts', schema: ConfigSchema },
