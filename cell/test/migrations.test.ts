@@ -36,6 +36,9 @@ describe('cell migrations', () => {
         'incidents',
         'buyer_limits',
         'price_tiers',
+        'ga_areas',
+        'ga_stripes',
+        'hold_ga_units',
       ]),
     );
     await migrateCell(db.url, 'cell-m', 1);

@@ -3,6 +3,8 @@ import { z } from 'zod';
 const Uuid = z.string().uuid();
 const Money = z.number().int().nonnegative();
 const Currency = z.string().regex(/^[a-z]{3}$/);
+/** General-admission places per area; absent when the order has none (older producers never send it). */
+const GaUnits = z.array(z.object({ areaId: Uuid, quantity: z.number().int().positive() })).optional();
 
 /**
  * Payload schemas of the purchase saga, version 1. A breaking change adds a v2 entry beside
@@ -14,13 +16,15 @@ export const eventPayloads = {
     holdId: Uuid,
     eventId: Uuid,
     userId: z.string(),
-    seatIds: z.array(Uuid).min(1),
+    /** Empty when the order holds only general-admission places (then gaUnits names them). */
+    seatIds: z.array(Uuid),
+    gaUnits: GaUnits,
     amount: Money,
     currency: Currency,
     expiresAt: z.string(),
   }),
-  HoldReleased: z.object({ orderId: Uuid, holdId: Uuid, seatIds: z.array(Uuid), reason: z.string() }),
-  HoldExpired: z.object({ orderId: Uuid, holdId: Uuid, seatIds: z.array(Uuid) }),
+  HoldReleased: z.object({ orderId: Uuid, holdId: Uuid, seatIds: z.array(Uuid), gaUnits: GaUnits, reason: z.string() }),
+  HoldExpired: z.object({ orderId: Uuid, holdId: Uuid, seatIds: z.array(Uuid), gaUnits: GaUnits }),
   PaymentAuthorizationRequested: z.object({
     orderId: Uuid,
     amount: Money,
@@ -34,7 +38,8 @@ export const eventPayloads = {
   CaptureRequested: z.object({ orderId: Uuid, paymentIntentId: z.string(), amount: Money }),
   PaymentCaptured: z.object({ orderId: Uuid, paymentIntentId: z.string(), amount: Money }),
   CaptureFailed: z.object({ orderId: Uuid, paymentIntentId: z.string(), reason: z.string() }),
-  TicketIssueRequested: z.object({ orderId: Uuid, eventId: Uuid, seatIds: z.array(Uuid).min(1) }),
+  /** The ticket issuer reads the order's general-admission places from the ledger. */
+  TicketIssueRequested: z.object({ orderId: Uuid, eventId: Uuid, seatIds: z.array(Uuid) }),
   TicketIssued: z.object({ orderId: Uuid, ticketIds: z.array(z.string()).min(1) }),
   AuthorizationCancelRequested: z.object({
     orderId: Uuid,

@@ -2,16 +2,45 @@ import { z } from 'zod';
 
 export const MAX_SEATS_PER_HOLD = 8;
 
+/** A quantity of places from a general-admission area (no seat ids: the cell counts them). */
+export const GaQuantity = z
+  .object({
+    areaId: z.string().uuid(),
+    quantity: z.number().int().min(1).max(MAX_SEATS_PER_HOLD),
+  })
+  .strict();
+export type GaQuantity = z.infer<typeof GaQuantity>;
+
+/**
+ * What a buyer holds in one order: reserved seats by id and/or general-admission places by area
+ * and quantity. Together at least one and at most MAX_SEATS_PER_HOLD places.
+ */
 export const HoldRequest = z
   .object({
     seatIds: z
       .array(z.string().uuid())
-      .min(1)
       .max(MAX_SEATS_PER_HOLD)
       .refine((ids) => new Set(ids).size === ids.length, { message: 'seat ids must be distinct' })
-      .meta({ uniqueItems: true }),
+      .meta({ uniqueItems: true })
+      .optional(),
+    ga: z
+      .array(GaQuantity)
+      .max(MAX_SEATS_PER_HOLD)
+      .refine((g) => new Set(g.map((x) => x.areaId)).size === g.length, { message: 'one entry per area' })
+      .optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((req, ctx) => {
+    const places = (req.seatIds?.length ?? 0) + (req.ga ?? []).reduce((n, g) => n + g.quantity, 0);
+    if (places === 0)
+      ctx.addIssue({ code: 'custom', path: ['seatIds'], message: 'ask for at least one seat or GA place' });
+    else if (places > MAX_SEATS_PER_HOLD)
+      ctx.addIssue({
+        code: 'custom',
+        path: [req.ga?.length ? 'ga' : 'seatIds'],
+        message: `at most ${MAX_SEATS_PER_HOLD} places per hold`,
+      });
+  });
 export type HoldRequest = z.infer<typeof HoldRequest>;
 
 export const OrderStatus = z.enum([
@@ -67,16 +96,37 @@ export type PriceTierLoad = z.infer<typeof PriceTierLoad>;
 /** What the buyer pays for one seat of a tier, in minor units. */
 export const tierSeatPrice = (t: Pick<PriceTierLoad, 'price' | 'fee' | 'fees'>) =>
   t.price + (t.fees === 'added' ? t.fee : 0);
-export const EventLoad = z.object({
-  eventId: z.string().uuid(),
-  tenantId: z.string().min(1),
-  name: z.string().min(1).max(200),
-  startsAt: z.string().datetime({ offset: true }),
-  holdTtlSeconds: z.number().int().min(30).max(3600).default(600),
-  maxSeatsPerOrder: z.number().int().min(1).max(8).default(8),
-  directoryEpoch: z.number().int().nonnegative().default(0),
-  seats: z.array(SeatLoad).min(1).max(SEATS_PER_LOAD_MAX),
-  /** The event's price tiers; a seat whose `tier` names one is priced by it (its own price must agree). */
-  tiers: z.array(PriceTierLoad).max(100).optional(),
+/**
+ * A general-admission area (standing floor, lawn): a capacity sold by quantity, no seat ids,
+ * priced by a tier declared in the load's `tiers`.
+ */
+export const GA_AREAS_PER_EVENT_MAX = 100;
+export const GaAreaLoad = z.object({
+  id: z.string().uuid(),
+  name: z.string().min(1).max(64),
+  capacity: z.number().int().positive().max(1_000_000),
+  tier: z.string().min(1).max(64),
 });
+export type GaAreaLoad = z.infer<typeof GaAreaLoad>;
+
+export const EventLoad = z
+  .object({
+    eventId: z.string().uuid(),
+    tenantId: z.string().min(1),
+    name: z.string().min(1).max(200),
+    startsAt: z.string().datetime({ offset: true }),
+    holdTtlSeconds: z.number().int().min(30).max(3600).default(600),
+    maxSeatsPerOrder: z.number().int().min(1).max(8).default(8),
+    directoryEpoch: z.number().int().nonnegative().default(0),
+    /** Reserved seats; an event of general-admission areas only has none. */
+    seats: z.array(SeatLoad).max(SEATS_PER_LOAD_MAX),
+    /** The event's price tiers; a seat whose `tier` names one is priced by it (its own price must agree). */
+    tiers: z.array(PriceTierLoad).max(100).optional(),
+    /** General-admission areas beside the seats; each names one of `tiers`. */
+    gaAreas: z.array(GaAreaLoad).max(GA_AREAS_PER_EVENT_MAX).optional(),
+  })
+  .refine((load) => load.seats.length > 0 || (load.gaAreas?.length ?? 0) > 0, {
+    path: ['seats'],
+    message: 'an event needs seats or general-admission areas',
+  });
 export type EventLoad = z.infer<typeof EventLoad>;

@@ -4,16 +4,18 @@ import type { Tx } from '../db/client';
 import { uuids } from '../db/sql';
 import { requestAuthorizationCancel } from '../orders/cancel-authorization';
 import { appendEvent, type Causation } from '../outbox/append';
+import { releaseGaUnits } from './ga-units';
 
 export interface ExpiredHold {
   orderId: string;
   holdId: string;
   seatIds: string[];
+  gaUnits?: { areaId: string; quantity: number }[];
 }
 
 /**
  * Expires the holds of the given orders that are still active and past their expiry:
- * releases their seats, moves unconfirmed orders to `expired`, emits HoldExpired and, where a
+ * releases their seats and general-admission places, moves unconfirmed orders to `expired`, emits HoldExpired and, where a
  * PaymentIntent exists, AuthorizationCancelRequested. Locks orders before holds (the order
  * every writer of the cell follows), and re-checks every condition under those locks, so a
  * racing confirmation either wins before us or finds the hold gone.
@@ -42,6 +44,10 @@ export async function expireOrders(
     SELECT h.id AS hold_id, h.order_id, coalesce(array_agg(s.seat_id) FILTER (WHERE s.seat_id IS NOT NULL), '{}') AS seat_ids
       FROM h LEFT JOIN s ON s.hold_id = h.id GROUP BY h.id, h.order_id`);
   if (expired.rows.length === 0) return [];
+  const gaByHold = await releaseGaUnits(
+    tx,
+    expired.rows.map((r) => r.hold_id),
+  );
 
   const failed = await tx.execute<{ id: string; payment_intent_id: string | null }>(sql`
     UPDATE orders o SET status = 'expired', version = version + 1, updated_at = now(),
@@ -55,7 +61,8 @@ export async function expireOrders(
 
   const result: ExpiredHold[] = [];
   for (const row of expired.rows) {
-    const hold = { orderId: row.order_id, holdId: row.hold_id, seatIds: row.seat_ids };
+    const ga = gaByHold.get(row.hold_id);
+    const hold = { orderId: row.order_id, holdId: row.hold_id, seatIds: row.seat_ids, ...(ga ? { gaUnits: ga } : {}) };
     const orderCause = { ...cause, correlationId: correlation.get(hold.orderId) ?? hold.orderId };
     await appendEvent(tx, orderCause, 'HoldExpired', hold.orderId, hold);
     const intent = intentByOrder.get(hold.orderId);

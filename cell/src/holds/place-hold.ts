@@ -1,15 +1,16 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { HoldResponse } from '@onsale/contracts';
+import type { GaQuantity, HoldResponse } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import type { CellContext } from '../context';
 import type { Tx } from '../db/client';
-import { holdSeats, holds, orders } from '../db/schema';
+import { holdGaUnits, holdSeats, holds, orders } from '../db/schema';
 import { uuids } from '../db/sql';
 import { withWriteTx } from '../db/tx';
 import { DomainError } from '../errors';
 import { refuseIfFrozen } from '../inventory/freeze';
 import { appendEvent, type Causation } from '../outbox/append';
 import { expireOrders } from './expire';
+import { type GaLine, type GaTaken, priceGaAreas, takeGaUnits, unitsByArea } from './ga-units';
 import { claimIdempotencyKey, storeIdempotentResponse } from './idempotency';
 import { seatPrice } from './seat-price';
 
@@ -18,6 +19,8 @@ export interface PlaceHoldInput {
   userId: string;
   idempotencyKey: string;
   seatIds: string[];
+  /** General-admission places by area; absent for a seats-only hold. */
+  ga?: GaQuantity[];
   correlationId: string;
 }
 
@@ -26,27 +29,24 @@ export interface PlaceHoldResult {
   replayed: boolean;
 }
 
-type LockedSeat = {
-  id: string;
-  price: number;
-  currency: string;
-  hold_ttl_seconds: number;
-  max_seats_per_order: number;
-  sales_status: string;
-  sales_status_reason: string | null;
-};
+type SaleRules = { hold_ttl_seconds: number; max_seats_per_order: number };
+type PricedSeat = { id: string; price: number; currency: string };
 
 /**
- * The hold: one transaction takes every requested seat or none. Seat rows are locked in id
- * order (so two overlapping requests queue instead of deadlocking), holds that expired on
- * those seats are reclaimed under the same locks, and the partial unique index on
- * hold_seats is the last guard should anything here be wrong. No network call happens
- * inside; the HoldCreated event leaves through the outbox.
+ * The hold: one transaction takes every requested seat and general-admission place or none.
+ * Seat rows are locked in id order (so two overlapping requests queue instead of deadlocking),
+ * holds that expired on those seats are reclaimed under the same locks, and the partial unique
+ * index on hold_seats is the last guard should anything here be wrong. GA places come last, from
+ * the area's stripes (ga-units.ts), so a stripe's lock is held for the shortest time. No network
+ * call happens inside; the HoldCreated event leaves through the outbox.
  */
 export async function placeHold(ctx: CellContext, input: PlaceHoldInput): Promise<PlaceHoldResult> {
   const seatIds = [...input.seatIds].sort();
+  const ga = [...(input.ga ?? [])].sort((a, b) => (a.areaId < b.areaId ? -1 : 1));
+  const places = seatIds.length + ga.reduce((n, g) => n + g.quantity, 0);
+  // A seats-only request hashes as it always did, so keys stored before GA existed still replay.
   const requestHash = createHash('sha256')
-    .update(JSON.stringify([input.eventId, seatIds]))
+    .update(JSON.stringify(ga.length ? [input.eventId, seatIds, ga] : [input.eventId, seatIds]))
     .digest('hex');
   const cause = { cellId: ctx.cellId, correlationId: input.correlationId, causationId: null };
 
@@ -54,59 +54,60 @@ export async function placeHold(ctx: CellContext, input: PlaceHoldInput): Promis
     const prior = await claimIdempotencyKey(tx, input.userId, input.idempotencyKey, requestHash);
     if (prior) return { body: prior as HoldResponse, replayed: true };
     await refuseIfFrozen(tx, input.eventId);
+    const rules = await saleRules(tx, input.eventId, places);
     const seats = await lockSeats(tx, input.eventId, seatIds);
-    await enforceBuyerLimit(tx, input, seats[0]!.max_seats_per_order, seatIds.length);
+    const gaLines = await priceGaAreas(tx, input.eventId, ga);
+    if (new Set([...seats, ...gaLines].map((x) => x.currency)).size !== 1)
+      throw new DomainError('bad_request', 'the places asked for are priced in different currencies');
+    await enforceBuyerLimit(tx, input, rules.max_seats_per_order, places);
     await refuseOccupied(tx, cause, seatIds);
-    const body = await insertHold(tx, cause, input, seats);
+    const gaTaken = await takeGaUnits(tx, cause, gaLines);
+    const body = await insertHold(tx, cause, input, rules, { seats, gaLines, gaTaken });
     await storeIdempotentResponse(tx, input.userId, input.idempotencyKey, body);
     return { body, replayed: false };
   });
 }
 
-/** Locks the requested seats of the event, in id order, with the event's rules and prices alongside. */
-async function lockSeats(tx: Tx, eventId: string, seatIds: string[]): Promise<LockedSeat[]> {
-  const locked = await tx.execute<LockedSeat>(sql`
-    SELECT s.id, ${seatPrice} AS price, coalesce(t.currency, s.currency) AS currency,
-           e.hold_ttl_seconds, e.max_seats_per_order, e.sales_status, e.sales_status_reason
-      FROM seats s JOIN events e ON e.id = s.event_id
-      LEFT JOIN price_tiers t ON t.event_id = s.event_id AND t.code = s.tier
-     WHERE s.event_id = ${eventId} AND s.id = ANY(${uuids(seatIds)})
-     ORDER BY s.id FOR UPDATE OF s`);
-  if (locked.rows.length !== seatIds.length) {
-    if (
-      locked.rows.length === 0 &&
-      (await tx.execute(sql`SELECT 1 FROM events WHERE id = ${eventId}`)).rows.length === 0
-    ) {
-      throw new DomainError('not_found', 'event not found in this cell', { eventId });
-    }
-    const found = new Set(locked.rows.map((s) => s.id));
-    throw new DomainError('seats_not_found', 'seats not found in this event', {
-      seatIds: seatIds.filter((id) => !found.has(id)),
-    });
-  }
-  const { sales_status: sales, sales_status_reason: reason } = locked.rows[0]!;
-  if (sales === 'paused')
+/** The event's hold rules; a paused or cancelled sale, or more places than an order may have, is refused. */
+async function saleRules(tx: Tx, eventId: string, places: number): Promise<SaleRules> {
+  const ev = await tx.execute<SaleRules & { sales_status: string; sales_status_reason: string | null }>(sql`
+    SELECT hold_ttl_seconds, max_seats_per_order, sales_status, sales_status_reason FROM events WHERE id = ${eventId}`);
+  const rules = ev.rows[0];
+  if (!rules) throw new DomainError('not_found', 'event not found in this cell', { eventId });
+  const reason = rules.sales_status_reason;
+  if (rules.sales_status === 'paused')
     throw new DomainError(
       'onsale_paused',
       `the onsale is paused${reason ? `: ${reason}` : ''}; try again when it resumes`,
-      {
-        eventId,
-        reason,
-      },
+      { eventId, reason },
     );
-  if (sales === 'canceled')
+  if (rules.sales_status === 'canceled')
     throw new DomainError('event_canceled', `the event is cancelled${reason ? `: ${reason}` : ''}`, {
       eventId,
       reason,
     });
-  const max = locked.rows[0]!.max_seats_per_order;
-  if (seatIds.length > max) {
+  const max = rules.max_seats_per_order;
+  if (places > max) {
     throw new DomainError('validation_failed', `at most ${max} seats per order`, {
       issues: [{ path: 'seatIds', message: `at most ${max} seats` }],
     });
   }
-  if (new Set(locked.rows.map((s) => s.currency)).size !== 1) {
-    throw new DomainError('bad_request', 'seats are priced in different currencies');
+  return rules;
+}
+
+/** Locks the requested seats of the event, in id order, with their prices. */
+async function lockSeats(tx: Tx, eventId: string, seatIds: string[]): Promise<PricedSeat[]> {
+  if (seatIds.length === 0) return [];
+  const locked = await tx.execute<PricedSeat>(sql`
+    SELECT s.id, ${seatPrice} AS price, trim(coalesce(t.currency, s.currency)) AS currency
+      FROM seats s LEFT JOIN price_tiers t ON t.event_id = s.event_id AND t.code = s.tier
+     WHERE s.event_id = ${eventId} AND s.id = ANY(${uuids(seatIds)})
+     ORDER BY s.id FOR UPDATE OF s`);
+  if (locked.rows.length !== seatIds.length) {
+    const found = new Set(locked.rows.map((s) => s.id));
+    throw new DomainError('seats_not_found', 'seats not found in this event', {
+      seatIds: seatIds.filter((id) => !found.has(id)),
+    });
   }
   return locked.rows;
 }
@@ -122,9 +123,11 @@ async function enforceBuyerLimit(tx: Tx, input: PlaceHoldInput, limit: number, r
   await tx.execute(sql`
     INSERT INTO buyer_limits (event_id, user_id) VALUES (${input.eventId}, ${input.userId})
     ON CONFLICT (event_id, user_id) DO UPDATE SET event_id = excluded.event_id`);
+  // Seats and general-admission places count alike.
   const counted = await tx.execute<{ seats: number }>(sql`
-    SELECT count(*)::int AS seats
-      FROM orders o JOIN holds h ON h.order_id = o.id JOIN hold_seats hs ON hs.hold_id = h.id
+    SELECT coalesce(sum((SELECT count(*) FROM hold_seats hs WHERE hs.hold_id = h.id)
+                      + (SELECT coalesce(sum(g.quantity), 0) FROM hold_ga_units g WHERE g.hold_id = h.id)), 0)::int AS seats
+      FROM orders o JOIN holds h ON h.order_id = o.id
      WHERE o.event_id = ${input.eventId} AND o.user_id = ${input.userId}
        AND ((o.status = 'pending_payment' AND h.status = 'active' AND h.expires_at > now())
             OR o.status IN ('confirmed', 'paid', 'ticketed'))`);
@@ -143,12 +146,13 @@ async function enforceBuyerLimit(tx: Tx, input: PlaceHoldInput, limit: number, r
  * back), and a seat still held or ticketed refuses the whole request, naming the seats.
  */
 async function refuseOccupied(tx: Tx, cause: Causation, seatIds: string[]): Promise<void> {
+  if (seatIds.length === 0) return;
   const occupied = await tx.execute<{ seat_id: string; order_id: string | null; lapsed: boolean }>(sql`
     SELECT hs.seat_id, h.order_id, (h.status = 'active' AND h.expires_at <= now()) AS lapsed
       FROM hold_seats hs JOIN holds h ON h.id = hs.hold_id
      WHERE hs.seat_id = ANY(${uuids(seatIds)}) AND hs.released_at IS NULL
     UNION ALL
-    SELECT seat_id, NULL, false FROM tickets WHERE seat_id = ANY(${uuids(seatIds)})`);
+    SELECT seat_id, NULL, false FROM tickets WHERE seat_id = ANY(${uuids(seatIds)}) AND voided_at IS NULL`);
   const lapsed = occupied.rows.filter((r) => r.lapsed).map((r) => r.order_id!);
   await expireOrders(tx, cause, [...new Set(lapsed)]);
   const taken = occupied.rows.filter((r) => !r.lapsed).map((r) => r.seat_id);
@@ -159,11 +163,18 @@ async function refuseOccupied(tx: Tx, cause: Causation, seatIds: string[]): Prom
   }
 }
 
-async function insertHold(tx: Tx, cause: Causation, input: PlaceHoldInput, seats: LockedSeat[]): Promise<HoldResponse> {
+async function insertHold(
+  tx: Tx,
+  cause: Causation,
+  input: PlaceHoldInput,
+  rules: SaleRules,
+  taken: { seats: PricedSeat[]; gaLines: GaLine[]; gaTaken: GaTaken[] },
+): Promise<HoldResponse> {
   const orderId = randomUUID();
   const holdId = randomUUID();
-  const amount = seats.reduce((sum, s) => sum + s.price, 0);
-  const currency = seats[0]!.currency;
+  const { seats, gaLines, gaTaken } = taken;
+  const amount = seats.reduce((sum, s) => sum + s.price, 0) + gaLines.reduce((sum, g) => sum + g.price * g.quantity, 0);
+  const currency = (seats[0] ?? gaLines[0])!.currency;
   const seatIds = seats.map((s) => s.id);
   await tx.insert(orders).values({
     id: orderId,
@@ -183,20 +194,35 @@ async function insertHold(tx: Tx, cause: Causation, input: PlaceHoldInput, seats
       eventId: input.eventId,
       userId: input.userId,
       status: 'active',
-      expiresAt: sql`now() + make_interval(secs => ${seats[0]!.hold_ttl_seconds})`,
+      expiresAt: sql`now() + make_interval(secs => ${rules.hold_ttl_seconds})`,
     })
     .returning({ expiresAt: holds.expiresAt });
   const expiresAt = hold!.expiresAt.toISOString();
-  await tx.insert(holdSeats).values(seatIds.map((seatId) => ({ holdId, seatId })));
+  if (seatIds.length > 0) await tx.insert(holdSeats).values(seatIds.map((seatId) => ({ holdId, seatId })));
+  const gaUnits = unitsByArea(gaTaken);
+  if (gaTaken.length > 0) await tx.insert(holdGaUnits).values(perStripe(holdId, gaTaken));
   await appendEvent(tx, cause, 'HoldCreated', orderId, {
     orderId,
     holdId,
     eventId: input.eventId,
     userId: input.userId,
     seatIds,
+    ...(gaUnits.length ? { gaUnits } : {}),
     amount,
     currency,
     expiresAt,
   });
   return { orderId, holdId, status: 'pending_payment', expiresAt };
+}
+
+/** One row per stripe a hold took from (a stripe refilled mid-hold may have been picked twice). */
+function perStripe(holdId: string, taken: GaTaken[]) {
+  const rows = new Map<string, { holdId: string; areaId: string; stripe: number; quantity: number }>();
+  for (const t of taken) {
+    const key = `${t.areaId}:${t.stripe}`;
+    const row = rows.get(key) ?? { holdId, areaId: t.areaId, stripe: t.stripe, quantity: 0 };
+    row.quantity += t.quantity;
+    rows.set(key, row);
+  }
+  return [...rows.values()];
 }

@@ -1,17 +1,19 @@
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../db/client';
+import { releaseGaUnits } from './ga-units';
 
 export type HoldStatus = 'active' | 'confirmed';
 
 /**
- * Ends the order's hold if it is in one of `from` and frees its seats. Returns what was
- * released, or null when there was no such hold (already ended: a replay or a lost race).
+ * Ends the order's hold if it is in one of `from` and frees its seats and general-admission
+ * places. Returns what was released, or null when there was no such hold (already ended: a
+ * replay or a lost race).
  */
 export async function releaseHoldSeats(
   tx: Tx,
   orderId: string,
   from: HoldStatus[],
-): Promise<{ holdId: string; seatIds: string[] } | null> {
+): Promise<{ holdId: string; seatIds: string[]; gaUnits?: { areaId: string; quantity: number }[] } | null> {
   const rows = await tx.execute<{ hold_id: string | null; seat_ids: string[] }>(sql`
     WITH h AS (
       UPDATE holds SET status = 'released', ended_at = now()
@@ -22,5 +24,7 @@ export async function releaseHoldSeats(
     )
     SELECT (SELECT id FROM h) AS hold_id, coalesce((SELECT array_agg(seat_id) FROM s), '{}') AS seat_ids`);
   const row = rows.rows[0];
-  return row?.hold_id ? { holdId: row.hold_id, seatIds: row.seat_ids } : null;
+  if (!row?.hold_id) return null;
+  const ga = (await releaseGaUnits(tx, [row.hold_id])).get(row.hold_id);
+  return { holdId: row.hold_id, seatIds: row.seat_ids, ...(ga ? { gaUnits: ga } : {}) };
 }

@@ -5,6 +5,7 @@ import type { CellContext } from '../context';
 import type { Tx } from '../db/client';
 import { withWriteTx } from '../db/tx';
 import { DomainError } from '../errors';
+import { stripeCapacities } from '../holds/ga-units';
 
 const CHUNK = 5_000;
 
@@ -15,9 +16,14 @@ export interface LoadResult {
 }
 
 function seatsHash(load: EventLoad): string {
-  const canonical = [...load.seats]
+  const seats = [...load.seats]
     .sort((a, b) => (a.id < b.id ? -1 : 1))
     .map((s) => [s.id, s.label, s.section, s.row, s.price, s.currency]);
+  // An event without GA areas hashes as before they existed: reloading an older event stays a no-op.
+  const areas = [...(load.gaAreas ?? [])]
+    .sort((a, b) => (a.id < b.id ? -1 : 1))
+    .map((a) => [a.id, a.name, a.capacity, a.tier]);
+  const canonical = areas.length ? [seats, areas] : seats;
   return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
 }
 
@@ -57,6 +63,45 @@ function tierIssues(load: EventLoad) {
   return issues;
 }
 
+/** GA areas: distinct ids and names, each priced by a declared tier. */
+function gaIssues(load: EventLoad) {
+  const issues: { path: string; message: string }[] = [];
+  const tiers = new Set((load.tiers ?? []).map((t) => t.code));
+  const ids = new Map<string, number>();
+  const names = new Map<string, number>();
+  const seatIds = new Set(load.seats.map((s) => s.id));
+  (load.gaAreas ?? []).forEach((a, i) => {
+    const id = ids.get(a.id);
+    if (id !== undefined || seatIds.has(a.id))
+      issues.push({ path: `gaAreas.${i}.id`, message: id !== undefined ? `duplicate of area ${id}` : 'is a seat id' });
+    else ids.set(a.id, i);
+    const name = names.get(a.name);
+    if (name !== undefined) issues.push({ path: `gaAreas.${i}.name`, message: `duplicate of area ${name}` });
+    else names.set(a.name, i);
+    if (!tiers.has(a.tier))
+      issues.push({ path: `gaAreas.${i}.tier`, message: `tier '${a.tier}' is not declared in tiers` });
+  });
+  return issues;
+}
+
+/** Each area with its free count spread over stripes (ga-units.ts says why). */
+async function storeGaAreas(tx: Tx, load: EventLoad): Promise<void> {
+  const areas = load.gaAreas ?? [];
+  if (areas.length === 0) return;
+  const col = <K extends keyof (typeof areas)[number]>(k: K) => sql.param(areas.map((a) => a[k]));
+  await tx.execute(sql`
+    INSERT INTO ga_areas (id, event_id, name, capacity, tier)
+    SELECT id, ${load.eventId}, name, capacity, tier
+      FROM unnest(${col('id')}::uuid[], ${col('name')}::text[], ${col('capacity')}::int[], ${col('tier')}::text[])
+           AS t(id, name, capacity, tier)`);
+  const stripes = areas.flatMap((a) => stripeCapacities(a.capacity).map((cap, stripe) => ({ id: a.id, stripe, cap })));
+  await tx.execute(sql`
+    INSERT INTO ga_stripes (area_id, stripe, capacity, remaining)
+    SELECT area_id, stripe, cap, cap
+      FROM unnest(${sql.param(stripes.map((s) => s.id))}::uuid[], ${sql.param(stripes.map((s) => s.stripe))}::int[],
+                  ${sql.param(stripes.map((s) => s.cap))}::int[]) AS t(area_id, stripe, cap)`);
+}
+
 type TierRow = { code: string; name: string; price: number; currency: string; fee: number; fees_included: boolean };
 const tierKey = (t: TierRow) => JSON.stringify([t.code, t.name, t.price, t.currency.trim(), t.fee, t.fees_included]);
 
@@ -94,7 +139,7 @@ async function storeTiers(tx: Tx, load: EventLoad): Promise<void> {
 }
 
 /**
- * Loads an event and its seat map into the cell, all or nothing. Loading the same map again
+ * Loads an event, its seat map and its general-admission areas into the cell, all or nothing. Loading the same map again
  * is a no-op (the control plane retries); a different map for a loaded event is a conflict,
  * because buyers may already hold its seats.
  */
@@ -105,6 +150,9 @@ export async function loadEvent(ctx: CellContext, load: EventLoad): Promise<Load
   const tiers = tierIssues(load);
   if (tiers.length > 0)
     throw new DomainError('validation_failed', 'price tiers and seats disagree', { issues: tiers.slice(0, 100) });
+  const ga = gaIssues(load);
+  if (ga.length > 0)
+    throw new DomainError('validation_failed', 'general-admission areas are invalid', { issues: ga.slice(0, 100) });
   const hash = seatsHash(load);
 
   return withWriteTx(ctx, async (tx) => {
@@ -140,6 +188,7 @@ export async function loadEvent(ctx: CellContext, load: EventLoad): Promise<Load
                AS t(id, label, section, row, price, currency, tier)`);
     }
     await storeTiers(tx, load);
+    await storeGaAreas(tx, load);
     return { eventId: load.eventId, seats: load.seats.length, created: true };
   });
 }

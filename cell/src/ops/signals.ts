@@ -32,12 +32,16 @@ export async function readLedgerFigures(ctx: CellContext) {
              (SELECT count(*)::int FROM holds WHERE status = 'active') AS active_holds,
              (SELECT extract(epoch FROM now() - min(expires_at)) * 1000 FROM holds
                WHERE status = 'active' AND expires_at < now())::float8 AS expiry_delay_ms`),
+    // Places buyers could still take: free seats (a refunded order's voided tickets no longer
+    // occupy theirs) plus free general-admission places, so returns re-open the waiting room.
     db.execute<{ event_id: string; available: number }>(sql`
-      SELECT e.id AS event_id, count(s.id)::int AS available
-        FROM events e LEFT JOIN seats s ON s.event_id = e.id
-         AND NOT EXISTS (SELECT 1 FROM hold_seats hs WHERE hs.seat_id = s.id AND hs.released_at IS NULL)
-         AND NOT EXISTS (SELECT 1 FROM tickets t WHERE t.seat_id = s.id)
-       GROUP BY e.id`),
+      SELECT e.id AS event_id,
+             (SELECT count(*) FROM seats s WHERE s.event_id = e.id
+                 AND NOT EXISTS (SELECT 1 FROM hold_seats hs WHERE hs.seat_id = s.id AND hs.released_at IS NULL)
+                 AND NOT EXISTS (SELECT 1 FROM tickets t WHERE t.seat_id = s.id AND t.voided_at IS NULL))::int
+           + (SELECT coalesce(sum(g.remaining), 0) FROM ga_areas a JOIN ga_stripes g ON g.area_id = a.id
+               WHERE a.event_id = e.id)::int AS available
+        FROM events e`),
   ]);
   const s = stats.rows[0]!;
   const available: Record<string, number> = {};

@@ -3,6 +3,8 @@ import {
   bigint,
   boolean,
   char,
+  check,
+  foreignKey,
   index,
   integer,
   pgTable,
@@ -72,6 +74,63 @@ export const priceTiers = pgTable(
     feesIncluded: boolean('fees_included').notNull().default(true),
   },
   (t) => [primaryKey({ columns: [t.eventId, t.code] })],
+);
+
+/** A general-admission area of an event (standing floor, lawn): a capacity sold by quantity, priced by its tier. */
+export const gaAreas = pgTable(
+  'ga_areas',
+  {
+    id: uuid('id').primaryKey(),
+    eventId: uuid('event_id')
+      .notNull()
+      .references(() => events.id),
+    name: text('name').notNull(),
+    capacity: integer('capacity').notNull(),
+    tier: text('tier').notNull(),
+    /** Unit numbers handed to tickets so far: a GA ticket's unit number is its place in this sequence. */
+    unitsNumbered: integer('units_numbered').notNull().default(0),
+  },
+  (t) => [uniqueIndex('ga_areas_event_name_uq').on(t.eventId, t.name), check('ga_areas_capacity', sql`capacity > 0`)],
+);
+
+/**
+ * An area's free units, spread over a few rows (stripes) so concurrent holds on one hot area
+ * lock different rows instead of queueing on one. The CHECK is the last guard: a stripe can
+ * never go below zero (no oversell) nor above its share (no double return).
+ */
+export const gaStripes = pgTable(
+  'ga_stripes',
+  {
+    areaId: uuid('area_id')
+      .notNull()
+      .references(() => gaAreas.id),
+    stripe: integer('stripe').notNull(),
+    capacity: integer('capacity').notNull(),
+    remaining: integer('remaining').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.areaId, t.stripe] }),
+    check('ga_stripes_remaining_bounds', sql`remaining >= 0 AND remaining <= capacity`),
+  ],
+);
+
+/** What a hold took from each stripe of an area; released once, when the units go back. */
+export const holdGaUnits = pgTable(
+  'hold_ga_units',
+  {
+    holdId: uuid('hold_id')
+      .notNull()
+      .references(() => holds.id),
+    areaId: uuid('area_id').notNull(),
+    stripe: integer('stripe').notNull(),
+    quantity: integer('quantity').notNull(),
+    releasedAt: ts('released_at'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.holdId, t.areaId, t.stripe] }),
+    check('hold_ga_units_quantity', sql`quantity > 0`),
+    foreignKey({ columns: [t.areaId, t.stripe], foreignColumns: [gaStripes.areaId, gaStripes.stripe] }),
+  ],
 );
 
 export const orders = pgTable(
@@ -154,6 +213,11 @@ export const payments = pgTable(
   (t) => [uniqueIndex('payments_intent_uq').on(t.paymentIntentId)],
 );
 
+/**
+ * A ticket is for one seat or for one unit of a general-admission area (numbered in the area in
+ * the order tickets were issued). A voided ticket (event cancelled, order refunded) stays as a
+ * record but no longer occupies its seat: a returned seat can be sold and ticketed again.
+ */
 export const tickets = pgTable(
   'tickets',
   {
@@ -162,17 +226,25 @@ export const tickets = pgTable(
       .notNull()
       .references(() => orders.id),
     eventId: uuid('event_id').notNull(),
-    seatId: uuid('seat_id')
-      .notNull()
-      .references(() => seats.id),
+    seatId: uuid('seat_id').references(() => seats.id),
+    gaAreaId: uuid('ga_area_id').references(() => gaAreas.id),
+    unitNo: integer('unit_no'),
     userId: text('user_id').notNull(),
     token: text('token').notNull(),
     issuedAt: ts('issued_at').notNull().defaultNow(),
-    /** Set when the event is cancelled: the ticket no longer admits anyone (the row stays: a seat has one ticket, ever). */
+    /** Set when the event is cancelled or the order refunded: the ticket no longer admits anyone. */
     voidedAt: ts('voided_at'),
   },
-  // Invariant 2: a seat has at most one ticket, ever.
-  (t) => [uniqueIndex('tickets_seat_uq').on(t.seatId), index('tickets_order_idx').on(t.orderId)],
+  (t) => [
+    // Invariant 2: a seat has at most one valid ticket (one, ever, until a refund returns it).
+    uniqueIndex('tickets_seat_uq').on(t.seatId).where(sql`voided_at IS NULL`),
+    uniqueIndex('tickets_ga_unit_uq').on(t.gaAreaId, t.unitNo),
+    index('tickets_order_idx').on(t.orderId),
+    check(
+      'tickets_seat_or_ga_unit',
+      sql`(seat_id IS NOT NULL AND ga_area_id IS NULL AND unit_no IS NULL) OR (seat_id IS NULL AND ga_area_id IS NOT NULL AND unit_no IS NOT NULL)`,
+    ),
+  ],
 );
 
 export const idempotencyKeys = pgTable(

@@ -7,6 +7,9 @@ const Availability = z.object({
   asOf: z.string(),
   availableCount: z.number().int(),
   availableSeatIds: z.array(z.string()),
+  gaAreas: z.array(
+    z.object({ areaId: z.string(), name: z.string(), capacity: z.number().int(), remaining: z.number().int() }),
+  ),
 });
 
 export const availabilityRoute = createRoute({

@@ -13,7 +13,7 @@ const IdempotencyKey = z
 export const createHoldRoute = createRoute({
   method: 'post',
   path: '/events/{eventId}/holds',
-  summary: 'Hold seats for an admitted buyer',
+  summary: 'Hold seats and/or general-admission places for an admitted buyer',
   security: [{ buyer: [], admission: [] }],
   middleware: [limitBody(64 * 1024), buyerAuth, admissionCheck] as const,
   request: {
@@ -30,13 +30,14 @@ export const createHoldRoute = createRoute({
 export function registerCreateHold(app: CellApp) {
   app.openapi(createHoldRoute, async (c) => {
     const { eventId } = c.req.valid('param');
-    const { seatIds } = c.req.valid('json');
+    const { seatIds = [], ga = [] } = c.req.valid('json');
     const services = c.get('services');
     const started = performance.now();
     const timer = metrics.holdTransaction.startTimer();
     const result = await placeHold(services.ctx, {
       eventId,
       seatIds,
+      ga,
       userId: c.get('userId'),
       idempotencyKey: c.req.valid('header')['idempotency-key'],
       correlationId: c.get('correlationId'),
