@@ -1,42 +1,20 @@
 import { cellTopics, type EventLoad } from '@onsale/contracts';
 import { Kafka, logLevel } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { startProcess } from '../../scripts/local-platform/process';
 import { admittedBuyer } from '../../test/support/buyer';
-import { startTestCell, type TestCell } from '../../test/support/cell';
-import { startIdentity, type TestIdentity } from '../../test/support/identity';
-import {
-  dropCellTopics,
-  eventually,
-  kafkaBrokers,
-  provisionCellTopics,
-  readTopic,
-  uniqueCellId,
-} from '../../test/support/kafka';
+import type { TestCell } from '../../test/support/cell';
+import { cellTest } from '../../test/support/fixtures';
+import type { TestIdentity } from '../../test/support/identity';
+import { eventually, kafkaBrokers, readTopic } from '../../test/support/kafka';
 import { envelope, inject, outboxEvents, recordPaymentIntent } from '../../test/support/saga';
-import { eventLoad, loadIntoCell } from '../../test/support/seed';
 import { startCellWorkers } from '../../test/support/workers';
 
-let identity: TestIdentity;
-let cell: TestCell;
-let event: EventLoad;
-const cellId = uniqueCellId('flt');
+const it = cellTest({ prefix: 'flt', topics: true, seats: 400 });
 let nextSeat = 0;
 
-beforeAll(async () => {
-  identity = await startIdentity();
-  cell = await startTestCell(identity, { cellId });
-  await provisionCellTopics(cellId);
-  event = await loadIntoCell(cell, eventLoad(400));
-});
-afterAll(async () => {
-  await cell?.close();
-  await identity?.close();
-  await dropCellTopics(cellId);
-});
-
-const workerEnv = (extra: Record<string, string> = {}) => ({
-  CELL_ID: cellId,
+const workerEnv = (cell: TestCell, extra: Record<string, string> = {}) => ({
+  CELL_ID: cell.cellId,
   DATABASE_URL: cell.db.url,
   KAFKA_BROKERS: kafkaBrokers().join(','),
   KAFKA_SESSION_TIMEOUT_MS: '6000',
@@ -44,18 +22,21 @@ const workerEnv = (extra: Record<string, string> = {}) => ({
   ...extra,
 });
 
-async function holdOrders(n: number): Promise<string[]> {
+async function holdOrders(
+  f: { identity: TestIdentity; cell: TestCell; event: EventLoad },
+  n: number,
+): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
-    const buyer = await admittedBuyer(identity, cell, event.eventId);
-    const res = await buyer.hold([event.seats[nextSeat++]!.id]);
+    const buyer = await admittedBuyer(f.identity, f.cell, f.event.eventId);
+    const res = await buyer.hold([f.event.seats[nextSeat++]!.id]);
     expect(res.status).toBe(202);
     ids.push((await res.json()).orderId);
   }
   return ids;
 }
 
-const countOf = async (orderIds: string[], type: string) =>
+const countOf = async (cell: TestCell, orderIds: string[], type: string) =>
   (
     await cell.db.query<{ n: number }>(
       'SELECT count(*)::int AS n FROM outbox WHERE aggregate_id = ANY($1::uuid[]) AND event_type = $2',
@@ -63,7 +44,7 @@ const countOf = async (orderIds: string[], type: string) =>
     )
   )[0]!.n;
 
-const holdCreatedIds = async (orderIds: string[]) =>
+const holdCreatedIds = async (cell: TestCell, orderIds: string[]) =>
   (
     await cell.db.query<{ event_id: string }>(
       `SELECT event_id FROM outbox WHERE aggregate_id = ANY($1::uuid[]) AND event_type = 'HoldCreated'`,
@@ -72,11 +53,16 @@ const holdCreatedIds = async (orderIds: string[]) =>
   ).map((r) => r.event_id);
 
 describe('faults at the backbone boundaries', () => {
-  it('a relay crash after Kafka accepted the batch and before marking it: delivered twice, applied once', async () => {
-    const orders = await holdOrders(5);
+  it('a relay crash after Kafka accepted the batch and before marking it: delivered twice, applied once', async ({
+    identity,
+    cellId,
+    cell,
+    event,
+  }) => {
+    const orders = await holdOrders({ identity, cell, event }, 5);
     const crashing = await startProcess(
       'cell/src/relay/main.ts',
-      workerEnv({ FAILPOINTS: 'relay.after-publish=crash', RELAY_LEASE_MS: '1000' }),
+      workerEnv(cell, { FAILPOINTS: 'relay.after-publish=crash', RELAY_LEASE_MS: '1000' }),
     );
     expect(await crashing.exited).toBe(137);
     const unmarked = await cell.db.query(
@@ -85,14 +71,14 @@ describe('faults at the backbone boundaries', () => {
     );
     expect(unmarked).toHaveLength(5);
 
-    const relay = await startProcess('cell/src/relay/main.ts', workerEnv({ RELAY_LEASE_MS: '1000' }));
+    const relay = await startProcess('cell/src/relay/main.ts', workerEnv(cell, { RELAY_LEASE_MS: '1000' }));
     await eventually(
       async () => (await cell.db.query('SELECT 1 FROM outbox WHERE published_at IS NULL')).length === 0,
       'the outbox to drain',
     );
     await relay.stop();
 
-    const ids = new Set(await holdCreatedIds(orders));
+    const ids = new Set(await holdCreatedIds(cell, orders));
     const messages = (await readTopic(cellTopics(cellId).purchase, 10)).filter((m) =>
       ids.has(JSON.parse(m.value).eventId),
     );
@@ -101,9 +87,9 @@ describe('faults at the backbone boundaries', () => {
 
     const workers = await startCellWorkers(cellId, cell.db.url, { saga: true });
     try {
-      await eventually(async () => (await countOf(orders, 'PaymentAuthorizationRequested')) >= 5, 'the saga');
+      await eventually(async () => (await countOf(cell, orders, 'PaymentAuthorizationRequested')) >= 5, 'the saga');
       await new Promise((r) => setTimeout(r, 1_000));
-      expect(await countOf(orders, 'PaymentAuthorizationRequested')).toBe(5);
+      expect(await countOf(cell, orders, 'PaymentAuthorizationRequested')).toBe(5);
       const inbox = await cell.db.query(`SELECT 1 FROM inbox WHERE consumer = 'saga' AND event_id = ANY($1::uuid[])`, [
         [...ids],
       ]);
@@ -113,13 +99,18 @@ describe('faults at the backbone boundaries', () => {
     }
   });
 
-  it('a consumer crash after its transaction committed and before the offset commit: the replay is a no-op', async () => {
-    const orders = await holdOrders(3);
+  it('a consumer crash after its transaction committed and before the offset commit: the replay is a no-op', async ({
+    identity,
+    cellId,
+    cell,
+    event,
+  }) => {
+    const orders = await holdOrders({ identity, cell, event }, 3);
     const relay = await startCellWorkers(cellId, cell.db.url, { relay: true });
     try {
       const crashing = await startProcess(
         'cell/src/saga/main.ts',
-        workerEnv({ FAILPOINTS: 'saga.after-commit=crash' }),
+        workerEnv(cell, { FAILPOINTS: 'saga.after-commit=crash' }),
       );
       expect(await crashing.exited).toBe(137);
       // Partitions run concurrently, so one or more effects may have committed before the crash.
@@ -146,36 +137,44 @@ describe('faults at the backbone boundaries', () => {
         expect(at).toBeLessThanOrEqual(Number(m.offset));
       }
 
-      const saga = await startProcess('cell/src/saga/main.ts', workerEnv());
+      const saga = await startProcess('cell/src/saga/main.ts', workerEnv(cell));
       await eventually(
-        async () => (await countOf(orders, 'PaymentAuthorizationRequested')) === 3,
+        async () => (await countOf(cell, orders, 'PaymentAuthorizationRequested')) === 3,
         'the replay',
         60_000,
       );
       await new Promise((r) => setTimeout(r, 1_500));
       await saga.stop();
-      expect(await countOf(orders, 'PaymentAuthorizationRequested')).toBe(3);
+      expect(await countOf(cell, orders, 'PaymentAuthorizationRequested')).toBe(3);
     } finally {
       await relay.stop();
     }
   });
 
-  it('the same event delivered ten times has one effect', async () => {
-    const [orderId] = await holdOrders(1);
+  it('the same event delivered ten times has one effect', async ({ identity, cellId, cell, event }) => {
+    const [orderId] = await holdOrders({ identity, cell, event }, 1);
     const [held] = await outboxEvents(cell, orderId!);
     const workers = await startCellWorkers(cellId, cell.db.url, { saga: true });
     try {
       await inject(workers.broker, cellId, { ...(held!.envelope as ReturnType<typeof envelope>) }, 10);
-      await eventually(async () => (await countOf([orderId!], 'PaymentAuthorizationRequested')) === 1, 'the saga');
+      await eventually(
+        async () => (await countOf(cell, [orderId!], 'PaymentAuthorizationRequested')) === 1,
+        'the saga',
+      );
       await new Promise((r) => setTimeout(r, 1_500));
-      expect(await countOf([orderId!], 'PaymentAuthorizationRequested')).toBe(1);
+      expect(await countOf(cell, [orderId!], 'PaymentAuthorizationRequested')).toBe(1);
     } finally {
       await workers.stop();
     }
   });
 
-  it('a poison message goes to the dead-letter topic with its reason; the messages behind it are processed', async () => {
-    const [orderId] = await holdOrders(1);
+  it('a poison message goes to the dead-letter topic with its reason; the messages behind it are processed', async ({
+    identity,
+    cellId,
+    cell,
+    event,
+  }) => {
+    const [orderId] = await holdOrders({ identity, cell, event }, 1);
     const [held] = await outboxEvents(cell, orderId!);
     const workers = await startCellWorkers(cellId, cell.db.url, { saga: true });
     try {
@@ -189,7 +188,7 @@ describe('faults at the backbone boundaries', () => {
         { key: orderId!, value: JSON.stringify(held!.envelope) },
       ]);
       await eventually(
-        async () => (await countOf([orderId!], 'PaymentAuthorizationRequested')) === 1,
+        async () => (await countOf(cell, [orderId!], 'PaymentAuthorizationRequested')) === 1,
         'the message behind',
       );
       const dead = await readTopic(cellTopics(cellId).deadLetter, 2);
@@ -203,8 +202,13 @@ describe('faults at the backbone boundaries', () => {
     }
   });
 
-  it('a transient failure is retried through the delay topics, then dead-lettered with its history', async () => {
-    const [orderId] = await holdOrders(1);
+  it('a transient failure is retried through the delay topics, then dead-lettered with its history', async ({
+    identity,
+    cellId,
+    cell,
+    event,
+  }) => {
+    const [orderId] = await holdOrders({ identity, cell, event }, 1);
     const paymentIntentId = await recordPaymentIntent(cell, orderId!, 5_000);
     const workers = await startCellWorkers(cellId, cell.db.url, { saga: true });
     try {
@@ -230,7 +234,10 @@ describe('faults at the backbone boundaries', () => {
     }
   });
 
-  it('a dead letter replayed after its cause is fixed is applied once, and a second replay changes nothing', async () => {
+  it('a dead letter replayed after its cause is fixed is applied once, and a second replay changes nothing', async ({
+    cellId,
+    cell,
+  }) => {
     const deadOrders = (await readTopic(cellTopics(cellId).deadLetter, 10, 2_000))
       .filter(
         (m) => m.headers['x-retry-consumer'] === 'saga' && /capture seen/.test(m.headers['x-failure-reason'] ?? ''),
@@ -245,12 +252,15 @@ describe('faults at the backbone boundaries', () => {
     const workers = await startCellWorkers(cellId, cell.db.url, { saga: true });
     try {
       const replay = () =>
-        startProcess('cell/src/ops/replay-dlq.ts', workerEnv({ DLQ_CONSUMER: 'saga' })).then((p) => p.exited);
+        startProcess('cell/src/ops/replay-dlq.ts', workerEnv(cell, { DLQ_CONSUMER: 'saga' })).then((p) => p.exited);
       expect(await replay()).toBe(0);
-      await eventually(async () => (await countOf([orderId], 'TicketIssueRequested')) === 1, 'the replayed capture');
+      await eventually(
+        async () => (await countOf(cell, [orderId], 'TicketIssueRequested')) === 1,
+        'the replayed capture',
+      );
       expect(await replay()).toBe(0);
       await new Promise((r) => setTimeout(r, 1_500));
-      expect(await countOf([orderId], 'TicketIssueRequested')).toBe(1);
+      expect(await countOf(cell, [orderId], 'TicketIssueRequested')).toBe(1);
       const [order] = await cell.db.query<{ status: string }>('SELECT status FROM orders WHERE id = $1', [orderId]);
       expect(order!.status).toBe('paid');
     } finally {
@@ -258,8 +268,8 @@ describe('faults at the backbone boundaries', () => {
     }
   });
 
-  it('two relays draining one outbox at once publish every row', async () => {
-    const orders = await holdOrders(40);
+  it('two relays draining one outbox at once publish every row', async ({ identity, cellId, cell, event }) => {
+    const orders = await holdOrders({ identity, cell, event }, 40);
     const [a, b] = await Promise.all([
       startCellWorkers(cellId, cell.db.url, { relay: true }),
       startCellWorkers(cellId, cell.db.url, { relay: true }),
@@ -269,7 +279,7 @@ describe('faults at the backbone boundaries', () => {
         async () => (await cell.db.query('SELECT 1 FROM outbox WHERE published_at IS NULL')).length === 0,
         'both relays to drain the outbox',
       );
-      const ids = new Set(await holdCreatedIds(orders));
+      const ids = new Set(await holdCreatedIds(cell, orders));
       // The topic also holds the poison messages of an earlier test: skip what is not JSON.
       const eventIdOf = (value: string): string | undefined => {
         try {

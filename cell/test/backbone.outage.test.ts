@@ -1,49 +1,35 @@
 import { execFileSync } from 'node:child_process';
-import { cellTopics, type EventLoad } from '@onsale/contracts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cellTopics } from '@onsale/contracts';
+import { describe, expect } from 'vitest';
 import { startProcess } from '../../scripts/local-platform/process';
 import { admittedBuyer } from '../../test/support/buyer';
-import { startTestCell, type TestCell } from '../../test/support/cell';
-import { startIdentity, type TestIdentity } from '../../test/support/identity';
-import {
-  dropCellTopics,
-  eventually,
-  kafkaBrokers,
-  provisionCellTopics,
-  readTopic,
-  uniqueCellId,
-} from '../../test/support/kafka';
-import { eventLoad, loadIntoCell } from '../../test/support/seed';
+import type { TestCell } from '../../test/support/cell';
+import { cellTest } from '../../test/support/fixtures';
+import { eventually, kafkaBrokers, readTopic } from '../../test/support/kafka';
 import { repoRoot } from '../../test/support/services';
 import { startCellWorkers } from '../../test/support/workers';
 
-let identity: TestIdentity;
-let cell: TestCell;
-let event: EventLoad;
-const cellId = uniqueCellId('out');
+const it = cellTest({ prefix: 'out', topics: true, seats: 500 });
 const OUTAGE_MS = 30_000;
 
 const services = (...args: string[]) =>
   execFileSync('bash', ['scripts/services', ...args], { cwd: repoRoot, stdio: 'ignore' });
 
-beforeAll(async () => {
-  identity = await startIdentity();
-  cell = await startTestCell(identity, { cellId });
-  await provisionCellTopics(cellId);
-  event = await loadIntoCell(cell, eventLoad(500));
-});
-afterAll(async () => {
+// Whatever happens in the test, the broker is started again (before the cell's topics are dropped).
+it.afterAll(() => {
   services('start', 'kafka');
-  await cell?.close();
-  await identity?.close();
-  await dropCellTopics(cellId);
 });
 
-const unpublished = async () =>
+const unpublished = async (cell: TestCell) =>
   (await cell.db.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL'))[0]!.n;
 
 describe('Kafka down for 30 s while buyers keep holding seats', () => {
-  it('holds succeed, the outbox grows, and everything is published once the broker is back', async () => {
+  it('holds succeed, the outbox grows, and everything is published once the broker is back', async ({
+    identity,
+    cellId,
+    cell,
+    event,
+  }) => {
     const relay = await startCellWorkers(cellId, cell.db.url, { relay: true });
     try {
       let seat = 0;
@@ -52,7 +38,7 @@ describe('Kafka down for 30 s while buyers keep holding seats', () => {
         return (await buyer.hold([event.seats[seat++]!.id])).status;
       };
       expect(await holdOne()).toBe(202);
-      await eventually(async () => (await unpublished()) === 0, 'the first event to be published');
+      await eventually(async () => (await unpublished(cell)) === 0, 'the first event to be published');
 
       services('stop', 'kafka');
       // A worker that starts while the broker is away waits for it rather than dying.
@@ -71,7 +57,7 @@ describe('Kafka down for 30 s while buyers keep holding seats', () => {
         }
         expect(statuses.length).toBeGreaterThan(50);
         expect(statuses.every((s) => s === 202)).toBe(true);
-        const stranded = await unpublished();
+        const stranded = await unpublished(cell);
         expect(stranded).toBe(statuses.length);
 
         services('start', 'kafka');
@@ -80,7 +66,7 @@ describe('Kafka down for 30 s while buyers keep holding seats', () => {
           (await cell.db.query(`SELECT 1 FROM outbox WHERE event_type = 'PaymentAuthorizationRequested'`)).length;
         await eventually(async () => (await requested()) === holds, 'the saga to catch up', 120_000, 500);
         expect(saga.child.exitCode).toBeNull();
-        await eventually(async () => (await unpublished()) === 0, 'the outbox to drain', 60_000, 500);
+        await eventually(async () => (await unpublished(cell)) === 0, 'the outbox to drain', 60_000, 500);
 
         // Every fact committed during the outage is on the topic: each hold and each saga step after it.
         const rows = await cell.db.query<{ event_id: string }>('SELECT event_id FROM outbox');

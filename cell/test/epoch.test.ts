@@ -1,23 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { admittedBuyer } from '../../test/support/buyer';
-import { startTestCell, type TestCell } from '../../test/support/cell';
-import { startIdentity, type TestIdentity } from '../../test/support/identity';
+import { cellTest } from '../../test/support/fixtures';
 import { eventLoad, loadIntoCell } from '../../test/support/seed';
 
-let identity: TestIdentity;
-let cell: TestCell;
-
-beforeAll(async () => {
-  identity = await startIdentity();
-  cell = await startTestCell(identity);
-});
-afterAll(async () => {
-  await cell?.close();
-  await identity?.close();
-});
+const it = cellTest();
 
 describe('region epoch fence', () => {
-  it('a writer whose epoch was fenced is refused and writes nothing; readiness drops', async () => {
+  it('a writer whose epoch was fenced is refused and writes nothing; readiness drops', async ({ identity, cell }) => {
     const event = await loadIntoCell(cell, eventLoad(5));
     const buyer = await admittedBuyer(identity, cell, event.eventId);
     expect((await buyer.hold([event.seats[0]!.id])).status).toBe(202);
@@ -33,7 +22,7 @@ describe('region epoch fence', () => {
     expect((await fetch(`${cell.url}/readyz`)).status).toBe(503);
   });
 
-  it('serves its OpenAPI document and liveness', async () => {
+  it('serves its OpenAPI document and liveness', async ({ cell }) => {
     const doc = await (await fetch(`${cell.url}/openapi.json`)).json();
     expect(Object.keys(doc.paths)).toEqual(
       expect.arrayContaining([

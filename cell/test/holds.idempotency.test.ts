@@ -1,30 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import type { EventLoad } from '@onsale/contracts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { admittedBuyer } from '../../test/support/buyer';
-import { startTestCell, type TestCell } from '../../test/support/cell';
-import { startIdentity, type TestIdentity } from '../../test/support/identity';
-import { eventLoad, loadIntoCell } from '../../test/support/seed';
+import type { TestCell } from '../../test/support/cell';
+import { cellTest } from '../../test/support/fixtures';
 
-let identity: TestIdentity;
-let cell: TestCell;
-let event: EventLoad;
+const it = cellTest({ seats: 50 });
 
-beforeAll(async () => {
-  identity = await startIdentity();
-  cell = await startTestCell(identity);
-  event = await loadIntoCell(cell, eventLoad(50));
-});
-afterAll(async () => {
-  await cell?.close();
-  await identity?.close();
-});
-
-const count = async (table: string) =>
+const count = async (cell: TestCell, table: string) =>
   (await cell.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`))[0]!.n;
 
 describe('Idempotency-Key', () => {
-  it('the same key sent twice concurrently makes one order, and both answers carry it', async () => {
+  it('the same key sent twice concurrently makes one order, and both answers carry it', async ({
+    identity,
+    cell,
+    event,
+  }) => {
     const buyer = await admittedBuyer(identity, cell, event.eventId);
     const key = randomUUID();
     const seats = [event.seats[0]!.id, event.seats[1]!.id];
@@ -38,7 +28,7 @@ describe('Idempotency-Key', () => {
     expect(orders).toEqual([{ id: bodyA.orderId }]);
   });
 
-  it('ten concurrent retries with one key make one order and one HoldCreated', async () => {
+  it('ten concurrent retries with one key make one order and one HoldCreated', async ({ identity, cell, event }) => {
     const buyer = await admittedBuyer(identity, cell, event.eventId);
     const key = randomUUID();
     const responses = await Promise.all(Array.from({ length: 10 }, () => buyer.hold([event.seats[5]!.id], key)));
@@ -52,20 +42,26 @@ describe('Idempotency-Key', () => {
     expect(events).toHaveLength(1);
   });
 
-  it('the same key with another body is a 409 and writes nothing', async () => {
+  it('the same key with another body is a 409 and writes nothing', async ({ identity, cell, event }) => {
     const buyer = await admittedBuyer(identity, cell, event.eventId);
     const key = randomUUID();
     expect((await buyer.hold([event.seats[10]!.id], key)).status).toBe(202);
-    const before = { orders: await count('orders'), holds: await count('hold_seats'), outbox: await count('outbox') };
+    const before = {
+      orders: await count(cell, 'orders'),
+      holds: await count(cell, 'hold_seats'),
+      outbox: await count(cell, 'outbox'),
+    };
     const res = await buyer.hold([event.seats[11]!.id], key);
     expect(res.status).toBe(409);
     expect((await res.json()).error.code).toBe('idempotency_key_reused');
-    expect({ orders: await count('orders'), holds: await count('hold_seats'), outbox: await count('outbox') }).toEqual(
-      before,
-    );
+    expect({
+      orders: await count(cell, 'orders'),
+      holds: await count(cell, 'hold_seats'),
+      outbox: await count(cell, 'outbox'),
+    }).toEqual(before);
   });
 
-  it('the same seats in another order are the same request', async () => {
+  it('the same seats in another order are the same request', async ({ identity, cell, event }) => {
     const buyer = await admittedBuyer(identity, cell, event.eventId);
     const key = randomUUID();
     const seats = [event.seats[20]!.id, event.seats[21]!.id];
@@ -75,7 +71,11 @@ describe('Idempotency-Key', () => {
     expect((await again.json()).orderId).toBe(first.orderId);
   });
 
-  it('a key is scoped to its buyer: another buyer with the same key gets their own answer', async () => {
+  it('a key is scoped to its buyer: another buyer with the same key gets their own answer', async ({
+    identity,
+    cell,
+    event,
+  }) => {
     const key = randomUUID();
     const a = await admittedBuyer(identity, cell, event.eventId);
     const b = await admittedBuyer(identity, cell, event.eventId);
@@ -85,7 +85,11 @@ describe('Idempotency-Key', () => {
     expect((await res.json()).error.code).toBe('seats_unavailable');
   });
 
-  it('a refused request leaves no key behind: the retry runs again once the seat is free', async () => {
+  it('a refused request leaves no key behind: the retry runs again once the seat is free', async ({
+    identity,
+    cell,
+    event,
+  }) => {
     const holder = await admittedBuyer(identity, cell, event.eventId);
     const seat = event.seats[40]!.id;
     const held = await (await holder.hold([seat])).json();

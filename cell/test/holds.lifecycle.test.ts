@@ -1,31 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import type { EventLoad } from '@onsale/contracts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { admittedBuyer } from '../../test/support/buyer';
-import { startTestCell, type TestCell } from '../../test/support/cell';
-import { startIdentity, type TestIdentity } from '../../test/support/identity';
-import { eventLoad, loadIntoCell } from '../../test/support/seed';
+import type { TestCell } from '../../test/support/cell';
+import { cellTest } from '../../test/support/fixtures';
 
-let identity: TestIdentity;
-let cell: TestCell;
-let event: EventLoad;
-
-beforeAll(async () => {
-  identity = await startIdentity();
-  cell = await startTestCell(identity);
-  event = await loadIntoCell(cell, eventLoad(30, { holdTtlSeconds: 120 }));
-});
-afterAll(async () => {
-  await cell?.close();
-  await identity?.close();
-});
+const it = cellTest({ seats: 30, event: { holdTtlSeconds: 120 } });
 
 /** Moves a hold's expiry into the past, as the clock would. */
-const lapse = (holdId: string) =>
+const lapse = (cell: TestCell, holdId: string) =>
   cell.db.query(`UPDATE holds SET expires_at = now() - interval '1 second' WHERE id = $1`, [holdId]);
 
 describe('a hold over its life', () => {
-  it('returns 202 with the order, its hold, the expiry and a Location', async () => {
+  it('returns 202 with the order, its hold, the expiry and a Location', async ({ identity, cell, event }) => {
     const buyer = await admittedBuyer(identity, cell, event.eventId);
     const before = Date.now();
     const res = await buyer.hold([event.seats[0]!.id, event.seats[1]!.id]);
@@ -46,14 +32,18 @@ describe('a hold over its life', () => {
     expect(outbox[0]!.envelope.payload.amount).toBe(10_000);
   });
 
-  it("an expired hold's seats can be held by another buyer, and the old order is no longer pending", async () => {
+  it("an expired hold's seats can be held by another buyer, and the old order is no longer pending", async ({
+    identity,
+    cell,
+    event,
+  }) => {
     const first = await admittedBuyer(identity, cell, event.eventId);
     const seats = [event.seats[5]!.id, event.seats[6]!.id];
     const old = await (await first.hold(seats)).json();
     const second = await admittedBuyer(identity, cell, event.eventId);
     expect((await second.hold([seats[0]!])).status).toBe(409);
 
-    await lapse(old.holdId);
+    await lapse(cell, old.holdId);
     const res = await second.hold([seats[0]!]);
     expect(res.status).toBe(202);
 
@@ -72,7 +62,7 @@ describe('a hold over its life', () => {
     expect(expired).toHaveLength(1);
   });
 
-  it('the owner sees the order; anyone else gets 404', async () => {
+  it('the owner sees the order; anyone else gets 404', async ({ identity, cell, event }) => {
     const owner = await admittedBuyer(identity, cell, event.eventId);
     const { orderId, expiresAt } = await (await owner.hold([event.seats[10]!.id])).json();
     const res = await owner.order(orderId);
@@ -92,7 +82,7 @@ describe('a hold over its life', () => {
     expect((await owner.order(randomUUID())).status).toBe(404);
   });
 
-  it('the owner releases an active hold, idempotently; the seats are free again', async () => {
+  it('the owner releases an active hold, idempotently; the seats are free again', async ({ identity, cell, event }) => {
     const owner = await admittedBuyer(identity, cell, event.eventId);
     const seat = event.seats[15]!.id;
     const { orderId } = await (await owner.hold([seat])).json();
@@ -111,7 +101,7 @@ describe('a hold over its life', () => {
     expect((await stranger.hold([seat])).status).toBe(202);
   });
 
-  it('a confirmed order cannot be released by the buyer', async () => {
+  it('a confirmed order cannot be released by the buyer', async ({ identity, cell, event }) => {
     const owner = await admittedBuyer(identity, cell, event.eventId);
     const { orderId, holdId } = await (await owner.hold([event.seats[20]!.id])).json();
     await cell.db.query(`UPDATE holds SET status = 'confirmed' WHERE id = $1`, [holdId]);
@@ -121,7 +111,7 @@ describe('a hold over its life', () => {
     expect((await res.json()).error.code).toBe('order_not_releasable');
   });
 
-  it('availability is a hint that leaves out held seats', async () => {
+  it('availability is a hint that leaves out held seats', async ({ cell, event }) => {
     const res = await fetch(`${cell.url}/events/${event.eventId}/availability`);
     expect(res.status).toBe(200);
     const body = await res.json();

@@ -1,27 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { EventLoad } from '@onsale/contracts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { admittedBuyer } from '../../test/support/buyer';
-import { startTestCell, type TestCell } from '../../test/support/cell';
-import { startIdentity, type TestIdentity } from '../../test/support/identity';
-import { eventLoad, loadIntoCell } from '../../test/support/seed';
+import { cellTest } from '../../test/support/fixtures';
 
-let identity: TestIdentity;
-let cell: TestCell;
-let event: EventLoad;
-
-beforeAll(async () => {
-  identity = await startIdentity();
-  cell = await startTestCell(identity);
-  event = await loadIntoCell(cell, eventLoad(200));
-});
-afterAll(async () => {
-  await cell?.close();
-  await identity?.close();
-});
+const it = cellTest({ seats: 200 });
 
 describe('racing for seats', () => {
-  it('100 concurrent attempts on one seat make exactly one hold', async () => {
+  it('100 concurrent attempts on one seat make exactly one hold', async ({ identity, cell, event }) => {
     const seat = event.seats[0]!.id;
     const buyers = await Promise.all(Array.from({ length: 100 }, () => admittedBuyer(identity, cell, event.eventId)));
     const responses = await Promise.all(buyers.map((b) => b.hold([seat])));
@@ -41,7 +26,11 @@ describe('racing for seats', () => {
     expect(await cell.db.query('SELECT id FROM orders')).toHaveLength(1);
   });
 
-  it('50 buyers with overlapping multi-seat requests: no 5xx, no seat in two active holds', async () => {
+  it('50 buyers with overlapping multi-seat requests: no 5xx, no seat in two active holds', async ({
+    identity,
+    cell,
+    event,
+  }) => {
     // 12 seats, each buyer asks for 3 to 6 of them in a random order: heavy overlap both ways.
     const pool = event.seats.slice(10, 22).map((s) => s.id);
     const buyers = await Promise.all(Array.from({ length: 50 }, () => admittedBuyer(identity, cell, event.eventId)));
@@ -69,7 +58,11 @@ describe('racing for seats', () => {
     expect(new Set(heldRows.map((r) => r.order_id))).toEqual(new Set(won.map((w) => w.orderId)));
   });
 
-  it('the database refuses a second active hold on a seat even if the code did not', async () => {
+  it('the database refuses a second active hold on a seat even if the code did not', async ({
+    identity,
+    cell,
+    event,
+  }) => {
     const seat = event.seats[50]!.id;
     const b = await admittedBuyer(identity, cell, event.eventId);
     const res = await b.hold([seat]);
@@ -95,7 +88,11 @@ describe('racing for seats', () => {
     ).rejects.toThrow(/tickets_seat_uq/);
   });
 
-  it('an unknown seat is named, an unknown event is a 404, and nothing is written', async () => {
+  it('an unknown seat is named, an unknown event is a 404, and nothing is written', async ({
+    identity,
+    cell,
+    event,
+  }) => {
     const b = await admittedBuyer(identity, cell, event.eventId);
     const before = await cell.db.query('SELECT count(*)::int AS n FROM orders');
     const ghost = randomUUID();

@@ -1,71 +1,33 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import type { EventLoad } from '@onsale/contracts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Emulator } from '../../stripe-emulator/src/index';
+import { describe, expect } from 'vitest';
 import { admittedBuyer } from '../../test/support/buyer';
-import { startTestCell, type TestCell } from '../../test/support/cell';
-import { startIdentity, type TestIdentity } from '../../test/support/identity';
-import { dropCellTopics, eventually, provisionCellTopics, uniqueCellId } from '../../test/support/kafka';
+import type { TestCell } from '../../test/support/cell';
+import { paymentsCellTest } from '../../test/support/fixtures';
+import { eventually } from '../../test/support/kafka';
 import { orderStatus } from '../../test/support/saga';
-import { eventLoad, loadIntoCell } from '../../test/support/seed';
-import {
-  captureLogs,
-  newWebhookSecret,
-  payInBrowser,
-  sendWebhooksTo,
-  startStripeEmulator,
-  stripeApiEnv,
-  stripeClient,
-} from '../../test/support/stripe';
-import { startCellWorkers } from '../../test/support/workers';
+import { payInBrowser } from '../../test/support/stripe';
 import type { OrderTimeline } from '../src/ops/order-timeline';
 
-let identity: TestIdentity;
-let emulator: Emulator;
-let cell: TestCell;
-let event: EventLoad;
-let workers: Awaited<ReturnType<typeof startCellWorkers>>;
-let logs: ReturnType<typeof captureLogs>;
-const cellId = uniqueCellId('tl');
+const it = paymentsCellTest({ prefix: 'tl', seats: 10 });
 
-beforeAll(async () => {
-  logs = captureLogs();
-  identity = await startIdentity();
-  emulator = await startStripeEmulator();
-  const webhookSecret = newWebhookSecret();
-  cell = await startTestCell(identity, { cellId, env: stripeApiEnv(emulator, webhookSecret) });
-  sendWebhooksTo(emulator, cell.url, webhookSecret);
-  await provisionCellTopics(cellId);
-  event = await loadIntoCell(cell, eventLoad(10));
-  workers = await startCellWorkers(
-    cellId,
-    cell.db.url,
-    { relay: true, saga: true, tickets: true, payments: true },
-    undefined,
-    { stripe: stripeClient(emulator) },
-  );
-});
-afterAll(async () => {
-  await workers?.stop();
-  await cell?.close();
-  await emulator?.close();
-  await identity?.close();
-  await dropCellTopics(cellId);
-  logs?.restore();
-});
-
-const timelineOf = (orderId: string, token = cell.internalToken) =>
+const timelineOf = (cell: TestCell, orderId: string, token = cell.internalToken) =>
   fetch(`${cell.url}/internal/orders/${orderId}/timeline`, { headers: { authorization: `Bearer ${token}` } });
 
 describe("an order's business timeline", () => {
-  it('a ticketed purchase: hold, outbox rows, consumers, payment, webhook, tickets, in time order, no secret', async () => {
+  it('a ticketed purchase: hold, outbox rows, consumers, payment, webhook, tickets, in time order, no secret', async ({
+    identity,
+    cellId,
+    cell,
+    event,
+    stripe,
+  }) => {
     const buyer = await admittedBuyer(identity, cell, event.eventId);
     const seatIds = event.seats.slice(0, 2).map((s) => s.id);
     const held = await buyer.hold(seatIds);
     expect(held.status).toBe(202);
     const { orderId } = (await held.json()) as { orderId: string };
-    const paid = await payInBrowser(stripeClient(emulator), () => buyer.order(orderId), 'pm_card_visa');
+    const paid = await payInBrowser(stripe, () => buyer.order(orderId), 'pm_card_visa');
     await eventually(async () => (await orderStatus(cell, orderId)) === 'ticketed', 'ticketed order');
     // The last consumer records TicketIssued in the inbox just after the order is ticketed.
     await eventually(async () => {
@@ -75,7 +37,7 @@ describe("an order's business timeline", () => {
       return rows.length === 0;
     }, 'every outbox row published');
 
-    const res = await timelineOf(orderId);
+    const res = await timelineOf(cell, orderId);
     expect(res.status).toBe(200);
     const timeline = (await res.json()) as OrderTimeline;
     expect(timeline).toMatchObject({ orderId, cellId, eventId: event.eventId, status: 'ticketed' });
@@ -156,12 +118,12 @@ describe("an order's business timeline", () => {
     expect(printed.entries.map((e) => e.what)).toEqual(entries.map((e) => e.what));
   });
 
-  it('needs the internal token; an unknown order is a 404', async () => {
+  it('needs the internal token; an unknown order is a 404', async ({ cell }) => {
     const unknown = '00000000-0000-4000-8000-000000000000';
-    expect((await timelineOf(unknown, 'wrong-token-wrong-token')).status).toBe(401);
+    expect((await timelineOf(cell, unknown, 'wrong-token-wrong-token')).status).toBe(401);
     expect((await fetch(`${cell.url}/internal/orders/${unknown}/timeline`)).status).toBe(401);
-    expect((await timelineOf(unknown)).status).toBe(404);
-    expect((await timelineOf('not-a-uuid')).status).toBe(400);
+    expect((await timelineOf(cell, unknown)).status).toBe(404);
+    expect((await timelineOf(cell, 'not-a-uuid')).status).toBe(400);
     const doc = (await (await fetch(`${cell.url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
     expect(doc.paths['/internal/orders/{orderId}/timeline']).toBeDefined();
   });

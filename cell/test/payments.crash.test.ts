@@ -1,68 +1,27 @@
-import type { EventLoad } from '@onsale/contracts';
-import type Stripe from 'stripe';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { type RunningProcess, startProcess } from '../../scripts/local-platform/process';
 import type { Emulator } from '../../stripe-emulator/src/index';
 import { admittedBuyer } from '../../test/support/buyer';
-import { startTestCell, type TestCell } from '../../test/support/cell';
-import { startIdentity, type TestIdentity } from '../../test/support/identity';
-import { dropCellTopics, eventually, kafkaBrokers, provisionCellTopics, uniqueCellId } from '../../test/support/kafka';
+import type { TestCell } from '../../test/support/cell';
+import { paymentsCellTest } from '../../test/support/fixtures';
+import { eventually, kafkaBrokers } from '../../test/support/kafka';
 import { orderStatus } from '../../test/support/saga';
-import { eventLoad, loadIntoCell } from '../../test/support/seed';
-import {
-  captureLogs,
-  intentsFor,
-  newWebhookSecret,
-  payInBrowser,
-  sendWebhooksTo,
-  startStripeEmulator,
-  stripeApiEnv,
-  stripeClient,
-  stripeWorkerEnv,
-} from '../../test/support/stripe';
-import { startCellWorkers } from '../../test/support/workers';
+import { intentsFor, payInBrowser, stripeWorkerEnv } from '../../test/support/stripe';
 
-let identity: TestIdentity;
-let emulator: Emulator;
-let stripe: Stripe;
-let cell: TestCell;
-let event: EventLoad;
-let workers: Awaited<ReturnType<typeof startCellWorkers>>;
-let logs: ReturnType<typeof captureLogs>;
+// The payment worker runs as its own process (so it can crash); the rest of the cell in here.
+const it = paymentsCellTest({ prefix: 'pcr', seats: 10, env: { LOG_LEVEL: 'debug' }, paymentsInProcess: false });
 const processes: RunningProcess[] = [];
-const cellId = uniqueCellId('pcr');
 
-beforeAll(async () => {
-  logs = captureLogs();
-  identity = await startIdentity();
-  emulator = await startStripeEmulator();
-  stripe = stripeClient(emulator);
-  const webhookSecret = newWebhookSecret();
-  cell = await startTestCell(identity, {
-    cellId,
-    env: { ...stripeApiEnv(emulator, webhookSecret), LOG_LEVEL: 'debug' },
-  });
-  sendWebhooksTo(emulator, cell.url, webhookSecret);
-  await provisionCellTopics(cellId);
-  event = await loadIntoCell(cell, eventLoad(10));
-  // The payment worker runs as its own process (so it can crash); the rest of the cell in here.
-  workers = await startCellWorkers(cellId, cell.db.url, { relay: true, saga: true, tickets: true });
-});
+// Before the cell and its workers are torn down.
 afterAll(async () => {
   for (const p of processes) await p.stop();
-  await workers?.stop();
-  await cell?.close();
-  await emulator?.close();
-  await identity?.close();
-  await dropCellTopics(cellId);
-  logs?.restore();
 });
 
-async function paymentWorker(failpoints = '') {
+async function paymentWorker(cell: TestCell, emulator: Emulator, failpoints = '') {
   const p = await startProcess(
     'cell/src/payments/main.ts',
     {
-      CELL_ID: cellId,
+      CELL_ID: cell.cellId,
       DATABASE_URL: cell.db.url,
       KAFKA_BROKERS: kafkaBrokers().join(','),
       KAFKA_SESSION_TIMEOUT_MS: '6000',
@@ -76,29 +35,36 @@ async function paymentWorker(failpoints = '') {
   return p;
 }
 
-const recorded = async (orderId: string) =>
+const recorded = async (cell: TestCell, orderId: string) =>
   (await cell.db.query('SELECT payment_intent_id FROM payments WHERE order_id = $1', [orderId]))[0]
     ?.payment_intent_id as string | undefined;
 
 describe('a payment worker crash between Stripe’s answer and the local commit', () => {
-  it('replays to the same PaymentIntent and the same capture', async () => {
+  it('replays to the same PaymentIntent and the same capture', async ({
+    identity,
+    cell,
+    event,
+    emulator,
+    stripe,
+    logs,
+  }) => {
     const buyer = await admittedBuyer(identity, cell, event.eventId);
     const { orderId } = await (await buyer.hold([event.seats[0]!.id])).json();
 
     // Crash right after Stripe created the intent, before it is recorded.
-    const first = await paymentWorker('payments.after-stripe=crash');
+    const first = await paymentWorker(cell, emulator, 'payments.after-stripe=crash');
     expect(await first.exited).toBe(137);
     expect(intentsFor(emulator, orderId)).toHaveLength(1);
-    expect(await recorded(orderId)).toBeUndefined();
+    expect(await recorded(cell, orderId)).toBeUndefined();
 
-    const second = await paymentWorker();
-    await eventually(recorded.bind(null, orderId), 'intent recorded after the replay', 60_000);
-    expect(intentsFor(emulator, orderId).map((pi) => pi.id)).toEqual([await recorded(orderId)]);
+    const second = await paymentWorker(cell, emulator);
+    await eventually(recorded.bind(null, cell, orderId), 'intent recorded after the replay', 60_000);
+    expect(intentsFor(emulator, orderId).map((pi) => pi.id)).toEqual([await recorded(cell, orderId)]);
     expect(emulator.control.counters().paymentIntentsCreated).toBe(1);
     await second.stop();
 
     // Crash right after Stripe captured, before PaymentCaptured is recorded.
-    const third = await paymentWorker('payments.after-stripe=crash');
+    const third = await paymentWorker(cell, emulator, 'payments.after-stripe=crash');
     const { clientSecret } = await payInBrowser(stripe, () => buyer.order(orderId), 'pm_card_visa');
     expect(await third.exited).toBe(137);
     expect(emulator.control.counters().captures).toBe(1);
@@ -115,7 +81,7 @@ describe('a payment worker crash between Stripe’s answer and the local commit'
       ]),
     ).toEqual([]);
 
-    await paymentWorker();
+    await paymentWorker(cell, emulator);
     await eventually(
       async () => (await orderStatus(cell, orderId)) === 'ticketed',
       'ticketed after the replay',
@@ -128,18 +94,23 @@ describe('a payment worker crash between Stripe’s answer and the local commit'
     expect(lines.filter((l) => l.includes(clientSecret))).toEqual([]);
   });
 
-  it('a crash in the runner before the commit (inbox and record rolled back) replays the same way', async () => {
+  it('a crash in the runner before the commit (inbox and record rolled back) replays the same way', async ({
+    identity,
+    cell,
+    event,
+    emulator,
+  }) => {
     for (const p of processes.splice(0)) await p.stop();
     const before = emulator.control.counters();
     const buyer = await admittedBuyer(identity, cell, event.eventId);
     const { orderId } = await (await buyer.hold([event.seats[1]!.id])).json();
 
-    const crashing = await paymentWorker('payments.before-commit=crash');
+    const crashing = await paymentWorker(cell, emulator, 'payments.before-commit=crash');
     expect(await crashing.exited).toBe(137);
-    expect(await recorded(orderId)).toBeUndefined();
+    expect(await recorded(cell, orderId)).toBeUndefined();
 
-    await paymentWorker();
-    await eventually(recorded.bind(null, orderId), 'intent recorded after the replay', 60_000);
+    await paymentWorker(cell, emulator);
+    await eventually(recorded.bind(null, cell, orderId), 'intent recorded after the replay', 60_000);
     expect(intentsFor(emulator, orderId)).toHaveLength(1);
     expect(emulator.control.counters().paymentIntentsCreated - before.paymentIntentsCreated).toBe(1);
   });

@@ -1,74 +1,22 @@
-import type { EventLoad } from '@onsale/contracts';
 import type Stripe from 'stripe';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Emulator } from '../../stripe-emulator/src/index';
-import { admittedBuyer } from '../../test/support/buyer';
-import { startTestCell, type TestCell } from '../../test/support/cell';
-import { startIdentity, type TestIdentity } from '../../test/support/identity';
-import { dropCellTopics, eventually, provisionCellTopics, uniqueCellId } from '../../test/support/kafka';
+import { describe, expect } from 'vitest';
+import { admittedBuyer, type Buyer } from '../../test/support/buyer';
+import type { TestCell } from '../../test/support/cell';
+import { type CellFixtures, paymentsCellTest } from '../../test/support/fixtures';
+import { eventually } from '../../test/support/kafka';
 import { orderStatus } from '../../test/support/saga';
-import { eventLoad, loadIntoCell } from '../../test/support/seed';
-import {
-  captureLogs,
-  eventCounts,
-  intentsFor,
-  newWebhookSecret,
-  payInBrowser,
-  sendWebhooksTo,
-  startStripeEmulator,
-  stripeApiEnv,
-  stripeClient,
-} from '../../test/support/stripe';
-import { startCellWorkers } from '../../test/support/workers';
+import { eventCounts, intentsFor, payInBrowser } from '../../test/support/stripe';
 
-let identity: TestIdentity;
-let emulator: Emulator;
-let stripe: Stripe;
-let cell: TestCell;
-let event: EventLoad;
-let workers: Awaited<ReturnType<typeof startCellWorkers>>;
-let logs: ReturnType<typeof captureLogs>;
+const it = paymentsCellTest({ prefix: 'pay', seats: 60, env: { LOG_LEVEL: 'debug' } });
 const secrets: string[] = [];
-const cellId = uniqueCellId('pay');
 let nextSeat = 0;
 
-beforeAll(async () => {
-  logs = captureLogs();
-  identity = await startIdentity();
-  emulator = await startStripeEmulator();
-  stripe = stripeClient(emulator);
-  const webhookSecret = newWebhookSecret();
-  cell = await startTestCell(identity, {
-    cellId,
-    env: { ...stripeApiEnv(emulator, webhookSecret), LOG_LEVEL: 'debug' },
-  });
-  sendWebhooksTo(emulator, cell.url, webhookSecret);
-  await provisionCellTopics(cellId);
-  event = await loadIntoCell(cell, eventLoad(60));
-  workers = await startCellWorkers(
-    cellId,
-    cell.db.url,
-    { relay: true, saga: true, tickets: true, payments: true },
-    undefined,
-    {
-      stripe: stripeClient(emulator),
-    },
-  );
-});
-afterAll(async () => {
-  await workers?.stop();
-  await cell?.close();
-  await emulator?.close();
-  await identity?.close();
-  await dropCellTopics(cellId);
-  logs?.restore();
-});
-beforeEach(() => {
+it.beforeEach(({ emulator }) => {
   emulator.control.setWebhookFaults({});
 });
 
 /** A buyer holds `n` fresh seats; returns the buyer, the order and its seats. */
-async function holdSeats(n = 1) {
+async function holdSeats({ identity, cell, event }: CellFixtures, n = 1) {
   const buyer = await admittedBuyer(identity, cell, event.eventId);
   const seatIds = event.seats.slice(nextSeat, nextSeat + n).map((s) => s.id);
   nextSeat += n;
@@ -78,23 +26,31 @@ async function holdSeats(n = 1) {
   return { buyer, orderId: orderId as string, seatIds };
 }
 
-async function pay(buyer: Awaited<ReturnType<typeof holdSeats>>['buyer'], orderId: string, card: string) {
+async function pay(stripe: Stripe, buyer: Buyer, orderId: string, card: string) {
   const paid = await payInBrowser(stripe, () => buyer.order(orderId), card);
   secrets.push(paid.clientSecret);
   return paid;
 }
 
-const statusIs = (orderId: string, status: string) => async () => (await orderStatus(cell, orderId)) === status;
-const tickets = async (orderId: string) =>
+const statusIs = (cell: TestCell, orderId: string, status: string) => async () =>
+  (await orderStatus(cell, orderId)) === status;
+const tickets = async (cell: TestCell, orderId: string) =>
   (await cell.db.query('SELECT seat_id FROM tickets WHERE order_id = $1', [orderId])).length;
 
 describe('payments through Stripe (the emulator), one cell', () => {
-  it('hold, PaymentIntent, the buyer confirms with a good card, webhook, confirm, capture, tickets', async () => {
-    const { buyer, orderId, seatIds } = await holdSeats(2);
-    const { paymentIntentId } = await pay(buyer, orderId, 'pm_card_visa');
+  it('hold, PaymentIntent, the buyer confirms with a good card, webhook, confirm, capture, tickets', async ({
+    identity,
+    cellId,
+    cell,
+    event,
+    emulator,
+    stripe,
+  }) => {
+    const { buyer, orderId, seatIds } = await holdSeats({ identity, cell, event }, 2);
+    const { paymentIntentId } = await pay(stripe, buyer, orderId, 'pm_card_visa');
 
-    await eventually(statusIs(orderId, 'ticketed'), 'ticketed order');
-    expect(await tickets(orderId)).toBe(2);
+    await eventually(statusIs(cell, orderId, 'ticketed'), 'ticketed order');
+    expect(await tickets(cell, orderId)).toBe(2);
     const [intent] = intentsFor(emulator, orderId);
     expect(intent).toMatchObject({
       id: paymentIntentId,
@@ -118,13 +74,19 @@ describe('payments through Stripe (the emulator), one cell', () => {
     expect((await other.hold([seatIds[0]!])).status).toBe(409);
   });
 
-  it('a declined card fails the order and gives the seats back; nothing is captured', async () => {
+  it('a declined card fails the order and gives the seats back; nothing is captured', async ({
+    identity,
+    cell,
+    event,
+    emulator,
+    stripe,
+  }) => {
     const before = emulator.control.counters();
-    const { buyer, orderId, seatIds } = await holdSeats();
-    const { declined } = await pay(buyer, orderId, 'pm_card_chargeDeclined');
+    const { buyer, orderId, seatIds } = await holdSeats({ identity, cell, event });
+    const { declined } = await pay(stripe, buyer, orderId, 'pm_card_chargeDeclined');
     expect(declined?.code).toBe('card_declined');
 
-    await eventually(statusIs(orderId, 'failed'), 'failed order');
+    await eventually(statusIs(cell, orderId, 'failed'), 'failed order');
     const order = (await cell.db.query('SELECT failure_reason FROM orders WHERE id = $1', [orderId]))[0];
     expect(order?.failure_reason).toContain('card_declined');
     const other = await admittedBuyer(identity, cell, event.eventId);
@@ -135,16 +97,22 @@ describe('payments through Stripe (the emulator), one cell', () => {
     expect(after.declines - before.declines).toBe(1);
   });
 
-  it('every webhook delivered ten times: one confirmation, one capture, one ticket per seat', async () => {
+  it('every webhook delivered ten times: one confirmation, one capture, one ticket per seat', async ({
+    identity,
+    cell,
+    event,
+    emulator,
+    stripe,
+  }) => {
     emulator.control.setWebhookFaults({ duplicates: 10 });
     const before = emulator.control.counters();
-    const { buyer, orderId } = await holdSeats(2);
-    const { paymentIntentId } = await pay(buyer, orderId, 'pm_card_visa');
+    const { buyer, orderId } = await holdSeats({ identity, cell, event }, 2);
+    const { paymentIntentId } = await pay(stripe, buyer, orderId, 'pm_card_visa');
 
-    await eventually(statusIs(orderId, 'ticketed'), 'ticketed order');
+    await eventually(statusIs(cell, orderId, 'ticketed'), 'ticketed order');
     await emulator.control.waitForWebhooks(30_000);
     expect(emulator.control.counters().captures - before.captures).toBe(1);
-    expect(await tickets(orderId)).toBe(2);
+    expect(await tickets(cell, orderId)).toBe(2);
     const counts = await eventCounts(cell, orderId);
     expect(counts).toMatchObject({ OrderConfirmed: 1, CaptureRequested: 1, TicketIssueRequested: 1, TicketIssued: 1 });
     // Each Stripe event was taken in once, whatever the number of deliveries.
@@ -162,19 +130,25 @@ describe('payments through Stripe (the emulator), one cell', () => {
     expect(delivered.length).toBeGreaterThanOrEqual(10);
   });
 
-  it('an authorization after the hold lapsed is cancelled at Stripe and the order expires', async () => {
+  it('an authorization after the hold lapsed is cancelled at Stripe and the order expires', async ({
+    identity,
+    cell,
+    event,
+    emulator,
+    stripe,
+  }) => {
     const before = emulator.control.counters();
-    const { buyer, orderId, seatIds } = await holdSeats();
+    const { buyer, orderId, seatIds } = await holdSeats({ identity, cell, event });
     await eventually(
       async () => (await cell.db.query('SELECT 1 FROM payments WHERE order_id = $1', [orderId])).length === 1,
       'recorded intent',
     );
     // The clock passes the hold's expiry before the buyer pays (no expiry sweep has run yet).
     await cell.db.query(`UPDATE holds SET expires_at = now() - interval '1 second' WHERE order_id = $1`, [orderId]);
-    const { paymentIntentId } = await pay(buyer, orderId, 'pm_card_visa');
+    const { paymentIntentId } = await pay(stripe, buyer, orderId, 'pm_card_visa');
 
     await eventually(async () => intentsFor(emulator, orderId)[0]?.status === 'canceled', 'canceled intent');
-    await eventually(statusIs(orderId, 'expired'), 'expired order');
+    await eventually(statusIs(cell, orderId, 'expired'), 'expired order');
     await eventually(
       async () =>
         (await cell.db.query('SELECT status FROM payments WHERE order_id = $1', [orderId]))[0]?.status === 'canceled',
@@ -188,30 +162,42 @@ describe('payments through Stripe (the emulator), one cell', () => {
     expect((await other.hold(seatIds)).status).toBe(202);
   });
 
-  it('a capture whose response is lost (Stripe captured) is retried with its key: one capture', async () => {
+  it('a capture whose response is lost (Stripe captured) is retried with its key: one capture', async ({
+    identity,
+    cell,
+    event,
+    emulator,
+    stripe,
+  }) => {
     const before = emulator.control.counters();
-    const { buyer, orderId } = await holdSeats();
+    const { buyer, orderId } = await holdSeats({ identity, cell, event });
     emulator.control.injectFailures('payment_intents.capture', 1, 'lost_response');
-    await pay(buyer, orderId, 'pm_card_visa');
+    await pay(stripe, buyer, orderId, 'pm_card_visa');
 
-    await eventually(statusIs(orderId, 'ticketed'), 'ticketed order');
+    await eventually(statusIs(cell, orderId, 'ticketed'), 'ticketed order');
     expect(emulator.control.pendingFailures()).toEqual([]);
     expect(emulator.control.counters().captures - before.captures).toBe(1);
     expect(await eventCounts(cell, orderId)).toMatchObject({ CaptureRequested: 1, TicketIssueRequested: 1 });
   });
 
-  it('a capture Stripe refuses releases the seats and fails the order', async () => {
+  it('a capture Stripe refuses releases the seats and fails the order', async ({
+    identity,
+    cell,
+    event,
+    emulator,
+    stripe,
+  }) => {
     const before = emulator.control.counters();
-    const { buyer, orderId, seatIds } = await holdSeats();
+    const { buyer, orderId, seatIds } = await holdSeats({ identity, cell, event });
     // The capture is held at Stripe for 1.5 s; meanwhile the authorization is voided there (as
     // an expired or issuer-reversed authorization is), so the capture meets a permanent refusal.
     emulator.control.setLatency('payment_intents.capture', 1_500);
-    const { paymentIntentId } = await pay(buyer, orderId, 'pm_card_visa');
-    await eventually(statusIs(orderId, 'confirmed'), 'confirmed order');
+    const { paymentIntentId } = await pay(stripe, buyer, orderId, 'pm_card_visa');
+    await eventually(statusIs(cell, orderId, 'confirmed'), 'confirmed order');
     await new Promise((r) => setTimeout(r, 300));
     await stripe.paymentIntents.cancel(paymentIntentId);
 
-    await eventually(statusIs(orderId, 'failed'), 'failed order');
+    await eventually(statusIs(cell, orderId, 'failed'), 'failed order');
     emulator.control.setLatency('payment_intents.capture', 0);
     const order = (await cell.db.query('SELECT failure_reason FROM orders WHERE id = $1', [orderId]))[0];
     expect(order?.failure_reason).toContain('capture_failed');
@@ -221,9 +207,15 @@ describe('payments through Stripe (the emulator), one cell', () => {
     expect((await other.hold(seatIds)).status).toBe(202);
   });
 
-  it('money captured for seats already released is refunded once, with an incident row', async () => {
+  it('money captured for seats already released is refunded once, with an incident row', async ({
+    identity,
+    cell,
+    event,
+    emulator,
+    stripe,
+  }) => {
     const before = emulator.control.counters();
-    const { buyer, orderId } = await holdSeats();
+    const { buyer, orderId } = await holdSeats({ identity, cell, event });
     const view = await eventually(async () => {
       const v = await (await buyer.order(orderId)).json();
       return v.payment?.clientSecret ? v : null;
@@ -239,7 +231,7 @@ describe('payments through Stripe (the emulator), one cell', () => {
     await stripe.paymentIntents.confirm(paymentIntentId, { payment_method: 'pm_card_visa' });
     await stripe.paymentIntents.capture(paymentIntentId);
 
-    await eventually(statusIs(orderId, 'refunded'), 'refunded order', 60_000);
+    await eventually(statusIs(cell, orderId, 'refunded'), 'refunded order', 60_000);
     const incidents = await cell.db.query('SELECT kind FROM incidents WHERE order_id = $1', [orderId]);
     expect(incidents).toEqual([{ kind: 'captured_after_release' }]);
     await emulator.control.waitForWebhooks(30_000);
@@ -249,7 +241,7 @@ describe('payments through Stripe (the emulator), one cell', () => {
     emulator.control.setLatency('payment_intents.cancel', 0);
   });
 
-  it('no client secret in any log line or on the outbox', async () => {
+  it('no client secret in any log line or on the outbox', async ({ cell, logs }) => {
     expect(secrets.length).toBeGreaterThan(3);
     const outbox = (await cell.db.query<{ envelope: unknown }>('SELECT envelope FROM outbox')).map((r) =>
       JSON.stringify(r.envelope),

@@ -1,66 +1,32 @@
-import type { EventLoad } from '@onsale/contracts';
 import Stripe from 'stripe';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Emulator } from '../../stripe-emulator/src/index';
-import { admittedBuyer } from '../../test/support/buyer';
-import { startTestCell, type TestCell } from '../../test/support/cell';
+import { describe, expect } from 'vitest';
+import { admittedBuyer, type Buyer } from '../../test/support/buyer';
+import type { TestCell } from '../../test/support/cell';
 import { startCellApiOn, startPgProxy } from '../../test/support/db-outage';
-import { startIdentity, type TestIdentity } from '../../test/support/identity';
-import { dropCellTopics, eventually, provisionCellTopics, uniqueCellId } from '../../test/support/kafka';
+import { type CellFixtures, paymentsCellTest } from '../../test/support/fixtures';
+import { eventually } from '../../test/support/kafka';
 import { orderStatus } from '../../test/support/saga';
-import { eventLoad, loadIntoCell } from '../../test/support/seed';
 import {
   eventCounts,
   intentsFor,
   newWebhookSecret,
   payInBrowser,
   sendWebhooksTo,
-  startStripeEmulator,
   stripeApiEnv,
-  stripeClient,
 } from '../../test/support/stripe';
-import { startCellWorkers } from '../../test/support/workers';
 import { reconcileOnce } from '../src/reconciler/reconcile';
 
-let identity: TestIdentity;
-let emulator: Emulator;
-let stripe: Stripe;
-let cell: TestCell;
-let event: EventLoad;
-let workers: Awaited<ReturnType<typeof startCellWorkers>>;
-let webhookSecret: string;
-const cellId = uniqueCellId('whk');
+const it = paymentsCellTest({ prefix: 'whk', seats: 40 });
 let nextSeat = 0;
 
-beforeAll(async () => {
-  identity = await startIdentity();
-  emulator = await startStripeEmulator();
-  stripe = stripeClient(emulator);
-  webhookSecret = newWebhookSecret();
-  cell = await startTestCell(identity, { cellId, env: stripeApiEnv(emulator, webhookSecret) });
-  await provisionCellTopics(cellId);
-  event = await loadIntoCell(cell, eventLoad(40));
-  workers = await startCellWorkers(
-    cellId,
-    cell.db.url,
-    { relay: true, saga: true, tickets: true, payments: true },
-    undefined,
-    { stripe: stripeClient(emulator) },
-  );
-});
-afterAll(async () => {
-  await workers?.stop();
-  await cell?.close();
-  await emulator?.close();
-  await identity?.close();
-  await dropCellTopics(cellId);
-});
-beforeEach(() => {
+// Each test adds the webhook endpoint it wants, if any (the one the cell registered at its start is
+// removed here too: the workers start with the file's first test, whose hooks already need them).
+it.beforeEach(({ emulator }) => {
   emulator.control.reset();
   for (const endpoint of emulator.control.webhookEndpoints()) emulator.control.removeWebhookEndpoint(endpoint.id);
 });
 
-async function holdSeat() {
+async function holdSeat({ identity, cell, event }: CellFixtures) {
   const buyer = await admittedBuyer(identity, cell, event.eventId);
   const res = await buyer.hold([event.seats[nextSeat++]!.id]);
   expect(res.status).toBe(202);
@@ -68,16 +34,23 @@ async function holdSeat() {
 }
 
 /** The order's client secret as the page gets it: the intent exists and is recorded. */
-const intentOf = (buyer: Awaited<ReturnType<typeof holdSeat>>['buyer'], orderId: string) =>
+const intentOf = (buyer: Buyer, orderId: string) =>
   eventually(async () => (await (await buyer.order(orderId)).json()).payment?.paymentIntentId as string, 'intent');
 
-const statusIs = (orderId: string, status: string) => async () => (await orderStatus(cell, orderId)) === status;
-const count = async (table: string) =>
+const statusIs = (cell: TestCell, orderId: string, status: string) => async () =>
+  (await orderStatus(cell, orderId)) === status;
+const count = async (cell: TestCell, table: string) =>
   (await cell.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`))[0]!.n;
 
 describe('the Stripe webhook endpoint', () => {
-  it('refuses a forged, a stale or a missing signature with 400 and writes nothing', async () => {
-    const { buyer, orderId } = await holdSeat();
+  it('refuses a forged, a stale or a missing signature with 400 and writes nothing', async ({
+    identity,
+    cell,
+    event,
+    stripe,
+    webhookSecret,
+  }) => {
+    const { buyer, orderId } = await holdSeat({ identity, cell, event });
     const paymentIntentId = await intentOf(buyer, orderId);
     const intent = await stripe.paymentIntents.retrieve(paymentIntentId);
     const payload = JSON.stringify({
@@ -86,7 +59,7 @@ describe('the Stripe webhook endpoint', () => {
       type: 'payment_intent.amount_capturable_updated',
       data: { object: { ...intent, status: 'requires_capture', amount_capturable: intent.amount } },
     });
-    const before = { events: await count('stripe_events'), outbox: await count('outbox') };
+    const before = { events: await count(cell, 'stripe_events'), outbox: await count(cell, 'outbox') };
     const post = (signature?: string) =>
       fetch(`${cell.url}/webhooks/stripe`, {
         method: 'POST',
@@ -109,7 +82,7 @@ describe('the Stripe webhook endpoint', () => {
       expect(body.error.code).toMatch(/^(bad_request|validation_failed)$/);
       expect(body.error.requestId).toBeTruthy();
     }
-    expect({ events: await count('stripe_events'), outbox: await count('outbox') }).toEqual(before);
+    expect({ events: await count(cell, 'stripe_events'), outbox: await count(cell, 'outbox') }).toEqual(before);
     expect(await orderStatus(cell, orderId)).toBe('pending_payment');
 
     // The same bytes signed with the endpoint's secret are accepted: the refusals were the signature's.
@@ -117,12 +90,19 @@ describe('the Stripe webhook endpoint', () => {
     expect(genuine.status).toBe(200);
   });
 
-  it('answers 5xx while its database is unreachable; Stripe’s retry later goes through', async () => {
+  it('answers 5xx while its database is unreachable; Stripe’s retry later goes through', async ({
+    identity,
+    cell,
+    event,
+    emulator,
+    stripe,
+    webhookSecret,
+  }) => {
     const proxy = await startPgProxy(cell.db.url);
     const partitioned = await startCellApiOn(cell, identity, proxy.url, stripeApiEnv(emulator, webhookSecret));
     try {
       sendWebhooksTo(emulator, partitioned.url, webhookSecret);
-      const { buyer, orderId } = await holdSeat();
+      const { buyer, orderId } = await holdSeat({ identity, cell, event });
       await intentOf(buyer, orderId);
       proxy.down();
       const { paymentIntentId } = await payInBrowser(stripe, () => buyer.order(orderId), 'pm_card_visa');
@@ -137,7 +117,7 @@ describe('the Stripe webhook endpoint', () => {
       expect(await orderStatus(cell, orderId)).toBe('pending_payment');
 
       proxy.up();
-      await eventually(statusIs(orderId, 'ticketed'), 'ticketed after the database came back');
+      await eventually(statusIs(cell, orderId, 'ticketed'), 'ticketed after the database came back');
       expect(failed().at(-1)?.outcome).toBe('delivered');
     } finally {
       await partitioned.close();
@@ -145,7 +125,14 @@ describe('the Stripe webhook endpoint', () => {
     }
   });
 
-  it('an intent not yet recorded is refused (404) so Stripe delivers again; another cell’s is acknowledged', async () => {
+  it('an intent not yet recorded is refused (404) so Stripe delivers again; another cell’s is acknowledged', async ({
+    cellId,
+    cell,
+    event,
+    emulator,
+    stripe,
+    webhookSecret,
+  }) => {
     sendWebhooksTo(emulator, cell.url, webhookSecret);
     const strayOrder = '00000000-0000-4000-8000-000000000001';
     // Ours by its metadata but unknown here (the worker's commit is a moment behind Stripe's answer).
@@ -167,7 +154,7 @@ describe('the Stripe webhook endpoint', () => {
       emulator.control.webhookAttempts().filter((a) => a.eventType === 'payment_intent.amount_capturable_updated');
     await eventually(async () => attempts().filter((a) => a.status === 404).length >= 2, 'refusals of ours');
     expect(attempts().filter((a) => a.status === 200)).toHaveLength(1);
-    expect(await count('stripe_events')).toBe(
+    expect(await count(cell, 'stripe_events')).toBe(
       (await cell.db.query('SELECT 1 FROM stripe_events WHERE payment_intent_id <> ALL($1)', [[ours.id, theirs.id]]))
         .length,
     );
@@ -175,9 +162,17 @@ describe('the Stripe webhook endpoint', () => {
     await stripe.paymentIntents.cancel(theirs.id);
   });
 
-  it('webhooks out of order (succeeded before amount_capturable_updated): one capture, a legal end state', async () => {
+  it('webhooks out of order (succeeded before amount_capturable_updated): one capture, a legal end state', async ({
+    identity,
+    cell,
+    event,
+    emulator,
+    stripe,
+    webhookSecret,
+    workers,
+  }) => {
     sendWebhooksTo(emulator, cell.url, webhookSecret);
-    const { buyer, orderId } = await holdSeat();
+    const { buyer, orderId } = await holdSeat({ identity, cell, event });
     await intentOf(buyer, orderId);
     // From now on deliveries are held in pairs and sent in reverse.
     emulator.control.setWebhookFaults({ reorder: { batchSize: 2, order: 'reverse', windowMs: 30_000 } });
@@ -190,7 +185,7 @@ describe('the Stripe webhook endpoint', () => {
     const report = await reconcileOnce({ ctx: workers.ctx, stripe }, { graceMs: 0, batchSize: 100 });
     expect(report.fixed).toContainEqual({ kind: 'authorization_observed', orderId });
 
-    await eventually(statusIs(orderId, 'ticketed'), 'ticketed order');
+    await eventually(statusIs(cell, orderId, 'ticketed'), 'ticketed order');
     await emulator.control.waitForWebhooks(30_000);
     const sequence = emulator.control
       .webhookAttempts()
@@ -209,11 +204,19 @@ describe('the Stripe webhook endpoint', () => {
 });
 
 describe('the reconciler', () => {
-  it('re-requests tickets for a paid order that was never ticketed, once per grace period', async () => {
+  it('re-requests tickets for a paid order that was never ticketed, once per grace period', async ({
+    identity,
+    cell,
+    event,
+    emulator,
+    stripe,
+    webhookSecret,
+    workers,
+  }) => {
     sendWebhooksTo(emulator, cell.url, webhookSecret);
-    const { buyer, orderId } = await holdSeat();
+    const { buyer, orderId } = await holdSeat({ identity, cell, event });
     await payInBrowser(stripe, () => buyer.order(orderId), 'pm_card_visa');
-    await eventually(statusIs(orderId, 'ticketed'), 'ticketed order');
+    await eventually(statusIs(cell, orderId, 'ticketed'), 'ticketed order');
     // Lose the tickets' outcome: the order is paid, its ticket rows and TicketIssued gone.
     await cell.db.query('DELETE FROM tickets WHERE order_id = $1', [orderId]);
     await cell.db.query(`UPDATE orders SET status = 'paid', updated_at = now() - interval '1 hour' WHERE id = $1`, [
@@ -222,14 +225,21 @@ describe('the reconciler', () => {
 
     const report = await reconcileOnce({ ctx: workers.ctx, stripe }, { graceMs: 60_000, batchSize: 100 });
     expect(report.fixed).toContainEqual({ kind: 'ticketing_retried', orderId });
-    await eventually(statusIs(orderId, 'ticketed'), 'ticketed again');
+    await eventually(statusIs(cell, orderId, 'ticketed'), 'ticketed again');
     expect((await cell.db.query('SELECT 1 FROM tickets WHERE order_id = $1', [orderId])).length).toBe(1);
     const again = await reconcileOnce({ ctx: workers.ctx, stripe }, { graceMs: 60_000, batchSize: 100 });
     expect(again.fixed.filter((f) => f.orderId === orderId)).toEqual([]);
   });
 
-  it('finds an intent Stripe has but the cell lost (by its metadata) and records it', async () => {
-    const { buyer, orderId } = await holdSeat();
+  it('finds an intent Stripe has but the cell lost (by its metadata) and records it', async ({
+    identity,
+    cell,
+    event,
+    emulator,
+    stripe,
+    workers,
+  }) => {
+    const { buyer, orderId } = await holdSeat({ identity, cell, event });
     const paymentIntentId = await intentOf(buyer, orderId);
     // As if the worker's commit had been lost and its message dead-lettered.
     await cell.db.query('DELETE FROM payments WHERE order_id = $1', [orderId]);
@@ -243,8 +253,15 @@ describe('the reconciler', () => {
     expect(intentsFor(emulator, orderId)).toHaveLength(1);
   });
 
-  it('observes a capture whose webhook and event were lost, and refunds money taken for released seats', async () => {
-    const { buyer, orderId } = await holdSeat();
+  it('observes a capture whose webhook and event were lost, and refunds money taken for released seats', async ({
+    identity,
+    cell,
+    event,
+    emulator,
+    stripe,
+    workers,
+  }) => {
+    const { buyer, orderId } = await holdSeat({ identity, cell, event });
     const paymentIntentId = await intentOf(buyer, orderId);
     // No webhook endpoint: Stripe's news never arrives. The buyer pays; the seats are then released.
     await stripe.paymentIntents.confirm(paymentIntentId, { payment_method: 'pm_card_visa' });
@@ -260,7 +277,7 @@ describe('the reconciler', () => {
 
     const report = await reconcileOnce({ ctx: workers.ctx, stripe }, { graceMs: 60_000, batchSize: 100 });
     expect(report.fixed).toContainEqual({ kind: 'captured_after_release', orderId });
-    await eventually(statusIs(orderId, 'refunded'), 'refunded order');
+    await eventually(statusIs(cell, orderId, 'refunded'), 'refunded order');
     expect(await cell.db.query('SELECT kind FROM incidents WHERE order_id = $1', [orderId])).toEqual([
       { kind: 'captured_after_release' },
     ]);

@@ -1,67 +1,25 @@
 import type { EventLoad } from '@onsale/contracts';
-import type Stripe from 'stripe';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Emulator } from '../../stripe-emulator/src/index';
+import { describe, expect } from 'vitest';
 import { admittedBuyer } from '../../test/support/buyer';
-import { startTestCell, type TestCell } from '../../test/support/cell';
-import { startIdentity, type TestIdentity } from '../../test/support/identity';
-import { dropCellTopics, eventually, provisionCellTopics, uniqueCellId } from '../../test/support/kafka';
+import type { TestCell } from '../../test/support/cell';
+import { paymentsCellTest } from '../../test/support/fixtures';
+import type { TestIdentity } from '../../test/support/identity';
+import { eventually } from '../../test/support/kafka';
 import { orderStatus } from '../../test/support/saga';
 import { eventLoad, loadIntoCell } from '../../test/support/seed';
-import {
-  captureLogs,
-  intentsFor,
-  newWebhookSecret,
-  payInBrowser,
-  sendWebhooksTo,
-  startStripeEmulator,
-  stripeApiEnv,
-  stripeClient,
-} from '../../test/support/stripe';
-import { startCellWorkers } from '../../test/support/workers';
+import { intentsFor, payInBrowser } from '../../test/support/stripe';
 
-let identity: TestIdentity;
-let emulator: Emulator;
-let stripe: Stripe;
-let cell: TestCell;
-let workers: Awaited<ReturnType<typeof startCellWorkers>>;
-let logs: ReturnType<typeof captureLogs>;
-const cellId = uniqueCellId('sales');
+// Each test loads an event of its own.
+const it = paymentsCellTest({ prefix: 'sales' });
 
-beforeAll(async () => {
-  logs = captureLogs();
-  identity = await startIdentity();
-  emulator = await startStripeEmulator();
-  stripe = stripeClient(emulator);
-  const webhookSecret = newWebhookSecret();
-  cell = await startTestCell(identity, { cellId, env: stripeApiEnv(emulator, webhookSecret) });
-  sendWebhooksTo(emulator, cell.url, webhookSecret);
-  await provisionCellTopics(cellId);
-  workers = await startCellWorkers(
-    cellId,
-    cell.db.url,
-    { relay: true, saga: true, tickets: true, payments: true },
-    undefined,
-    { stripe: stripeClient(emulator) },
-  );
-});
-afterAll(async () => {
-  await workers?.stop();
-  await cell?.close();
-  await emulator?.close();
-  await identity?.close();
-  await dropCellTopics(cellId);
-  logs?.restore();
-});
-
-const setSales = (eventId: string, status: string, reason?: string) =>
+const setSales = (cell: TestCell, eventId: string, status: string, reason?: string) =>
   fetch(`${cell.url}/internal/events/${eventId}/sales`, {
     method: 'PUT',
     headers: { authorization: `Bearer ${cell.internalToken}`, 'content-type': 'application/json' },
     body: JSON.stringify({ status, reason }),
   });
 
-function seller(event: EventLoad) {
+function seller(identity: TestIdentity, cell: TestCell, event: EventLoad) {
   let next = 0;
   return async (n = 1) => {
     const buyer = await admittedBuyer(identity, cell, event.eventId);
@@ -74,15 +32,20 @@ function seller(event: EventLoad) {
   };
 }
 
-const statusIs = (orderId: string, status: string) => async () => (await orderStatus(cell, orderId)) === status;
+const statusIs = (cell: TestCell, orderId: string, status: string) => async () =>
+  (await orderStatus(cell, orderId)) === status;
 
 describe('pause and resume', () => {
-  it('a paused sale refuses new holds with the reason; live holds run on; resume lets buyers in again', async () => {
+  it('a paused sale refuses new holds with the reason; live holds run on; resume lets buyers in again', async ({
+    identity,
+    cell,
+    stripe,
+  }) => {
     const event = await loadIntoCell(cell, eventLoad(10));
-    const hold = seller(event);
+    const hold = seller(identity, cell, event);
     const live = await hold(1);
 
-    expect((await setSales(event.eventId, 'paused', 'technical check')).status).toBe(200);
+    expect((await setSales(cell, event.eventId, 'paused', 'technical check')).status).toBe(200);
     const buyer = await admittedBuyer(identity, cell, event.eventId);
     const refused = await buyer.hold([event.seats[5]!.id]);
     expect(refused.status).toBe(409);
@@ -92,23 +55,28 @@ describe('pause and resume', () => {
     // The live hold is untouched and can still be paid.
     expect(await orderStatus(cell, live.orderId)).toBe('pending_payment');
     await payInBrowser(stripe, () => live.buyer.order(live.orderId), 'pm_card_visa');
-    await eventually(statusIs(live.orderId, 'ticketed'), 'paid during the pause');
+    await eventually(statusIs(cell, live.orderId, 'ticketed'), 'paid during the pause');
 
-    expect((await setSales(event.eventId, 'on_sale')).status).toBe(200);
+    expect((await setSales(cell, event.eventId, 'on_sale')).status).toBe(200);
     expect((await buyer.hold([event.seats[5]!.id])).status).toBe(202);
   });
 });
 
 describe('cancel an event', () => {
-  it('ends every order: holds released, authorizations cancelled, paid orders refunded, tickets voided', async () => {
+  it('ends every order: holds released, authorizations cancelled, paid orders refunded, tickets voided', async ({
+    identity,
+    cell,
+    emulator,
+    stripe,
+  }) => {
     const event = await loadIntoCell(cell, eventLoad(20));
-    const hold = seller(event);
+    const hold = seller(identity, cell, event);
     const before = emulator.control.counters();
 
     // Ticketed: paid and issued.
     const ticketed = await hold(2);
     await payInBrowser(stripe, () => ticketed.buyer.order(ticketed.orderId), 'pm_card_visa');
-    await eventually(statusIs(ticketed.orderId, 'ticketed'), 'ticketed order');
+    await eventually(statusIs(cell, ticketed.orderId, 'ticketed'), 'ticketed order');
     // Held with a PaymentIntent waiting for the buyer.
     const withIntent = await hold(1);
     await eventually(
@@ -119,7 +87,7 @@ describe('cancel an event', () => {
     // Held, nothing else yet; and one already expired (stays expired).
     const held = await hold(3);
 
-    const res = await setSales(event.eventId, 'canceled', 'artist ill');
+    const res = await setSales(cell, event.eventId, 'canceled', 'artist ill');
     expect(res.status).toBe(200);
     const answer = await res.json();
     expect(answer).toMatchObject({
@@ -138,10 +106,10 @@ describe('cancel an event', () => {
     const refused = await late.hold([event.seats[19]!.id]);
     expect(refused.status).toBe(409);
     expect((await refused.json()).error.code).toBe('event_canceled');
-    expect((await setSales(event.eventId, 'on_sale')).status).toBe(409);
+    expect((await setSales(cell, event.eventId, 'on_sale')).status).toBe(409);
 
     // The saga finishes the money: refund for the paid order, cancelled authorization for the held one.
-    await eventually(statusIs(ticketed.orderId, 'refunded'), 'refunded order');
+    await eventually(statusIs(cell, ticketed.orderId, 'refunded'), 'refunded order');
     expect(await orderStatus(cell, withIntent.orderId)).toBe('canceled');
     expect(await orderStatus(cell, held.orderId)).toBe('canceled');
     await eventually(
@@ -163,19 +131,24 @@ describe('cancel an event', () => {
       [event.eventId],
     );
     expect(open).toEqual([]);
-    const again = await (await setSales(event.eventId, 'canceled')).json();
+    const again = await (await setSales(cell, event.eventId, 'canceled')).json();
     expect(again.canceled).toEqual({ holdsReleased: 0, refundsRequested: 0, ticketsVoided: 0, pendingCapture: 0 });
   });
 
-  it('a buyer who pays after the cancel is not charged: the authorization is cancelled', async () => {
+  it('a buyer who pays after the cancel is not charged: the authorization is cancelled', async ({
+    identity,
+    cell,
+    emulator,
+    stripe,
+  }) => {
     const event = await loadIntoCell(cell, eventLoad(5));
-    const hold = seller(event);
+    const hold = seller(identity, cell, event);
     const { orderId } = await hold(1);
     await eventually(
       async () => (await cell.db.query('SELECT 1 FROM payments WHERE order_id = $1', [orderId])).length === 1,
       'intent created',
     );
-    expect((await setSales(event.eventId, 'canceled')).status).toBe(200);
+    expect((await setSales(cell, event.eventId, 'canceled')).status).toBe(200);
     // The buyer's page still has the client secret and confirms anyway.
     const secret = (
       await cell.db.query<{ client_secret: string }>('SELECT client_secret FROM payments WHERE order_id = $1', [

@@ -1,31 +1,18 @@
 import {
   currentTraceparent,
-  type EventLoad,
   InMemorySpanExporter,
   initTracing,
   type ReadableSpan,
   SpanKind,
-  setLogSink,
   shutdownTracing,
   withSpan,
 } from '@onsale/contracts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Emulator } from '../../stripe-emulator/src/index';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { admittedBuyer } from '../../test/support/buyer';
-import { startTestCell, type TestCell } from '../../test/support/cell';
-import { startIdentity, type TestIdentity } from '../../test/support/identity';
-import { dropCellTopics, eventually, provisionCellTopics, uniqueCellId } from '../../test/support/kafka';
+import { paymentsCellTest } from '../../test/support/fixtures';
+import { eventually } from '../../test/support/kafka';
 import { orderStatus } from '../../test/support/saga';
-import { eventLoad, loadIntoCell } from '../../test/support/seed';
-import {
-  newWebhookSecret,
-  payInBrowser,
-  sendWebhooksTo,
-  startStripeEmulator,
-  stripeApiEnv,
-  stripeClient,
-} from '../../test/support/stripe';
-import { startCellWorkers } from '../../test/support/workers';
+import { payInBrowser } from '../../test/support/stripe';
 
 /**
  * One purchase is one trace: the router's forward, the cell's hold route and transaction, the
@@ -33,51 +20,26 @@ import { startCellWorkers } from '../../test/support/workers';
  * and the ticket issuer, all in-process with the SDK's in-memory exporter.
  */
 const exporter = new InMemorySpanExporter();
-const lines: string[] = [];
-let identity: TestIdentity;
-let emulator: Emulator;
-let cell: TestCell;
-let event: EventLoad;
-let workers: Awaited<ReturnType<typeof startCellWorkers>>;
-let restoreSink: ReturnType<typeof setLogSink>;
-const cellId = uniqueCellId('trc');
+const it = paymentsCellTest({ prefix: 'trc', seats: 10, env: { LOG_LEVEL: 'debug' } });
 
-beforeAll(async () => {
+// Tracing is this process's global state: on before the file's first test sets up the cell.
+beforeAll(() => {
   expect(initTracing({ service: 'tracing-test', exporter, env: {} })).toBe(true);
-  restoreSink = setLogSink((line) => lines.push(line));
-  identity = await startIdentity();
-  emulator = await startStripeEmulator();
-  const webhookSecret = newWebhookSecret();
-  cell = await startTestCell(identity, {
-    cellId,
-    env: { ...stripeApiEnv(emulator, webhookSecret), LOG_LEVEL: 'debug' },
-  });
-  sendWebhooksTo(emulator, cell.url, webhookSecret);
-  await provisionCellTopics(cellId);
-  event = await loadIntoCell(cell, eventLoad(10));
-  workers = await startCellWorkers(
-    cellId,
-    cell.db.url,
-    { relay: true, saga: true, tickets: true, payments: true },
-    undefined,
-    { stripe: stripeClient(emulator) },
-  );
 });
-afterAll(async () => {
-  await workers?.stop();
-  await cell?.close();
-  await emulator?.close();
-  await identity?.close();
-  await dropCellTopics(cellId);
-  setLogSink(restoreSink);
-  await shutdownTracing();
-});
+afterAll(() => shutdownTracing());
 
 const attr = (s: ReadableSpan, key: string) => s.attributes[key];
 const parentId = (s: ReadableSpan) => s.parentSpanContext?.spanId;
 
 describe('one purchase, one trace', () => {
-  it('router → hold route → transaction → outbox → relay → consumers → Stripe → webhook → tickets', async () => {
+  it('router → hold route → transaction → outbox → relay → consumers → Stripe → webhook → tickets', async ({
+    identity,
+    cellId,
+    cell,
+    event,
+    stripe,
+    logs,
+  }) => {
     const buyer = await admittedBuyer(identity, cell, event.eventId);
     const seatIds = event.seats.slice(0, 2).map((s) => s.id);
     // The router's forward span, as the router makes it: its traceparent goes upstream as a header.
@@ -94,7 +56,7 @@ describe('one purchase, one trace', () => {
     );
     expect(res.status).toBe(202);
     const { orderId } = (await res.json()) as { orderId: string };
-    await payInBrowser(stripeClient(emulator), () => buyer.order(orderId), 'pm_card_visa');
+    await payInBrowser(stripe, () => buyer.order(orderId), 'pm_card_visa');
     await eventually(async () => (await orderStatus(cell, orderId)) === 'ticketed', 'ticketed order');
     const consumed = (type: string, consumer: string) => (s: ReadableSpan) =>
       s.name === `${consumer} ${type}` && attr(s, 'onsale.order_id') === orderId;
@@ -154,7 +116,7 @@ describe('one purchase, one trace', () => {
     for (const s of orderSpans) expect(s.spanContext().traceId, s.name).toBe(routerSpanTrace);
 
     // Log lines written inside the purchase carry its trace id, the order, and the request id where there is one.
-    const applied = lines
+    const applied = logs.lines
       .map((l) => JSON.parse(l))
       .filter((l) => l.msg === 'stripe event applied' && l.orderId === orderId);
     expect(applied.length).toBeGreaterThan(0);

@@ -1,76 +1,62 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  addCell,
-  createHarness,
-  type FakeCell,
-  type Harness,
-  scheduledEvent,
-  startFakeCell,
-} from '../../test/support/control-plane';
+import { describe, expect } from 'vitest';
+import type { Harness } from '../../test/support/control-plane';
+import { scheduledEvent } from '../../test/support/control-plane';
+import { controlPlaneTest, type TestTenant } from '../../test/support/fixtures';
 import { runSchedulerTick } from '../src/onsale/scheduler';
 import { runControllerTick } from '../src/release-controller/tick';
 import { releaseStep } from '../src/waiting-room/release';
 
-let h: Harness;
-let cell: FakeCell;
-let t: Awaited<ReturnType<Harness['tenant']>>;
-
-beforeAll(async () => {
-  h = await createHarness({
-    env: {
-      WAITING_ROOM_ABANDON_SECONDS: '30',
-      ADMISSION_CLAIM_WINDOW_SECONDS: '20',
-      ADMISSION_TOKEN_TTL_SECONDS: '120',
-    },
-  });
-  cell = await startFakeCell('cell-ab');
-  await addCell(h, 'cell-ab', cell.url);
-  t = await h.tenant();
-});
-afterAll(async () => {
-  await h?.close();
-  await cell?.close();
+const it = controlPlaneTest({
+  cellId: 'cell-ab',
+  env: {
+    WAITING_ROOM_ABANDON_SECONDS: '30',
+    ADMISSION_CLAIM_WINDOW_SECONDS: '20',
+    ADMISSION_TOKEN_TTL_SECONDS: '120',
+  },
 });
 
-const join = (eventId: string, token: string) => h.req('POST', `/events/${eventId}/queue`, { token });
-const me = (eventId: string, token: string) => h.req('GET', `/events/${eventId}/queue/me`, { token });
+const join = (h: Harness, eventId: string, token: string) => h.req('POST', `/events/${eventId}/queue`, { token });
+const me = (h: Harness, eventId: string, token: string) => h.req('GET', `/events/${eventId}/queue/me`, { token });
 
-async function liveOnsale(o: Parameters<typeof scheduledEvent>[2]) {
+async function liveOnsale(h: Harness, t: TestTenant, o: Parameters<typeof scheduledEvent>[2]) {
   const ev = await scheduledEvent(h, t.manager, { opensInMs: 0, onsaleInMs: 1000, ...o });
   await runSchedulerTick(h.services);
   return ev;
 }
-async function start() {
+async function start(h: Harness) {
   h.clock.advance(1000);
   await runSchedulerTick(h.services);
 }
 
 describe('abandonment', () => {
-  it('skips a waiter who stopped polling; they can rejoin at the back', async () => {
-    const { eventId } = await liveOnsale({ maxReleaseRate: 4 }); // R starts at 1/s
+  it('skips a waiter who stopped polling; they can rejoin at the back', async ({ h, tenant: t }) => {
+    const { eventId } = await liveOnsale(h, t, { maxReleaseRate: 4 }); // R starts at 1/s
     const [silent, active1, active2] = await Promise.all(['silent', 'act-1', 'act-2'].map((s) => h.buyer(s)));
-    for (const tk of [silent!, active1!, active2!]) await join(eventId, tk);
-    await start();
+    for (const tk of [silent!, active1!, active2!]) await join(h, eventId, tk);
+    await start(h);
     // 40 s pass: the active ones poll, the silent one does not.
     for (let i = 0; i < 4; i++) {
       h.clock.advance(10_000);
-      await me(eventId, active1!);
-      await me(eventId, active2!);
+      await me(h, eventId, active1!);
+      await me(h, eventId, active2!);
     }
     const r = await releaseStep(h.services, eventId);
     expect(r.skipped).toBe(1);
     expect(r.released).toEqual(['act-1']);
-    expect((await me(eventId, silent!)).body.status).toBe('skipped');
-    const back = await join(eventId, silent!);
+    expect((await me(h, eventId, silent!)).body.status).toBe('skipped');
+    const back = await join(h, eventId, silent!);
     expect(back.body).toMatchObject({ status: 'waiting', joined: true, position: 2 });
   });
 
-  it('an unused token frees its slot for the next waiter; a used one holds it until expiry', async () => {
-    const { eventId } = await liveOnsale({ maxReleaseRate: 4, maxActiveShoppers: 1 });
+  it('an unused token frees its slot for the next waiter; a used one holds it until expiry', async ({
+    h,
+    tenant: t,
+  }) => {
+    const { eventId } = await liveOnsale(h, t, { maxReleaseRate: 4, maxActiveShoppers: 1 });
     const buyers = await Promise.all(['slot-1', 'slot-2', 'slot-3'].map((s) => h.buyer(s)));
-    for (const tk of buyers) await join(eventId, tk);
-    await start();
-    const poll = () => Promise.all(buyers.slice(1).map((tk) => me(eventId, tk)));
+    for (const tk of buyers) await join(h, eventId, tk);
+    await start(h);
+    const poll = () => Promise.all(buyers.slice(1).map((tk) => me(h, eventId, tk)));
 
     h.clock.advance(1000);
     expect((await releaseStep(h.services, eventId)).released).toEqual(['slot-1']);
@@ -83,10 +69,10 @@ describe('abandonment', () => {
     await poll();
     const next = await releaseStep(h.services, eventId);
     expect(next.released).toEqual(['slot-2']);
-    expect((await me(eventId, buyers[0]!)).body.status).toBe('expired');
+    expect((await me(h, eventId, buyers[0]!)).body.status).toBe('expired');
 
     // slot-2 collects the token: the slot is now held until the token expires (120 s).
-    const got = await me(eventId, buyers[1]!);
+    const got = await me(h, eventId, buyers[1]!);
     expect(got.body.status).toBe('released');
     h.clock.advance(60_000);
     await poll();
@@ -99,18 +85,18 @@ describe('abandonment', () => {
 });
 
 describe('inventory-aware release', () => {
-  it('stops at sold out, tells waiters, and resumes when seats come back', async () => {
-    const { eventId } = await liveOnsale({ maxReleaseRate: 10, seats: 5 });
+  it('stops at sold out, tells waiters, and resumes when seats come back', async ({ h, fakeCell: cell, tenant: t }) => {
+    const { eventId } = await liveOnsale(h, t, { maxReleaseRate: 10, seats: 5 });
     const buyers = await Promise.all(Array.from({ length: 5 }, (_, i) => h.buyer(`inv-${i}`)));
-    for (const tk of buyers) await join(eventId, tk);
-    await start();
+    for (const tk of buyers) await join(h, eventId, tk);
+    await start(h);
 
     cell.signals.availableSeats = { [eventId]: 0 };
     await runControllerTick(h.services);
     h.clock.advance(2000);
     const stopped = await releaseStep(h.services, eventId);
     expect(stopped).toMatchObject({ outcome: 'sold_out', released: [] });
-    const told = (await me(eventId, buyers[0]!)).body;
+    const told = (await me(h, eventId, buyers[0]!)).body;
     expect(told).toMatchObject({ status: 'waiting', soldOutForNow: true, position: 1 });
     expect(told.message).toMatch(/sold out for now/);
     expect((await h.req('GET', `/events/${eventId}`, { token: t.viewer })).body.status).toBe('sold_out');
@@ -119,11 +105,11 @@ describe('inventory-aware release', () => {
     cell.signals.availableSeats = { [eventId]: 3 };
     await runControllerTick(h.services);
     h.clock.advance(1000);
-    await Promise.all(buyers.map((tk) => me(eventId, tk)));
+    await Promise.all(buyers.map((tk) => me(h, eventId, tk)));
     const resumed = await releaseStep(h.services, eventId);
     expect(resumed.outcome).toBe('ok');
     expect(resumed.released.length).toBeGreaterThan(0);
-    expect((await me(eventId, buyers[4]!)).body.soldOutForNow).toBe(false);
+    expect((await me(h, eventId, buyers[4]!)).body.soldOutForNow).toBe(false);
     expect((await h.req('GET', `/events/${eventId}`, { token: t.viewer })).body.status).toBe('on_sale');
   });
 });

@@ -1,47 +1,27 @@
 import { ADMISSION_AUDIENCE, ADMISSION_ISSUER, AdmissionClaims, revocationKeys } from '@onsale/contracts';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  addCell,
-  createHarness,
-  type FakeCell,
-  type Harness,
-  scheduledEvent,
-  startFakeCell,
-} from '../../test/support/control-plane';
+import { describe, expect, onTestFinished } from 'vitest';
+import { type Harness, scheduledEvent } from '../../test/support/control-plane';
+import { controlPlaneTest } from '../../test/support/fixtures';
 import { mintAdmissionToken } from '../src/admission/mint';
 import { revokeAdmission } from '../src/admission/revoke';
 import { runSchedulerTick } from '../src/onsale/scheduler';
 import { releaseStep } from '../src/waiting-room/release';
 
-let h: Harness;
-let cell: FakeCell;
-let t: Awaited<ReturnType<Harness['tenant']>>;
-const written: string[] = [];
-
-beforeAll(async () => {
-  h = await createHarness({
-    env: { KEY_ANNOUNCE_SECONDS: '600', ADMISSION_TOKEN_TTL_SECONDS: '300', WAITING_ROOM_ABANDON_SECONDS: '3600' },
-  });
-  cell = await startFakeCell('cell-adm');
-  await addCell(h, 'cell-adm', cell.url);
-  t = await h.tenant();
-});
-afterAll(async () => {
-  if (written.length) await h.services.redis.del(...written);
-  await h?.close();
-  await cell?.close();
+const it = controlPlaneTest({
+  cellId: 'cell-adm',
+  env: { KEY_ANNOUNCE_SECONDS: '600', ADMISSION_TOKEN_TTL_SECONDS: '300', WAITING_ROOM_ABANDON_SECONDS: '3600' },
 });
 
-const jwks = async () => createLocalJWKSet((await h.req('GET', '/.well-known/jwks.json')).body);
-const verify = async (token: string) =>
-  jwtVerify(token, await jwks(), {
+const jwks = async (h: Harness) => createLocalJWKSet((await h.req('GET', '/.well-known/jwks.json')).body);
+const verify = async (h: Harness, token: string) =>
+  jwtVerify(token, await jwks(h), {
     audience: ADMISSION_AUDIENCE,
     issuer: ADMISSION_ISSUER,
     algorithms: ['EdDSA'],
     currentDate: h.clock.now(),
   });
-const mint = (sub: string) => {
+const mint = (h: Harness, sub: string) => {
   const iat = Math.floor(h.clock.now().getTime() / 1000);
   return mintAdmissionToken(h.services.keys, {
     sub,
@@ -54,7 +34,7 @@ const mint = (sub: string) => {
 };
 
 describe('signing keys', () => {
-  it('stores private keys encrypted with the KEK', async () => {
+  it('stores private keys encrypted with the KEK', async ({ h }) => {
     const rows = await h.services.pool.query('select private_key_enc, public_jwk from signing_keys');
     for (const r of rows.rows) {
       expect(r.private_key_enc).toMatch(/^v1\./);
@@ -63,8 +43,8 @@ describe('signing keys', () => {
     }
   });
 
-  it('rotation: announced before use, old tokens valid until expiry, new ones verifiable', async () => {
-    const oldToken = (await mint('rot-1')).token;
+  it('rotation: announced before use, old tokens valid until expiry, new ones verifiable', async ({ h }) => {
+    const oldToken = (await mint(h, 'rot-1')).token;
     const oldKid = decodeProtectedHeader(oldToken).kid;
     const rotated = await h.req('POST', '/operator/signing-keys/rotate', { token: h.operatorToken });
     expect(rotated.status).toBe(201);
@@ -73,14 +53,14 @@ describe('signing keys', () => {
     h.services.keys.list(true);
     let set = (await h.req('GET', '/.well-known/jwks.json')).body.keys.map((k: { kid: string }) => k.kid);
     expect(set).toEqual(expect.arrayContaining([oldKid, newKid]));
-    expect(decodeProtectedHeader((await mint('rot-2')).token).kid).toBe(oldKid);
+    expect(decodeProtectedHeader((await mint(h, 'rot-2')).token).kid).toBe(oldKid);
 
     // After the announce period the new key signs; a token from the old key still verifies.
     h.clock.advance(600_000 + 1000);
     await h.services.keys.list(true);
-    const newToken = (await mint('rot-3')).token;
+    const newToken = (await mint(h, 'rot-3')).token;
     expect(decodeProtectedHeader(newToken).kid).toBe(newKid);
-    await expect(verify(newToken)).resolves.toBeTruthy();
+    await expect(verify(h, newToken)).resolves.toBeTruthy();
     const lastOld = await h.services.keys.list(true);
     expect(lastOld.find((k) => k.kid === oldKid)?.publishedUntil?.getTime()).toBe(
       lastOld.find((k) => k.kid === oldKid)!.retiredAt!.getTime() + 300_000,
@@ -96,11 +76,14 @@ describe('signing keys', () => {
     await h.services.keys.list(true);
     set = (await h.req('GET', '/.well-known/jwks.json')).body.keys.map((k: { kid: string }) => k.kid);
     expect(set).toEqual([newKid]);
-    await expect(verify((await mint('rot-4')).token)).resolves.toBeTruthy();
+    await expect(verify(h, (await mint(h, 'rot-4')).token)).resolves.toBeTruthy();
     void oldToken;
   });
 
-  it('tokens from the waiting room carry the current kid and verify against the served JWKS', async () => {
+  it('tokens from the waiting room carry the current kid and verify against the served JWKS', async ({
+    h,
+    tenant: t,
+  }) => {
     const { eventId } = await scheduledEvent(h, t.manager, { opensInMs: 0, onsaleInMs: 1000, maxReleaseRate: 4 });
     const buyer = await h.buyer('adm-wr');
     await h.req('POST', `/events/${eventId}/queue`, { token: buyer });
@@ -109,13 +92,16 @@ describe('signing keys', () => {
     h.clock.advance(1000);
     await releaseStep(h.services, eventId);
     const s = (await h.req('GET', `/events/${eventId}/queue/me`, { token: buyer })).body;
-    const { payload } = await verify(s.admission.token);
+    const { payload } = await verify(h, s.admission.token);
     expect(AdmissionClaims.parse(payload)).toMatchObject({ sub: 'adm-wr', eventId, purchaseCell: 'cell-adm' });
   });
 });
 
 describe('revocation', () => {
-  it('by jti: writes the contract key with TTL = remaining token life, and the token is no longer handed out', async () => {
+  it('by jti: writes the contract key with TTL = remaining token life, and the token is no longer handed out', async ({
+    h,
+    tenant: t,
+  }) => {
     const { eventId } = await scheduledEvent(h, t.manager, { opensInMs: 0, onsaleInMs: 1000, maxReleaseRate: 4 });
     const buyer = await h.buyer('rev-1');
     await h.req('POST', `/events/${eventId}/queue`, { token: buyer });
@@ -124,7 +110,7 @@ describe('revocation', () => {
     h.clock.advance(1000);
     await releaseStep(h.services, eventId);
     const adm = (await h.req('GET', `/events/${eventId}/queue/me`, { token: buyer })).body.admission;
-    const claims = AdmissionClaims.parse((await verify(adm.token)).payload);
+    const claims = AdmissionClaims.parse((await verify(h, adm.token)).payload);
     h.clock.advance(100_000);
     const r = await h.req('POST', '/operator/admissions/revocations', {
       token: h.operatorToken,
@@ -132,7 +118,9 @@ describe('revocation', () => {
     });
     expect(r.status).toBe(201);
     const key = revocationKeys.jti(claims.jti);
-    written.push(key);
+    onTestFinished(async () => {
+      await h.services.redis.del(key);
+    });
     expect(r.body.key).toBe(key);
     expect(await h.services.redis.exists(key)).toBe(1);
     const ttl = await h.services.redis.ttl(key);
@@ -144,10 +132,12 @@ describe('revocation', () => {
     expect(audit.rows[0]).toMatchObject({ reason: 'fraud', revoked_by: 'operator:op-1' });
   });
 
-  it('by buyer: writes revoked:sub:<id> for the longest token life', async () => {
+  it('by buyer: writes revoked:sub:<id> for the longest token life', async ({ h }) => {
     const r = await revokeAdmission({ ctx: h.services, input: { sub: 'rev-buyer-2', reason: 'bot' }, actor: 'test' });
     const key = revocationKeys.buyer('rev-buyer-2');
-    written.push(key);
+    onTestFinished(async () => {
+      await h.services.redis.del(key);
+    });
     expect(r.key).toBe(key);
     expect(Number(await h.services.redis.get(key))).toBe(Math.floor(h.clock.now().getTime() / 1000));
     expect(await h.services.redis.ttl(key)).toBeGreaterThan(295);
@@ -160,7 +150,7 @@ describe('revocation', () => {
 });
 
 describe('scheduled rotation', () => {
-  it('rotates when the newest key is due, once, across concurrent callers', async () => {
+  it('rotates when the newest key is due, once, across concurrent callers', async ({ h }) => {
     expect(await h.services.keys.rotateIfDue()).toBeNull();
     h.clock.advance(86_400_000);
     const results = await Promise.all([

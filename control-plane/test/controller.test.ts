@@ -1,40 +1,25 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  addCell,
-  createHarness,
-  type FakeCell,
-  type Harness,
-  scheduledEvent,
-  startFakeCell,
-} from '../../test/support/control-plane';
+import { describe, expect } from 'vitest';
+import { type Harness, scheduledEvent } from '../../test/support/control-plane';
+import { controlPlaneTest, type TestTenant } from '../../test/support/fixtures';
 import { runSchedulerTick } from '../src/onsale/scheduler';
 import { decide, thresholdsFrom } from '../src/release-controller/decide';
 import { runControllerTick } from '../src/release-controller/tick';
 
-let h: Harness;
-let cell: FakeCell;
-let t: Awaited<ReturnType<Harness['tenant']>>;
+const it = controlPlaneTest({ cellId: 'cell-ctl' });
 
-beforeAll(async () => {
-  h = await createHarness();
-  cell = await startFakeCell('cell-ctl');
-  await addCell(h, 'cell-ctl', cell.url);
-  t = await h.tenant();
-});
-afterAll(async () => {
-  await h?.close();
-  await cell?.close();
-});
-
-const rateOf = async (eventId: string) =>
+const rateOf = async (h: Harness, t: TestTenant, eventId: string) =>
   (await h.req('GET', `/events/${eventId}/onsale`, { token: t.viewer })).body.release.rate as number;
-const tick = async () => {
+const tick = async (h: Harness) => {
   h.clock.advance(5000);
   return runControllerTick(h.services);
 };
 
 describe('release controller', () => {
-  it('raises R additively under thresholds, cuts it within two ticks of a breach, recovers gradually', async () => {
+  it('raises R additively under thresholds, cuts it within two ticks of a breach, recovers gradually', async ({
+    h,
+    fakeCell: cell,
+    tenant: t,
+  }) => {
     const { eventId } = await scheduledEvent(h, t.manager, {
       opensInMs: 0,
       onsaleInMs: 1000,
@@ -43,33 +28,33 @@ describe('release controller', () => {
     });
     h.clock.advance(1000);
     await runSchedulerTick(h.services);
-    expect(await rateOf(eventId)).toBe(50); // 25 % of the ceiling to start
+    expect(await rateOf(h, t, eventId)).toBe(50); // 25 % of the ceiling to start
 
-    await tick();
-    expect(await rateOf(eventId)).toBe(60); // +5 % of the ceiling per tick
-    await tick();
-    expect(await rateOf(eventId)).toBe(70);
+    await tick(h);
+    expect(await rateOf(h, t, eventId)).toBe(60); // +5 % of the ceiling per tick
+    await tick(h);
+    expect(await rateOf(h, t, eventId)).toBe(70);
 
     // The cell's hold p99 crosses its threshold.
     cell.signals.holdLatencyP99Ms = 1500;
-    await tick();
-    const afterOne = await rateOf(eventId);
+    await tick(h);
+    const afterOne = await rateOf(h, t, eventId);
     expect(afterOne).toBe(35);
-    await tick();
-    expect(await rateOf(eventId)).toBeLessThanOrEqual(17.5);
-    for (let i = 0; i < 5; i++) await tick();
-    expect(await rateOf(eventId)).toBe(5); // never below the floor
+    await tick(h);
+    expect(await rateOf(h, t, eventId)).toBeLessThanOrEqual(17.5);
+    for (let i = 0; i < 5; i++) await tick(h);
+    expect(await rateOf(h, t, eventId)).toBe(5); // never below the floor
 
     // Signals clear: R recovers by steps, not at once.
     cell.signals.holdLatencyP99Ms = 120;
     const seen: number[] = [];
     for (let i = 0; i < 5; i++) {
-      await tick();
-      seen.push(await rateOf(eventId));
+      await tick(h);
+      seen.push(await rateOf(h, t, eventId));
     }
     expect(seen).toEqual([15, 25, 35, 45, 55]);
-    for (let i = 0; i < 40; i++) await tick();
-    expect(await rateOf(eventId)).toBe(200); // never above the ceiling
+    for (let i = 0; i < 40; i++) await tick(h);
+    expect(await rateOf(h, t, eventId)).toBe(200); // never above the ceiling
 
     // The waiting room releases at the controller's R.
     const meta = await h.services.redis.hget(`${h.config.REDIS_KEY_PREFIX}wr:{${eventId}}:meta`, 'rate');
@@ -87,15 +72,15 @@ describe('release controller', () => {
     expect(cut.newRate).toBeLessThan(cut.oldRate);
   });
 
-  it('treats unreadable signals as a breach', async () => {
+  it('treats unreadable signals as a breach', async ({ h, tenant: t }) => {
     const { eventId } = await scheduledEvent(h, t.manager, { opensInMs: 0, onsaleInMs: 1000, maxReleaseRate: 100 });
     h.clock.advance(1000);
     await runSchedulerTick(h.services);
     await runControllerTick(h.services, { source: async () => Promise.reject(new Error('connection refused')) });
-    expect(await rateOf(eventId)).toBe(12.5);
+    expect(await rateOf(h, t, eventId)).toBe(12.5);
   });
 
-  it('operators pause, pin and resume R; each is recorded', async () => {
+  it('operators pause, pin and resume R; each is recorded', async ({ h, fakeCell: cell, tenant: t }) => {
     const { eventId } = await scheduledEvent(h, t.manager, { opensInMs: 0, onsaleInMs: 1000, maxReleaseRate: 100 });
     h.clock.advance(1000);
     await runSchedulerTick(h.services);
@@ -105,7 +90,7 @@ describe('release controller', () => {
     });
     expect(pause.body).toMatchObject({ mode: 'paused', rate: 0 });
     expect((await h.req('GET', `/events/${eventId}`, { token: t.viewer })).body.status).toBe('paused');
-    await tick();
+    await tick(h);
     const buyer = await h.buyer('ctl-b');
     await h.req('POST', `/events/${eventId}/queue`, { token: buyer });
     expect((await h.req('GET', `/events/${eventId}/queue/me`, { token: buyer })).body).toMatchObject({
@@ -119,8 +104,8 @@ describe('release controller', () => {
     });
     expect(pin.body).toMatchObject({ mode: 'pinned', rate: 100 }); // within the promoter's ceiling
     cell.signals.lockWaits = 999;
-    await tick();
-    expect(await rateOf(eventId)).toBe(100);
+    await tick(h);
+    expect(await rateOf(h, t, eventId)).toBe(100);
     cell.signals.lockWaits = 0;
     const resume = await h.req('PUT', `/operator/events/${eventId}/release`, {
       token: h.operatorToken,
@@ -139,7 +124,7 @@ describe('release controller', () => {
     );
   });
 
-  it('decide() is AIMD within [floor, ceiling]', () => {
+  it('decide() is AIMD within [floor, ceiling]', ({ h, fakeCell: cell }) => {
     const thresholds = thresholdsFrom(h.config);
     const base = {
       mode: 'auto' as const,

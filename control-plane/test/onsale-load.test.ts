@@ -1,39 +1,25 @@
 import { EventLoad } from '@onsale/contracts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  addCell,
-  createHarness,
-  type FakeCell,
-  type Harness,
-  scheduledEvent,
-  startFakeCell,
-} from '../../test/support/control-plane';
+import { describe, expect } from 'vitest';
+import { type Harness, scheduledEvent } from '../../test/support/control-plane';
+import { controlPlaneTest, type TestTenant } from '../../test/support/fixtures';
 import { loadEventIntoCell } from '../src/onsale/load';
 import { runSchedulerTick } from '../src/onsale/scheduler';
 
-let h: Harness;
-let cell: FakeCell;
-let t: Awaited<ReturnType<Harness['tenant']>>;
+const it = controlPlaneTest({ cellId: 'cell-load' });
 
-beforeAll(async () => {
-  h = await createHarness();
-  cell = await startFakeCell('cell-load');
-  await addCell(h, 'cell-load', cell.url);
-  t = await h.tenant();
-});
-afterAll(async () => {
-  await h?.close();
-  await cell?.close();
-});
-
-const onsale = async (eventId: string) => (await h.req('GET', `/events/${eventId}/onsale`, { token: t.viewer })).body;
+const onsale = async (h: Harness, t: TestTenant, eventId: string) =>
+  (await h.req('GET', `/events/${eventId}/onsale`, { token: t.viewer })).body;
 
 describe('scheduling loads the event into its cell', () => {
-  it('sends contracts’ EventLoad with the shared bearer, idempotently, and shows the event ready', async () => {
+  it('sends contracts’ EventLoad with the shared bearer, idempotently, and shows the event ready', async ({
+    h,
+    fakeCell: cell,
+    tenant: t,
+  }) => {
     const { eventId, onsale: scheduled } = await scheduledEvent(h, t.manager, { seats: 25 });
     expect(scheduled).toMatchObject({ ready: false, load: { status: 'pending', attempts: 0 } });
     await runSchedulerTick(h.services);
-    const s = await onsale(eventId);
+    const s = await onsale(h, t, eventId);
     expect(s).toMatchObject({
       ready: true,
       load: { status: 'loaded', attempts: 1, lastError: null, cellId: 'cell-load', directoryEpoch: 1 },
@@ -62,52 +48,60 @@ describe('scheduling loads the event into its cell', () => {
     expect(again).toMatchObject({ seats: 25, created: false });
   });
 
-  it('retries a cell that refuses, showing each failure, then becomes ready', async () => {
+  it('retries a cell that refuses, showing each failure, then becomes ready', async ({
+    h,
+    fakeCell: cell,
+    tenant: t,
+  }) => {
     const { eventId } = await scheduledEvent(h, t.manager, { seats: 10 });
     cell.refuse(3, 503);
     await runSchedulerTick(h.services);
-    let s = await onsale(eventId);
+    let s = await onsale(h, t, eventId);
     expect(s).toMatchObject({ ready: false, load: { status: 'failed', attempts: 1 } });
     expect(s.load.lastError).toMatch(/503.*cell_unavailable/);
     expect(new Date(s.load.nextAttemptAt).getTime()).toBe(h.clock.now().getTime() + 1000);
 
     // Not yet due: the scheduler leaves it alone.
     await runSchedulerTick(h.services);
-    expect((await onsale(eventId)).load.attempts).toBe(1);
+    expect((await onsale(h, t, eventId)).load.attempts).toBe(1);
 
     // Backoff doubles: 1 s, 2 s, 4 s.
     h.clock.advance(1000);
     await runSchedulerTick(h.services);
-    s = await onsale(eventId);
+    s = await onsale(h, t, eventId);
     expect(s.load).toMatchObject({ status: 'failed', attempts: 2 });
     expect(new Date(s.load.nextAttemptAt).getTime()).toBe(h.clock.now().getTime() + 2000);
     h.clock.advance(2000);
     await runSchedulerTick(h.services);
-    expect((await onsale(eventId)).load).toMatchObject({ status: 'failed', attempts: 3 });
+    expect((await onsale(h, t, eventId)).load).toMatchObject({ status: 'failed', attempts: 3 });
     h.clock.advance(4000);
     await runSchedulerTick(h.services);
-    s = await onsale(eventId);
+    s = await onsale(h, t, eventId);
     expect(s).toMatchObject({ ready: true, load: { status: 'loaded', attempts: 4, lastError: null } });
   });
 
-  it('does not start releasing an onsale whose event is not loaded, and starts once it is', async () => {
+  it('does not start releasing an onsale whose event is not loaded, and starts once it is', async ({
+    h,
+    fakeCell: cell,
+    tenant: t,
+  }) => {
     const { eventId } = await scheduledEvent(h, t.manager, { seats: 10, opensInMs: 0, onsaleInMs: 1000 });
     cell.refuse(1, 500);
     h.clock.advance(1000);
     const first = await runSchedulerTick(h.services);
     expect(first.loadFailed).toBeGreaterThanOrEqual(1);
     expect(first.blocked).toBeGreaterThanOrEqual(1);
-    let s = await onsale(eventId);
+    let s = await onsale(h, t, eventId);
     expect(s).toMatchObject({ ready: false, startedAt: null, room: { releasing: false } });
     h.clock.advance(1000);
     await runSchedulerTick(h.services);
-    s = await onsale(eventId);
+    s = await onsale(h, t, eventId);
     expect(s.ready).toBe(true);
     expect(s.room.releasing).toBe(true);
     expect((await h.req('GET', `/events/${eventId}`, { token: t.viewer })).body.status).toBe('on_sale');
   });
 
-  it('an operator can retry a load at once', async () => {
+  it('an operator can retry a load at once', async ({ h, fakeCell: cell, tenant: t }) => {
     const { eventId } = await scheduledEvent(h, t.manager, { seats: 5 });
     cell.refuse(1, 503);
     await runSchedulerTick(h.services);

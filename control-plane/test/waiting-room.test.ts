@@ -1,37 +1,18 @@
 import { ADMISSION_AUDIENCE, ADMISSION_ISSUER, AdmissionClaims } from '@onsale/contracts';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  addCell,
-  createHarness,
-  type FakeCell,
-  type Harness,
-  scheduledEvent,
-  startFakeCell,
-} from '../../test/support/control-plane';
+import { describe, expect } from 'vitest';
+import { type Harness, scheduledEvent } from '../../test/support/control-plane';
+import { controlPlaneTest, type TestTenant } from '../../test/support/fixtures';
 import { runSchedulerTick } from '../src/onsale/scheduler';
 import { releaseStep } from '../src/waiting-room/release';
 
-let h: Harness;
-let cell: FakeCell;
-let tenant: Awaited<ReturnType<Harness['tenant']>>;
+const it = controlPlaneTest({ cellId: 'cell-wr', env: { WAITING_ROOM_ABANDON_SECONDS: '3600' } });
 
-beforeAll(async () => {
-  h = await createHarness({ env: { WAITING_ROOM_ABANDON_SECONDS: '3600' } });
-  cell = await startFakeCell('cell-wr');
-  await addCell(h, 'cell-wr', cell.url);
-  tenant = await h.tenant();
-});
-afterAll(async () => {
-  await h?.close();
-  await cell?.close();
-});
-
-const join = async (eventId: string, token: string) => h.req('POST', `/events/${eventId}/queue`, { token });
-const me = async (eventId: string, token: string) => h.req('GET', `/events/${eventId}/queue/me`, { token });
+const join = async (h: Harness, eventId: string, token: string) => h.req('POST', `/events/${eventId}/queue`, { token });
+const me = async (h: Harness, eventId: string, token: string) => h.req('GET', `/events/${eventId}/queue/me`, { token });
 
 /** Loads (fake cell), opens the room and starts the onsale by moving the clock past onsaleAt. */
-async function startOnsale(eventId: string) {
+async function startOnsale(h: Harness, tenant: TestTenant, eventId: string) {
   h.clock.advance(121_000);
   const s = await runSchedulerTick(h.services);
   expect(s.started + s.blocked).toBeGreaterThan(0);
@@ -41,21 +22,24 @@ async function startOnsale(eventId: string) {
 }
 
 describe('waiting room', () => {
-  it('joins are idempotent: a refresh or a second device keeps the place', async () => {
+  it('joins are idempotent: a refresh or a second device keeps the place', async ({ h, tenant }) => {
     const { eventId } = await scheduledEvent(h, tenant.manager, { opensInMs: 0, onsaleInMs: 120_000 });
     const tokens = await Promise.all(['a', 'b', 'c'].map((s) => h.buyer(`idem-${s}`)));
-    for (const t of tokens) expect((await join(eventId, t)).status).toBe(200);
-    const first = await join(eventId, tokens[1]!);
+    for (const t of tokens) expect((await join(h, eventId, t)).status).toBe(200);
+    const first = await join(h, eventId, tokens[1]!);
     expect(first.body.joined).toBe(false);
     expect(first.body.position).toBe(2);
     // "second device": a new token for the same buyer
     const again = await h.buyer('idem-b');
-    const r = await join(eventId, again);
+    const r = await join(h, eventId, again);
     expect(r.body).toMatchObject({ status: 'waiting', position: 2, peopleAhead: 1, joined: false });
-    expect((await me(eventId, again)).body.position).toBe(2);
+    expect((await me(h, eventId, again)).body.position).toBe(2);
   });
 
-  it('shuffles pre-opening arrivals once, keeps later arrivals in order, positions only go down', async () => {
+  it('shuffles pre-opening arrivals once, keeps later arrivals in order, positions only go down', async ({
+    h,
+    tenant,
+  }) => {
     const { eventId } = await scheduledEvent(h, tenant.manager, {
       opensInMs: 60_000,
       onsaleInMs: 120_000,
@@ -63,17 +47,17 @@ describe('waiting room', () => {
     });
     const early = await Promise.all(Array.from({ length: 30 }, (_, i) => h.buyer(`early-${i}`)));
     for (const t of early) {
-      const r = await join(eventId, t);
+      const r = await join(h, eventId, t);
       expect(r.status).toBe(200);
       expect(r.body).toMatchObject({ status: 'waiting', roomOpen: false, position: null });
     }
     h.clock.advance(60_000);
     await runSchedulerTick(h.services); // opens the room
     const late = await Promise.all(Array.from({ length: 10 }, (_, i) => h.buyer(`late-${i}`)));
-    for (const t of late) await join(eventId, t);
+    for (const t of late) await join(h, eventId, t);
 
     const positions = async (ts: string[]) =>
-      Promise.all(ts.map(async (t) => (await me(eventId, t)).body.position as number));
+      Promise.all(ts.map(async (t) => (await me(h, eventId, t)).body.position as number));
     const earlyPos = await positions(early);
     expect([...earlyPos].sort((a, b) => a - b)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
     // A random order: not arrival order (the chance of identity is 1/30!).
@@ -83,7 +67,7 @@ describe('waiting room', () => {
     expect(await positions(early)).toEqual(earlyPos);
 
     // Release in steps; every waiter's position only goes down, and release follows queue order.
-    await startOnsale(eventId);
+    await startOnsale(h, tenant, eventId);
     let prev = new Map([...early, ...late].map((t, i) => [t, i < 30 ? earlyPos[i]! : 31 + (i - 30)]));
     let releasedTotal = 0;
     for (let step = 0; step < 5; step++) {
@@ -93,7 +77,7 @@ describe('waiting room', () => {
       expect(r.released.length).toBeLessThanOrEqual(5);
       const next = new Map<string, number>();
       for (const [t, p] of prev) {
-        const s = (await me(eventId, t)).body;
+        const s = (await me(h, eventId, t)).body;
         if (s.status === 'waiting') {
           expect(s.position).toBeLessThanOrEqual(p);
           next.set(t, s.position);
@@ -113,22 +97,22 @@ describe('waiting room', () => {
     expect(releasedTotal).toBeGreaterThan(0);
   });
 
-  it('released buyers receive a verifiable admission token; those not released get none', async () => {
+  it('released buyers receive a verifiable admission token; those not released get none', async ({ h, tenant }) => {
     const { eventId } = await scheduledEvent(h, tenant.manager, {
       opensInMs: 0,
       onsaleInMs: 120_000,
       maxReleaseRate: 4,
     });
     const buyers = await Promise.all(Array.from({ length: 6 }, (_, i) => h.buyer(`tok-${i}`)));
-    for (const t of buyers) await join(eventId, t);
-    await startOnsale(eventId);
+    for (const t of buyers) await join(h, eventId, t);
+    await startOnsale(h, tenant, eventId);
     h.clock.advance(1000);
     const step = await releaseStep(h.services, eventId);
     expect(step.released).toEqual(['tok-0']); // initial R = 25% of the ceiling (4) = 1/s
 
     const jwks = (await h.req('GET', '/.well-known/jwks.json')).body;
     const keySet = createLocalJWKSet(jwks);
-    const released = (await me(eventId, buyers[0]!)).body;
+    const released = (await me(h, eventId, buyers[0]!)).body;
     expect(released.status).toBe('released');
     const token = released.admission.token as string;
     const { payload, protectedHeader } = await jwtVerify(token, keySet, {
@@ -145,36 +129,36 @@ describe('waiting room', () => {
     expect(claims).toMatchObject({ sub: 'tok-0', eventId, purchaseCell: 'cell-wr', directoryEpoch: 1 });
     expect(claims.exp - claims.iat).toBe(h.config.ADMISSION_TOKEN_TTL_SECONDS);
     // Fetchable again until it expires: the same token.
-    expect((await me(eventId, buyers[0]!)).body.admission.token).toBe(token);
+    expect((await me(h, eventId, buyers[0]!)).body.admission.token).toBe(token);
     expect(decodeProtectedHeader(token).alg).toBe('EdDSA');
 
     for (const t of buyers.slice(1)) {
-      const s = (await me(eventId, t)).body;
+      const s = (await me(h, eventId, t)).body;
       expect(s.status).toBe('waiting');
       expect(s.admission).toBeNull();
     }
     // Once expired it is no longer handed out.
     h.clock.advance(h.config.ADMISSION_TOKEN_TTL_SECONDS * 1000 + 1000);
-    const later = (await me(eventId, buyers[0]!)).body;
+    const later = (await me(h, eventId, buyers[0]!)).body;
     expect(later.status).toBe('expired');
     expect(later.admission).toBeNull();
   });
 
-  it('gives every event its own queue and R', async () => {
+  it('gives every event its own queue and R', async ({ h, tenant }) => {
     const a = await scheduledEvent(h, tenant.manager, { opensInMs: 0, onsaleInMs: 1000, maxReleaseRate: 8 });
     const b = await scheduledEvent(h, tenant.manager, { opensInMs: 0, onsaleInMs: 1000, maxReleaseRate: 40 });
     const t = await h.buyer('multi-1');
-    expect((await join(a.eventId, t)).body.position).toBe(1);
-    expect((await join(b.eventId, t)).body.position).toBe(1);
+    expect((await join(h, a.eventId, t)).body.position).toBe(1);
+    expect((await join(h, b.eventId, t)).body.position).toBe(1);
     const other = await h.req('GET', `/events/${b.eventId}/onsale`, { token: tenant.viewer });
     expect(other.body.release.rate).toBe(10);
     const first = await h.req('GET', `/events/${a.eventId}/onsale`, { token: tenant.viewer });
     expect(first.body.release.rate).toBe(2);
   });
 
-  it('answers 404 for an event without a waiting room and 401 without a token', async () => {
+  it('answers 404 for an event without a waiting room and 401 without a token', async ({ h }) => {
     const t = await h.buyer('nobody');
-    expect((await join('00000000-0000-4000-8000-000000000000', t)).status).toBe(404);
+    expect((await join(h, '00000000-0000-4000-8000-000000000000', t)).status).toBe(404);
     const r = await h.req('POST', '/events/00000000-0000-4000-8000-000000000000/queue');
     expect(r.status).toBe(401);
     expect(r.body.error).toMatchObject({ code: 'unauthenticated' });

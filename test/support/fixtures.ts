@@ -1,0 +1,190 @@
+import type { EventLoad } from '@onsale/contracts';
+import { test } from 'vitest';
+import { startTestCell, type TestCell } from './cell';
+import type { FakeCell, Harness } from './control-plane';
+import { startIdentity, type TestIdentity } from './identity';
+import { dropCellTopics, provisionCellTopics, uniqueCellId } from './kafka';
+import { eventLoad, loadIntoCell } from './seed';
+import {
+  captureLogs,
+  newWebhookSecret,
+  sendWebhooksTo,
+  startStripeEmulator,
+  stripeApiEnv,
+  stripeClient,
+} from './stripe';
+import { startCellWorkers } from './workers';
+
+/**
+ * vitest fixtures for the integration tests: a test file says what it needs (`it('…', async ({ cell,
+ * event }) => …)`) and gets it set up once for the file, on the first test that asks, and torn down
+ * after the file's last test, last set up first torn down. Each file still gets its own database
+ * (cloned from the migrated template), its own cell id, topics and Redis keys.
+ */
+
+export interface CellOptions {
+  /** Seats of the event the `event` fixture loads (10 unless said). */
+  seats?: number;
+  /** The rest of that event (e.g. `{ maxSeatsPerOrder: 4 }`, `{ holdTtlSeconds: 120 }`). */
+  event?: Partial<EventLoad>;
+  /** The prefix of the file's own cell id (which names its topics and consumer groups). */
+  prefix?: string;
+  /** More environment for the cell API. */
+  env?: Record<string, string>;
+  /** Provision the cell's Kafka topics for the file (and delete them after it). */
+  topics?: boolean;
+}
+
+/** What a test of a cell usually hands its helpers. */
+export interface CellFixtures {
+  identity: TestIdentity;
+  cell: TestCell;
+  event: EventLoad;
+}
+
+const file = { scope: 'file' } as const;
+type Cleanup = { onCleanup: (fn: () => Promise<void> | void) => void };
+
+// vitest reads what a fixture depends on from its first parameter, which must be an object pattern:
+// the empty patterns below say "nothing".
+
+// biome-ignore lint/correctness/noEmptyPattern: see above
+const identityFixture = async ({}, { onCleanup }: Cleanup) => {
+  const identity = await startIdentity();
+  onCleanup(() => identity.close());
+  return identity;
+};
+
+/** A cell id of the file's own; with `topics`, its Kafka topics exist until the file is done. */
+const cellIdFixture =
+  (o: { prefix?: string; topics?: boolean }) =>
+  // biome-ignore lint/correctness/noEmptyPattern: see above
+  async ({}, { onCleanup }: Cleanup) => {
+    const cellId = uniqueCellId(o.prefix ?? 'cell');
+    if (o.topics) {
+      await provisionCellTopics(cellId);
+      onCleanup(() => dropCellTopics(cellId));
+    }
+    return cellId;
+  };
+
+const eventFixture =
+  (o: CellOptions) =>
+  ({ cell }: { cell: TestCell }) =>
+    loadIntoCell(cell, eventLoad(o.seats ?? 10, o.event));
+
+/**
+ * A cell: a test identity provider (buyer and admission keys behind a real JWKS), the cell API on a
+ * database of its own, and one event loaded into it (`event`, loaded when a test first asks).
+ * `cellTest({ seats: 200 })` returns the extended `test`; a file calls it once (`const it = cellTest(...)`).
+ */
+export function cellTest(o: CellOptions = {}) {
+  return test
+    .extend('identity', file, identityFixture)
+    .extend('cellId', file, cellIdFixture(o))
+    .extend('cell', file, async ({ identity, cellId }, { onCleanup }) => {
+      const cell = await startTestCell(identity, { cellId, env: o.env });
+      onCleanup(() => cell.close());
+      return cell;
+    })
+    .extend('event', file, eventFixture(o));
+}
+
+export interface PaymentsCellOptions extends Omit<CellOptions, 'topics'> {
+  /**
+   * Run the payment worker in this process with the relay, saga and ticket issuer (the default);
+   * `false` when the file starts it as a process of its own (to crash it).
+   */
+  paymentsInProcess?: boolean;
+}
+
+/**
+ * A cell that takes payments: the Stripe emulator and the SDK pointed at it, the cell's webhook route
+ * registered with the emulator under a fresh secret, the cell's topics, the relay, saga, ticket
+ * issuer and payment worker running in this process, and every log line captured from the file's
+ * start (`logs.lines`, for the no-secret-in-logs checks; printed too with TEST_SHOW_LOGS).
+ */
+export function paymentsCellTest(o: PaymentsCellOptions = {}) {
+  return (
+    test
+      // Automatic, so the capture starts before anything of the file logs, whichever test asks first.
+      // biome-ignore lint/correctness/noEmptyPattern: no dependencies (see above)
+      .extend('logs', { scope: 'file', auto: true }, async ({}, { onCleanup }) => {
+        const logs = captureLogs();
+        onCleanup(() => {
+          logs.restore();
+        });
+        return logs;
+      })
+      .extend('identity', file, identityFixture)
+      // biome-ignore lint/correctness/noEmptyPattern: no dependencies (see above)
+      .extend('emulator', file, async ({}, { onCleanup }) => {
+        const emulator = await startStripeEmulator();
+        onCleanup(() => emulator.close());
+        return emulator;
+      })
+      .extend('stripe', file, ({ emulator }) => stripeClient(emulator))
+      .extend('webhookSecret', file, newWebhookSecret())
+      .extend('cellId', file, cellIdFixture({ prefix: o.prefix, topics: true }))
+      .extend('cell', file, async ({ identity, cellId, emulator, webhookSecret }, { onCleanup }) => {
+        const cell = await startTestCell(identity, {
+          cellId,
+          env: { ...stripeApiEnv(emulator, webhookSecret), ...o.env },
+        });
+        onCleanup(() => cell.close());
+        sendWebhooksTo(emulator, cell.url, webhookSecret);
+        return cell;
+      })
+      .extend('event', file, eventFixture(o))
+      // Automatic: no test names the workers, but every purchase needs them.
+      .extend('workers', { scope: 'file', auto: true }, async ({ cell, emulator }, { onCleanup }) => {
+        const inProcess = o.paymentsInProcess ?? true;
+        const workers = await startCellWorkers(
+          cell.cellId,
+          cell.db.url,
+          { relay: true, saga: true, tickets: true, payments: inProcess },
+          undefined,
+          inProcess ? { stripe: stripeClient(emulator) } : {},
+        );
+        onCleanup(() => workers.stop());
+        return workers;
+      })
+  );
+}
+
+export type TestTenant = Awaited<ReturnType<Harness['tenant']>>;
+
+export interface ControlPlaneOptions {
+  /** The id of the fake cell registered with the control plane. */
+  cellId: string;
+  /** More environment for the control plane. */
+  env?: Record<string, string>;
+}
+
+/**
+ * A control plane (`h`: its own database and Redis prefix, a dev identity issuer, a manual clock),
+ * a fake cell registered with it (`fakeCell`: records loads, answers signals), and a tenant with an
+ * owner, a manager and a viewer (`tenant`). The harness is imported when first used, so the cell
+ * tests that share this module do not load the control plane.
+ */
+export function controlPlaneTest(o: ControlPlaneOptions) {
+  return (
+    test
+      // biome-ignore lint/correctness/noEmptyPattern: no dependencies (see above)
+      .extend('h', file, async ({}, { onCleanup }): Promise<Harness> => {
+        const { createHarness } = await import('./control-plane');
+        const h = await createHarness({ env: o.env });
+        onCleanup(() => h.close());
+        return h;
+      })
+      // Automatic: scheduling places events on this cell even in tests that never look at it.
+      .extend('fakeCell', { scope: 'file', auto: true }, async ({ h }, { onCleanup }): Promise<FakeCell> => {
+        const { addCell, startFakeCell } = await import('./control-plane');
+        const cell = await startFakeCell(o.cellId);
+        onCleanup(() => cell.close());
+        await addCell(h, o.cellId, cell.url);
+        return cell;
+      })
+      .extend('tenant', file, ({ h }) => h.tenant())
+  );
+}
