@@ -9,7 +9,7 @@ import { createEvacuationCellClient } from '../../control-plane/src/evacuation/c
 import { MoverCrash, type MoverDeps, planMove, runMove } from '../../control-plane/src/evacuation/move';
 import { systemClock } from '../../control-plane/src/lib/clock';
 import { devToken } from '../../scripts/local-platform/demo';
-import { auditEvent, keepBuying, pauseReport } from '../support/audit';
+import { auditEvent, createOnsaleEvent, evacuateTool, keepBuying, pauseReport } from '../support/audit';
 import { startTestPlatform, type TestPlatform } from '../support/platform';
 import { serviceEnv } from '../support/services';
 import { shopper } from '../support/shopper';
@@ -258,5 +258,90 @@ describe('evacuation under faults', () => {
     expect(audit.ticketedOrders).toBe(1);
     expect(audit.sold).toBe(2);
     expect(audit.free).toBe(38);
+  });
+
+  it('the source cell dead (runbooks/cell-dead-source.md): confirmed, the event sells on the target, seats the source sold or held stay blocked until it returns', async () => {
+    const A = t.demo.events[0]!.cellId;
+    const B = t.platform.cells.map((c) => c.id).find((id) => id !== A)!;
+    const eventId = await createOnsaleEvent(t, B, 'Dead Cell Night', 20);
+    const seats = await seatsOf(eventId);
+
+    // Before the cell dies: one order paid and ticketed, one hold in flight (it will lapse).
+    const paid = await shopper(t.platform, eventId, 'dead-paid');
+    await paid.admit();
+    const p = await paid.hold(seats.slice(0, 2), randomUUID());
+    const { orderId: paidOrder } = (await p.json()) as { orderId: string };
+    await paid.pay(paidOrder, 'pm_card_visa');
+    await paid.until(paidOrder, ['ticketed']);
+    const held = await shopper(t.platform, eventId, 'dead-held');
+    await held.admit();
+    const h = await held.hold(seats.slice(2, 4), randomUUID());
+    expect(h.status).toBe(202);
+    const { orderId: heldOrder } = (await h.json()) as { orderId: string };
+    // The control plane knows what the cell published (the reporting projection) before it died.
+    for (let i = 0; i < 200; i++) {
+      const r = await pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM reporting.orders WHERE event_id = $1 AND status IN ('held', 'ticketed')`,
+        [eventId],
+      );
+      if (r.rows[0]!.n === 2) break;
+      await sleep(250);
+    }
+    await t.platform.stopCell(B);
+
+    // The normal procedure refuses a dead source; the dead-source one needs the cell id typed again.
+    const refused = await evacuateTool(t, 'plan', '--event', eventId, '--to', A);
+    expect(refused.stderr).toContain('error cell_unavailable (source_down)');
+    const unconfirmed = await evacuateTool(t, 'plan', '--event', eventId, '--to', A, '--confirm-source-dead', 'cell-x');
+    expect(unconfirmed.stderr).toContain('error validation_failed (confirmation_required)');
+    const run = await evacuateTool(
+      t,
+      'run',
+      '--event',
+      eventId,
+      '--to',
+      A,
+      '--confirm-source-dead',
+      B,
+      '--settle-wait-seconds',
+      '2',
+    );
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toContain('(DEAD: confirmed by the operator)');
+    expect(run.stdout).toContain('step resumed');
+    expect((await directoryEntry(eventId))?.cellId).toBe(A);
+
+    // On the target: what the dead cell sold or held is refused, the rest sells.
+    const fan = await shopper(t.platform, eventId, 'dead-after');
+    expect((await fan.admit()).purchaseCell).toBe(A);
+    expect((await fan.hold(seats.slice(0, 1), randomUUID())).status).toBe(409);
+    expect((await fan.hold(seats.slice(2, 3), randomUUID())).status).toBe(409);
+    const ok = await fan.hold(seats.slice(10, 11), randomUUID());
+    expect(ok.status).toBe(202);
+    const { orderId: fanOrder } = (await ok.json()) as { orderId: string };
+    await fan.pay(fanOrder, 'pm_card_visa');
+    await fan.until(fanOrder, ['ticketed']);
+
+    // The cell comes back: resume freezes it, its lapsed hold is released there and the seats come back on A.
+    await t.platform.startCell(B);
+    await untilStatus(B, heldOrder, ['expired'], (HOLD_TTL + 60) * 1000);
+    const resumed = await evacuateTool(t, 'resume', '--event', eventId, '--settle-wait-seconds', '120');
+    expect(resumed.stderr).toBe('');
+    expect(resumed.stdout).toContain('step done');
+    const status = await evacuateTool(t, 'status', '--event', eventId, '--json');
+    const [move] = JSON.parse(status.stdout.slice(status.stdout.indexOf('['))) as EventMove[];
+    expect(move!.report).toMatchObject({ sourceDead: true, settle: { soldInBothCells: [], released: 2 } });
+    const back = await fan.hold(seats.slice(2, 3), randomUUID());
+    expect(back.status).toBe(202);
+    const { orderId: backOrder } = (await back.json()) as { orderId: string };
+    const rel = await fetch(`${router()}/events/${eventId}/orders/${backOrder}/hold`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${fan.bearer}`, 'x-admission-token': fan.admission!.token },
+    });
+    expect(rel.ok).toBe(true);
+
+    const audit = await auditEvent({ eventId, cells: cellsOf(), ownerCell: A, stripeUrl: t.platform.urls.stripe });
+    expect(audit.violations).toEqual([]);
+    expect(audit.sold).toBe(3);
   });
 });

@@ -1,8 +1,16 @@
-import { randomUUID } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { demoSeatMap } from '../../scripts/local-platform/demo';
+import { repoRoot } from '../../scripts/local-platform/launch';
 import type { TestDatabase } from './db';
+import type { TestPlatform } from './platform';
+import { serviceEnv } from './services';
 import type { Shopper } from './shopper';
 
 /**
+ * What the evacuation tests share: the audit (below), the buyers who keep buying through a move and
+ * the pause they saw, and the operators' tool run exactly as the runbooks write it.
+ *
  * The evacuation audit over every cell an event has lived in, from the cells' own tables and the
  * Stripe emulator's record of what it really did:
  *  - no seat has two tickets (not voided), across cells;
@@ -235,4 +243,89 @@ export function pauseReport(logs: Attempt[][], from: string, to: string) {
     holdsOnTarget: all.filter((a) => a.status === 202 && a.cell === to).length,
     wrong503: refused.filter((a) => a.code !== 'event_moving' || !a.retryAfter),
   };
+}
+
+/** The control plane's environment for the operators' tool, as an SRE's shell has it. */
+function toolEnv(t: TestPlatform): NodeJS.ProcessEnv {
+  const env = serviceEnv();
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    LOG_LEVEL: 'warn',
+    DATABASE_URL_CONTROL_PLANE: t.controlPlaneDb.url,
+    REDIS_URL: env.REDIS_URL,
+    REDIS_KEY_PREFIX: t.reportingPrefix.replace(/\/$/, ':'),
+    IDENTITY_JWKS_URL: `${t.platform.urls.identity}/.well-known/jwks.json`,
+    IDENTITY_ISSUER: 'onsale:dev-identity',
+    IDENTITY_AUDIENCE: 'onsale:platform',
+    CELL_INTERNAL_TOKEN: t.platform.internalToken,
+    SIGNING_KEY_KEK: randomBytes(32).toString('base64'),
+  };
+}
+
+/** Runs `pnpm --filter @onsale/control-plane evacuate <args>`: the runbooks' command, as written there. */
+export function evacuateTool(
+  t: TestPlatform,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      'pnpm',
+      ['--silent', '--filter', '@onsale/control-plane', 'evacuate', ...args],
+      { cwd: repoRoot, env: toolEnv(t), timeout: 300_000, maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+export async function controlPlaneCall<T>(
+  t: TestPlatform,
+  method: string,
+  path: string,
+  token: string,
+  body?: unknown,
+): Promise<T> {
+  const res = await fetch(`${t.platform.urls.controlPlane}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as T;
+}
+
+/** One more event of the demo tenant on a cell, its seat map and an onsale open now, loaded (or, with `onsale: false`, a draft). */
+export async function createOnsaleEvent(
+  t: TestPlatform,
+  cellId: string,
+  name: string,
+  seats: number,
+  onsale = true,
+): Promise<string> {
+  const promoter = t.demo.promoter;
+  const ev = await controlPlaneCall<{ id: string }>(t, 'POST', '/events', promoter, {
+    name,
+    venue: 'Hall',
+    startsAt: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+    cellId,
+  });
+  await controlPlaneCall(t, 'PUT', `/events/${ev.id}/seat-map`, promoter, demoSeatMap(seats));
+  if (!onsale) return ev.id;
+  const at = new Date(Date.now() + 1_000).toISOString();
+  await controlPlaneCall(t, 'PUT', `/events/${ev.id}/onsale`, promoter, {
+    roomOpensAt: at,
+    onsaleAt: at,
+    perBuyerLimit: 4,
+    maxReleaseRate: 50,
+    holdTtlSeconds: 30,
+  });
+  for (let i = 0; i < 240; i++) {
+    const o = await controlPlaneCall<{ ready: boolean }>(t, 'GET', `/events/${ev.id}/onsale`, promoter);
+    if (o.ready) return ev.id;
+    await sleep(250);
+  }
+  throw new Error(`event ${ev.id} not loaded into ${cellId}`);
 }
