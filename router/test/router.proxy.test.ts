@@ -168,12 +168,12 @@ describe('forwarding', () => {
     expect(lastAt(echo)).toMatchObject({ method: 'POST' });
   });
 
-  it('routes waiting-room, console, JWKS and directory paths to the control plane, and nothing else', async () => {
+  it('routes waiting-room, console, sales, JWKS and directory paths to the control plane, and nothing else', async () => {
     for (const [method, path] of [
       ['POST', `/events/${echoEvent}/queue`],
       ['GET', `/events/${echoEvent}/queue/me`],
       ['GET', '/console/events'],
-      ['GET', '/promoter/reports'],
+      ['GET', `/events/${echoEvent}/sales/summary`],
       ['GET', '/.well-known/jwks.json'],
     ] as const) {
       const res = await fetch(`${router.url}${path}`, { method });

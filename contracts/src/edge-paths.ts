@@ -1,0 +1,46 @@
+/**
+ * Who answers each public path of the platform, as OpenAPI path templates: `{name}` is one path
+ * segment, a trailing `/**` takes the path and everything below it. The edge router compiles this
+ * table into its classifier; a test holds each service's OpenAPI document against it, so a public
+ * route is routed, or deliberately kept off the edge (operator and internal routes), never by accident.
+ */
+export const EDGE_PATHS = {
+  /** A buyer's purchase resources and what door scanners sync: routed to the cell that sells the event. */
+  cell: [
+    '/events/{eventId}/holds/**',
+    '/events/{eventId}/orders/**',
+    '/events/{eventId}/availability/**',
+    '/events/{eventId}/tickets/**',
+  ],
+  /** Stripe's webhooks name their cell in the path; the cell answers them at WEBHOOK_UPSTREAM_PATH. */
+  webhook: ['/cells/{cellId}/webhooks/stripe'],
+  /** The waiting room, the promoters' API and console, the admission keys and the directory. */
+  controlPlane: [
+    '/events',
+    '/events/{eventId}',
+    '/events/{eventId}/queue/**',
+    '/events/{eventId}/onsale',
+    '/events/{eventId}/seat-map',
+    '/events/{eventId}/placement',
+    '/events/{eventId}/release-decisions',
+    '/events/{eventId}/sales/**',
+    '/.well-known/jwks.json',
+    '/directory',
+    '/console/**',
+  ],
+} as const;
+
+export const WEBHOOK_UPSTREAM_PATH = '/webhooks/stripe';
+
+/** A path template as an anchored regular expression with named groups for its parameters. */
+export function pathPattern(template: string): RegExp {
+  const below = template.endsWith('/**');
+  const body = (below ? template.slice(0, -3) : template)
+    .split('/')
+    .map((segment) => {
+      const param = /^\{(\w+)\}$/.exec(segment);
+      return param ? `(?<${param[1]}>[^/]+)` : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    })
+    .join('/');
+  return new RegExp(`^${body}${below ? '(?:/.*)?' : ''}$`);
+}
