@@ -1,0 +1,110 @@
+import { randomUUID } from 'node:crypto';
+import { createLogger } from '@onsale/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../test/support/db';
+import { dropCellTopics, kafkaBrokers, provisionCellTopics, readTopic, uniqueCellId } from '../../test/support/kafka';
+import { workerContext } from '../../test/support/workers';
+import { migrateCell } from '../src/db/migrate';
+import type { Broker } from '../src/messaging/broker';
+import { createKafkaBroker } from '../src/messaging/kafka-broker';
+import { createRelay } from '../src/relay/relay';
+
+const ORDERS = 6;
+const EVENTS_PER_ORDER = 10;
+
+let db: TestDatabase;
+let cellId: string;
+let broker: Broker;
+
+beforeAll(async () => {
+  cellId = uniqueCellId('rly');
+  db = await createTestDatabase('relay_pipeline');
+  await migrateCell(db.url, cellId, 1);
+  broker = createKafkaBroker({ brokers: kafkaBrokers(), clientId: 'relay-test', log: createLogger({}, 'error') });
+});
+afterAll(async () => {
+  await broker?.close();
+  await dropCellTopics(cellId).catch(() => {});
+  await db?.drop();
+});
+
+/** Orders' events written interleaved (order 0 seq 0, order 1 seq 0, ...), as concurrent sagas would. */
+async function writeOutbox(topic: string) {
+  const orders = Array.from({ length: ORDERS }, () => randomUUID());
+  for (let seq = 0; seq < EVENTS_PER_ORDER; seq++)
+    for (const orderId of orders)
+      await db.query(
+        `INSERT INTO outbox (event_id, aggregate_id, event_type, topic, envelope) VALUES ($1, $2, 'HoldCreated', $3, $4::jsonb)`,
+        [
+          randomUUID(),
+          orderId,
+          topic,
+          JSON.stringify({ eventId: randomUUID(), eventType: 'HoldCreated', correlationId: orderId, seq }),
+        ],
+      );
+  return orders;
+}
+
+/** Each order's sequence numbers as its partition holds them. */
+async function sequencesOnTopic(topic: string, count: number) {
+  const byOrder = new Map<string, number[]>();
+  for (const m of await readTopic(topic, count)) {
+    const list = byOrder.get(m.key!) ?? [];
+    list.push(JSON.parse(m.value).seq);
+    byOrder.set(m.key!, list);
+  }
+  return byOrder;
+}
+
+const inOrder = Array.from({ length: EVENTS_PER_ORDER }, (_, i) => i);
+
+describe('the relay pipelines claims and marks with its sends', () => {
+  it('a pass sends batch after batch in claim order: every row marked, each order in the order written', async () => {
+    const topics = await provisionCellTopics(cellId, 3);
+    const orders = await writeOutbox(topics.purchase);
+    const ctx = workerContext(cellId, db.url, 'relay-pipeline');
+    const relay = createRelay(ctx, broker, { batchSize: 7, leaseMs: 30_000, idleMs: 5, retainPublishedMs: 60_000 });
+    // Eight batches of 7 per pass, then the rest.
+    expect(await relay.publishOnce()).toBe(56);
+    expect(await relay.publishOnce()).toBe(ORDERS * EVENTS_PER_ORDER - 56);
+    const [left] = await db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL OR lease_owner IS NOT NULL',
+    );
+    expect(left!.n).toBe(0);
+    const seqs = await sequencesOnTopic(topics.purchase, ORDERS * EVENTS_PER_ORDER);
+    for (const o of orders) expect(seqs.get(o)).toEqual(inOrder);
+    await ctx.database.close();
+  });
+
+  it('a failed send gives its batch and the one claimed behind it back at once; the next pass keeps each order in order', async () => {
+    await db.query('DELETE FROM outbox');
+    const faultCell = uniqueCellId('rlf');
+    const topics = await provisionCellTopics(faultCell, 3);
+    const orders = await writeOutbox(topics.purchase);
+    const ctx = workerContext(cellId, db.url, 'relay-fault');
+    // The real broker, with the second send refused before it reaches Kafka.
+    let sends = 0;
+    const failing: Broker = {
+      ...broker,
+      publish: async (topic, messages) => {
+        if (++sends === 2) throw new Error('broker unreachable');
+        await broker.publish(topic, messages);
+      },
+    };
+    const options = { batchSize: 7, leaseMs: 30_000, idleMs: 5, retainPublishedMs: 60_000 };
+    await expect(createRelay(ctx, failing, options).publishOnce()).rejects.toThrow('broker unreachable');
+    const state = await db.query<{ published: number; leased: number }>(
+      `SELECT count(*) FILTER (WHERE published_at IS NOT NULL)::int AS published,
+              count(*) FILTER (WHERE lease_owner IS NOT NULL)::int AS leased FROM outbox`,
+    );
+    // The first batch went and is marked; nothing is left under a lease waiting for it to lapse.
+    expect(state[0]).toEqual({ published: 7, leased: 0 });
+    const relay = createRelay(ctx, broker, options);
+    let published = 7;
+    while (published < ORDERS * EVENTS_PER_ORDER) published += await relay.publishOnce();
+    const seqs = await sequencesOnTopic(topics.purchase, ORDERS * EVENTS_PER_ORDER);
+    for (const o of orders) expect(seqs.get(o)).toEqual(inOrder);
+    await ctx.database.close();
+    await dropCellTopics(faultCell).catch(() => {});
+  });
+});
