@@ -141,6 +141,7 @@ describe('every task definition of a two-cell manifest with DR boots the real pr
       REDIS_URL: () => services.REDIS_URL ?? '',
       REDIS_AUTH: () => 'password',
       S3_BUCKET: () => services.S3_BUCKET ?? '',
+      TICKETS_BUCKET: () => 'onsale-tickets',
       S3_REGION: () => services.S3_REGION ?? '',
       IDENTITY_JWKS_URL: () => identity.buyerJwksUrl,
       IDENTITY_ISSUER: () => BUYER_ISSUER,

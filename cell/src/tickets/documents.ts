@@ -1,5 +1,6 @@
 import type { Logger } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
+import { decodeJwt } from 'jose';
 import type { Db, Tx } from '../db/client';
 import { failpoint } from '../failpoints';
 import type { Handlers } from '../messaging/consumer-runner';
@@ -129,11 +130,18 @@ async function republishIfVoided(
   deps: { store: TicketStore; signVoids: VoidListSigner; cellId: string; log: Logger },
   orderId: string,
 ) {
-  const ev = await tx.execute<{ event_id: string; voided: boolean }>(
-    sql`SELECT event_id, bool_or(voided_at IS NOT NULL) AS voided FROM tickets WHERE order_id = ${orderId} GROUP BY event_id`,
+  const voided = await tx.execute<{ id: string; event_id: string }>(
+    sql`SELECT id, event_id FROM tickets WHERE order_id = ${orderId} AND voided_at IS NOT NULL`,
   );
-  const row = ev.rows[0];
-  if (!row?.voided) return;
-  const count = await publishVoidList(tx, deps, row.event_id);
-  deps.log.info('void list published', { eventId: row.event_id, orderId, voided: count });
+  const eventId = voided.rows[0]?.event_id;
+  if (!eventId) return;
+  // A cancel voids its orders in batches and each gets a RefundRequested: the first republish lists the whole
+  // batch, so the others find their tickets listed already and skip the rebuild and the upload.
+  const stored = await deps.store.get(deps.store.keys.voidList(eventId));
+  if (stored) {
+    const listed = new Set(decodeJwt<{ voided?: string[] }>(new TextDecoder().decode(stored)).voided ?? []);
+    if (voided.rows.every((t) => listed.has(t.id))) return;
+  }
+  const count = await publishVoidList(tx, deps, eventId);
+  deps.log.info('void list published', { eventId, orderId, voided: count });
 }

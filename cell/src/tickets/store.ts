@@ -33,8 +33,6 @@ export const TicketStoreConfig = z.object({
 export type TicketStoreConfig = z.infer<typeof TicketStoreConfig>;
 
 export interface TicketStore {
-  /** Stores the object unless one is there already; true when this call wrote it. */
-  putIfAbsent(key: string, body: Uint8Array | string, contentType: string): Promise<boolean>;
   put(key: string, body: Uint8Array | string, contentType: string): Promise<void>;
   get(key: string): Promise<Uint8Array | null>;
   exists(key: string): Promise<boolean>;
@@ -71,13 +69,6 @@ export function createTicketStore(config: TicketStoreConfig): TicketStore {
   return {
     exists,
     put,
-    // HEAD then PUT: two writers racing both write, which is harmless because the documents are a pure
-    // function of committed rows (same bytes); what the check prevents is rewriting a stored one.
-    async putIfAbsent(key, body, contentType) {
-      if (await exists(key)) return false;
-      await put(key, body, contentType);
-      return true;
-    },
     async get(key) {
       try {
         const r = await client.send(new GetObjectCommand({ Bucket, Key: key }));

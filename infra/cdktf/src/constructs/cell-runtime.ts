@@ -29,6 +29,7 @@ import { KafkaCluster } from './kafka';
 import { Network } from './network';
 import { Peering, type PeerNetwork } from './peering';
 import { RedisCache } from './redis';
+import { TicketsBucket } from './tickets-bucket';
 
 /** Secret ARNs per role, keyed by the environment variable each one fills. */
 export type RoleSecrets = Partial<Record<CellRole, Record<string, string>>>;
@@ -188,6 +189,8 @@ export class CellRuntime extends Construct {
       setting: [{ name: 'containerInsights', value: 'enabled' }],
     });
 
+    const tickets = new TicketsBucket(this, 'tickets', { cellId: cell.id, kmsKeyArn: key.arn });
+
     const base = (user: string): Record<string, string> => ({
       CELL_ID: cell.id,
       CELL_EPOCH: String(props.epoch),
@@ -240,6 +243,11 @@ export class CellRuntime extends Construct {
         });
       } else {
         environment.HEALTH_PORT = String(WORKER_HEALTH_PORT);
+      }
+      // The ticket worker stores the order PDFs and void lists; the API serves them.
+      if (roleName === 'ticket' || roleName === 'api') {
+        Object.assign(environment, { TICKETS_BUCKET: tickets.bucket.bucket, S3_REGION: ctx.region });
+        statements.push(...(roleName === 'ticket' ? tickets.writeStatements() : tickets.readStatements()));
       }
 
       const service = new FargateService(this, `service-${roleName}`, {
