@@ -1,26 +1,13 @@
 import type { EventLoad } from '@onsale/contracts';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { admittedBuyer } from '../../test/support/buyer';
-import { startTestCell, type TestCell } from '../../test/support/cell';
-import { startIdentity, type TestIdentity } from '../../test/support/identity';
-import { eventLoad, loadIntoCell } from '../../test/support/seed';
+import type { TestCell } from '../../test/support/cell';
+import { cellTest } from '../../test/support/fixtures';
 
-let identity: TestIdentity;
-let cell: TestCell;
-let event: EventLoad;
+const it = cellTest({ seats: 200 });
 
-beforeAll(async () => {
-  identity = await startIdentity();
-  cell = await startTestCell(identity);
-  event = await loadIntoCell(cell, eventLoad(200));
-});
-afterAll(async () => {
-  await cell?.close();
-  await identity?.close();
-});
-
-const internal = (method: string, path: string, body?: unknown) =>
+const internal = (cell: TestCell, event: EventLoad, method: string, path: string, body?: unknown) =>
   fetch(`${cell.url}/internal/events/${event.eventId}${path}`, {
     method,
     headers: {
@@ -31,7 +18,7 @@ const internal = (method: string, path: string, body?: unknown) =>
   });
 
 /** Waits until this many sessions of the cell's database wait on a lock. */
-async function waitForLockWaiters(n: number) {
+async function waitForLockWaiters(cell: TestCell, n: number) {
   for (let i = 0; i < 500; i++) {
     const r = await cell.db.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
@@ -43,7 +30,11 @@ async function waitForLockWaiters(n: number) {
 }
 
 describe('evacuation on the cell: freeze, ledger view, blocked seats', () => {
-  it('a hold racing the freeze either commits before the freeze returns or is refused with 503 event_moving', async () => {
+  it('a hold racing the freeze either commits before the freeze returns or is refused with 503 event_moving', async ({
+    identity,
+    cell,
+    event,
+  }) => {
     // Five holds are stalled on their seat locks (taken here) after their check of the freeze, a freeze
     // queues behind them, five more holds arrive behind the freeze; then the seats are let go.
     const blocker = new pg.Client({ connectionString: cell.db.url });
@@ -54,10 +45,10 @@ describe('evacuation on the cell: freeze, ledger view, blocked seats', () => {
     await blocker.query('SELECT id FROM seats WHERE id = ANY($1::uuid[]) FOR UPDATE', [early]);
     const buyers = await Promise.all(Array.from({ length: 10 }, () => admittedBuyer(identity, cell, event.eventId)));
     const first = early.map((seat, i) => buyers[i]!.hold([seat]));
-    await waitForLockWaiters(5);
+    await waitForLockWaiters(cell, 5);
     let freezeReturnedAt = 0;
     let committedAtFreeze = -1;
-    const freezing = internal('PUT', '/sales-freeze').then(async (r) => {
+    const freezing = internal(cell, event, 'PUT', '/sales-freeze').then(async (r) => {
       freezeReturnedAt = Date.now();
       committedAtFreeze = (await cell.db.query('SELECT id FROM orders')).length;
       return r;
@@ -65,7 +56,7 @@ describe('evacuation on the cell: freeze, ledger view, blocked seats', () => {
     let releasedAt = 0;
     let second: Promise<Response>[] = [];
     try {
-      await waitForLockWaiters(6);
+      await waitForLockWaiters(cell, 6);
       second = lateSeats.map((seat, i) => buyers[5 + i]!.hold([seat]));
       await new Promise((r) => setTimeout(r, 300));
     } finally {
@@ -94,7 +85,7 @@ describe('evacuation on the cell: freeze, ledger view, blocked seats', () => {
     const late = await (await admittedBuyer(identity, cell, event.eventId)).hold([event.seats[190]!.id]);
     expect(late.status).toBe(503);
 
-    const ledger = (await (await internal('GET', '/ledger')).json()) as {
+    const ledger = (await (await internal(cell, event, 'GET', '/ledger')).json()) as {
       frozen: boolean;
       occupiedSeatIds: string[];
       activeHolds: number;
@@ -103,30 +94,33 @@ describe('evacuation on the cell: freeze, ledger view, blocked seats', () => {
     expect(ledger).toMatchObject({ frozen: true, activeHolds: committedAtFreeze, openOrders: committedAtFreeze });
     expect(ledger.occupiedSeatIds).toHaveLength(committedAtFreeze);
 
-    expect((await internal('DELETE', '/sales-freeze?status=on_sale')).status).toBe(200);
+    expect((await internal(cell, event, 'DELETE', '/sales-freeze?status=on_sale')).status).toBe(200);
     const after = await (await admittedBuyer(identity, cell, event.eventId)).hold([event.seats[190]!.id]);
     expect(after.status).toBe(202);
   });
 
-  it('blocked seats are taken until released, idempotently', async () => {
-    expect((await internal('DELETE', '/sales-freeze?status=on_sale')).status).toBe(200);
+  it('blocked seats are taken until released, idempotently', async ({ identity, cell, event }) => {
+    expect((await internal(cell, event, 'DELETE', '/sales-freeze?status=on_sale')).status).toBe(200);
     const seats = [event.seats[180]!.id, event.seats[181]!.id];
     for (let i = 0; i < 2; i++) {
-      const r = await internal('POST', '/blocked-seats', { sourceCell: 'cell-src', seatIds: seats });
+      const r = await internal(cell, event, 'POST', '/blocked-seats', { sourceCell: 'cell-src', seatIds: seats });
       expect(await r.json()).toMatchObject({ blocked: 2 });
     }
     const buyer = await admittedBuyer(identity, cell, event.eventId);
     const refused = await buyer.hold([seats[0]!]);
     expect(refused.status).toBe(409);
-    const listed = (await (await internal('GET', '/blocked-seats?sourceCell=cell-src')).json()) as {
+    const listed = (await (await internal(cell, event, 'GET', '/blocked-seats?sourceCell=cell-src')).json()) as {
       seatIds: string[];
     };
     expect(listed.seatIds).toEqual([...seats].sort());
     // The target's own ledger view does not count the placeholder as a sale or an open order.
-    const ledger = (await (await internal('GET', '/ledger')).json()) as { occupiedSeatIds: string[] };
+    const ledger = (await (await internal(cell, event, 'GET', '/ledger')).json()) as { occupiedSeatIds: string[] };
     expect(ledger.occupiedSeatIds).not.toContain(seats[0]);
 
-    const released = await internal('POST', '/blocked-seats/release', { sourceCell: 'cell-src', seatIds: [seats[0]] });
+    const released = await internal(cell, event, 'POST', '/blocked-seats/release', {
+      sourceCell: 'cell-src',
+      seatIds: [seats[0]],
+    });
     expect(await released.json()).toMatchObject({ blocked: 1 });
     expect((await buyer.hold([seats[0]!])).status).toBe(202);
     expect((await buyer.hold([seats[1]!])).status).toBe(409);

@@ -1,25 +1,17 @@
 import type { EventLoad } from '@onsale/contracts';
 import { test } from 'vitest';
-import { startTestCell, type TestCell } from './cell';
+import type { TestCell } from './cell';
 import type { FakeCell, Harness } from './control-plane';
-import { startIdentity, type TestIdentity } from './identity';
-import { dropCellTopics, provisionCellTopics, uniqueCellId } from './kafka';
-import { eventLoad, loadIntoCell } from './seed';
-import {
-  captureLogs,
-  newWebhookSecret,
-  sendWebhooksTo,
-  startStripeEmulator,
-  stripeApiEnv,
-  stripeClient,
-} from './stripe';
-import { startCellWorkers } from './workers';
+import type { TestIdentity } from './identity';
 
 /**
  * vitest fixtures for the integration tests: a test file says what it needs (`it('…', async ({ cell,
  * event }) => …)`) and gets it set up once for the file, on the first test that asks, and torn down
  * after the file's last test, last set up first torn down. Each file still gets its own database
  * (cloned from the migrated template), its own cell id, topics and Redis keys.
+ *
+ * The fixtures import what they set up when they set it up: a file loads only what it uses (the
+ * control plane's tests no cell, a cell's tests no Stripe emulator unless it takes payments).
  */
 
 export interface CellOptions {
@@ -50,6 +42,7 @@ type Cleanup = { onCleanup: (fn: () => Promise<void> | void) => void };
 
 // biome-ignore lint/correctness/noEmptyPattern: see above
 const identityFixture = async ({}, { onCleanup }: Cleanup) => {
+  const { startIdentity } = await import('./identity');
   const identity = await startIdentity();
   onCleanup(() => identity.close());
   return identity;
@@ -60,6 +53,7 @@ const cellIdFixture =
   (o: { prefix?: string; topics?: boolean }) =>
   // biome-ignore lint/correctness/noEmptyPattern: see above
   async ({}, { onCleanup }: Cleanup) => {
+    const { dropCellTopics, provisionCellTopics, uniqueCellId } = await import('./kafka');
     const cellId = uniqueCellId(o.prefix ?? 'cell');
     if (o.topics) {
       await provisionCellTopics(cellId);
@@ -70,8 +64,10 @@ const cellIdFixture =
 
 const eventFixture =
   (o: CellOptions) =>
-  ({ cell }: { cell: TestCell }) =>
-    loadIntoCell(cell, eventLoad(o.seats ?? 10, o.event));
+  async ({ cell }: { cell: TestCell }) => {
+    const { eventLoad, loadIntoCell } = await import('./seed');
+    return loadIntoCell(cell, eventLoad(o.seats ?? 10, o.event));
+  };
 
 /**
  * A cell: a test identity provider (buyer and admission keys behind a real JWKS), the cell API on a
@@ -83,6 +79,7 @@ export function cellTest(o: CellOptions = {}) {
     .extend('identity', file, identityFixture)
     .extend('cellId', file, cellIdFixture(o))
     .extend('cell', file, async ({ identity, cellId }, { onCleanup }) => {
+      const { startTestCell } = await import('./cell');
       const cell = await startTestCell(identity, { cellId, env: o.env });
       onCleanup(() => cell.close());
       return cell;
@@ -110,6 +107,7 @@ export function paymentsCellTest(o: PaymentsCellOptions = {}) {
       // Automatic, so the capture starts before anything of the file logs, whichever test asks first.
       // biome-ignore lint/correctness/noEmptyPattern: no dependencies (see above)
       .extend('logs', { scope: 'file', auto: true }, async ({}, { onCleanup }) => {
+        const { captureLogs } = await import('./stripe');
         const logs = captureLogs();
         onCleanup(() => {
           logs.restore();
@@ -119,14 +117,19 @@ export function paymentsCellTest(o: PaymentsCellOptions = {}) {
       .extend('identity', file, identityFixture)
       // biome-ignore lint/correctness/noEmptyPattern: no dependencies (see above)
       .extend('emulator', file, async ({}, { onCleanup }) => {
+        const { startStripeEmulator } = await import('./stripe');
         const emulator = await startStripeEmulator();
         onCleanup(() => emulator.close());
         return emulator;
       })
-      .extend('stripe', file, ({ emulator }) => stripeClient(emulator))
-      .extend('webhookSecret', file, newWebhookSecret())
+      .extend('stripe', file, async ({ emulator }) => (await import('./stripe')).stripeClient(emulator))
+      .extend('webhookSecret', file, async () => (await import('./stripe')).newWebhookSecret())
       .extend('cellId', file, cellIdFixture({ prefix: o.prefix, topics: true }))
       .extend('cell', file, async ({ identity, cellId, emulator, webhookSecret }, { onCleanup }) => {
+        const [{ startTestCell }, { sendWebhooksTo, stripeApiEnv }] = await Promise.all([
+          import('./cell'),
+          import('./stripe'),
+        ]);
         const cell = await startTestCell(identity, {
           cellId,
           env: { ...stripeApiEnv(emulator, webhookSecret), ...o.env },
@@ -138,6 +141,7 @@ export function paymentsCellTest(o: PaymentsCellOptions = {}) {
       .extend('event', file, eventFixture(o))
       // Automatic: no test names the workers, but every purchase needs them.
       .extend('workers', { scope: 'file', auto: true }, async ({ cell, emulator }, { onCleanup }) => {
+        const [{ startCellWorkers }, { stripeClient }] = await Promise.all([import('./workers'), import('./stripe')]);
         const inProcess = o.paymentsInProcess ?? true;
         const workers = await startCellWorkers(
           cell.cellId,
@@ -164,8 +168,7 @@ export interface ControlPlaneOptions {
 /**
  * A control plane (`h`: its own database and Redis prefix, a dev identity issuer, a manual clock),
  * a fake cell registered with it (`fakeCell`: records loads, answers signals), and a tenant with an
- * owner, a manager and a viewer (`tenant`). The harness is imported when first used, so the cell
- * tests that share this module do not load the control plane.
+ * owner, a manager and a viewer (`tenant`).
  */
 export function controlPlaneTest(o: ControlPlaneOptions) {
   return (
