@@ -9,6 +9,7 @@ export * from './holds';
 export * from './input-rules';
 export * from './instant';
 export * from './methods';
+export * from './orders';
 export * from './runtime/env';
 export * from './runtime/health';
 export * from './runtime/http-errors';

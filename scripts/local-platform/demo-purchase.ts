@@ -12,6 +12,7 @@
  * pm_card_chargeDeclined shows a decline), BUYER (a new buyer id per run).
  */
 import { randomUUID } from 'node:crypto';
+import type { OrderView } from '../../contracts/src/orders';
 import { devToken } from './demo';
 
 const env = process.env;
@@ -24,18 +25,6 @@ const publishableKey = env.STRIPE_PUBLISHABLE_KEY ?? 'pk_test_onsale_local';
 const seatCount = Number(env.SEATS ?? 2);
 const paymentMethod = env.PAYMENT_METHOD ?? 'pm_card_visa';
 const buyer = env.BUYER ?? `demo-buyer-${randomUUID().slice(0, 8)}`;
-
-interface OrderView {
-  orderId: string;
-  status: string;
-  amount: number;
-  currency: string;
-  holdExpiresAt: string | null;
-  failureReason: string | null;
-  seats: { seatId: string; label: string }[];
-  tickets: { ticketId: string; seatId: string; token: string }[];
-  payment: { paymentIntentId: string; status: string; clientSecret?: string } | null;
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let stepNumber = 0;

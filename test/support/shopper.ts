@@ -1,14 +1,7 @@
+import type { OrderView } from '@onsale/contracts';
 import Stripe from 'stripe';
 import { devToken } from '../../scripts/local-platform/demo';
 import type { Platform } from '../../scripts/local-platform/launch';
-
-export interface OrderView {
-  orderId: string;
-  status: string;
-  seats: { seatId: string }[];
-  tickets: { ticketId: string; seatId: string; token: string }[];
-  payment: { paymentIntentId: string; status: string; clientSecret?: string } | null;
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

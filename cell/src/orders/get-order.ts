@@ -1,19 +1,7 @@
+import type { OrderStatus, OrderView } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import type { CellContext } from '../context';
 import { DomainError } from '../errors';
-
-export interface OrderView {
-  orderId: string;
-  eventId: string;
-  status: string;
-  amount: number;
-  currency: string;
-  holdExpiresAt: string | null;
-  failureReason: string | null;
-  seats: { seatId: string; label: string; section: string; row: string; price: number }[];
-  tickets: { ticketId: string; seatId: string; token: string }[];
-  payment: { paymentIntentId: string; status: string; clientSecret?: string } | null;
-}
 
 /** Payment is still the buyer's move only in these states; the client secret is shown then and only then. */
 const PAYABLE = new Set(['pending_payment']);
@@ -22,7 +10,7 @@ const PAYABLE = new Set(['pending_payment']);
 export async function getOrder(ctx: CellContext, eventId: string, orderId: string, userId: string): Promise<OrderView> {
   const db = ctx.database.db;
   const found = await db.execute<{
-    status: string;
+    status: OrderStatus;
     user_id: string;
     amount: number;
     currency: string;

@@ -1,25 +1,9 @@
-import { createRoute, z } from '@hono/zod-openapi';
+import { createRoute } from '@hono/zod-openapi';
+import { OrderView } from '@onsale/contracts';
 import { getOrder } from '../../orders/get-order';
 import type { CellApp } from '../app';
 import { buyerAuth } from '../middleware';
 import { buyerSecurity, errors, OrderParams } from './schemas';
-
-const OrderView = z.object({
-  orderId: z.string(),
-  eventId: z.string(),
-  status: z.string(),
-  amount: z.number().int(),
-  currency: z.string(),
-  holdExpiresAt: z.string().nullable(),
-  failureReason: z.string().nullable(),
-  seats: z.array(
-    z.object({ seatId: z.string(), label: z.string(), section: z.string(), row: z.string(), price: z.number() }),
-  ),
-  tickets: z.array(z.object({ ticketId: z.string(), seatId: z.string(), token: z.string() })),
-  payment: z
-    .object({ paymentIntentId: z.string(), status: z.string(), clientSecret: z.string().optional() })
-    .nullable(),
-});
 
 export const getOrderRoute = createRoute({
   method: 'get',

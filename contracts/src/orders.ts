@@ -1,0 +1,25 @@
+import { z } from 'zod';
+import { OrderStatus } from './holds';
+
+/**
+ * The order as its buyer reads it (GET /events/{eventId}/orders/{orderId}): the cell builds it,
+ * its route declares it, and the platform's own clients (the demo buyer, the test shoppers) read it.
+ */
+export const OrderView = z.object({
+  orderId: z.string(),
+  eventId: z.string(),
+  status: OrderStatus,
+  amount: z.number().int().describe('minor units, computed in the cell from the price tiers'),
+  currency: z.string(),
+  holdExpiresAt: z.string().nullable(),
+  failureReason: z.string().nullable(),
+  seats: z.array(
+    z.object({ seatId: z.string(), label: z.string(), section: z.string(), row: z.string(), price: z.number() }),
+  ),
+  tickets: z.array(z.object({ ticketId: z.string(), seatId: z.string(), token: z.string() })),
+  /** The client secret is present only while paying is the buyer's move (pending_payment). */
+  payment: z
+    .object({ paymentIntentId: z.string(), status: z.string(), clientSecret: z.string().optional() })
+    .nullable(),
+});
+export type OrderView = z.infer<typeof OrderView>;
