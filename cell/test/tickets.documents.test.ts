@@ -11,6 +11,8 @@ import jsQR from 'jsqr';
 import { PDFDocument } from 'pdf-lib';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningRouter } from '../../router/src/router';
+import { type FakeControlPlane, routerFor, startFakeControlPlane } from '../../router/test/fakes';
 import { startTestCell, type TestCell } from '../../test/support/cell';
 import { startIdentity, type TestIdentity } from '../../test/support/identity';
 import { dropCellTopics, eventually, provisionCellTopics, uniqueCellId } from '../../test/support/kafka';
@@ -57,6 +59,8 @@ let ticketKey: string;
 let event: EventLoad;
 let workers: Awaited<ReturnType<typeof startCellWorkers>>;
 let consumer: Awaited<ReturnType<typeof runConsumer>>;
+let controlPlane: FakeControlPlane;
+let router: RunningRouter;
 
 beforeAll(async () => {
   await store.ensureBucket();
@@ -86,8 +90,15 @@ beforeAll(async () => {
     },
     retry: fastRetry,
   });
+  // The edge router in front of the cell, with the directory placing the event there.
+  controlPlane = await startFakeControlPlane();
+  controlPlane.addCell(cellId, cell.url);
+  controlPlane.placeEvent(event.eventId, cellId);
+  router = await routerFor(controlPlane, identity.admissionJwksUrl);
 }, 60_000);
 afterAll(async () => {
+  await router?.close();
+  await controlPlane?.close();
   await consumer?.stop();
   await workers?.stop();
   await cell?.close();
@@ -144,10 +155,14 @@ function decodeSvg(svg: string): string | null {
  * syncs from answers in this very process.
  */
 function scanTicket(stateDir: string, ...args: string[]): Promise<{ code: number | null; out: string; err: string }> {
-  const child = spawn('npx', ['tsx', resolve(repoRoot, 'cell/src/tickets/scan-main.ts'), ...args], {
-    cwd: repoRoot,
-    env: { ...process.env, SCANNER_STATE_DIR: stateDir, INIT_CWD: repoRoot },
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', resolve(repoRoot, 'cell/src/tickets/scan-main.ts'), ...args],
+    {
+      cwd: repoRoot,
+      env: { ...process.env, SCANNER_STATE_DIR: stateDir, INIT_CWD: repoRoot },
+    },
+  );
   let out = '';
   let err = '';
   child.stdout.on('data', (d) => {
@@ -187,6 +202,34 @@ describe('ticket documents', () => {
     expect(stranger.status).toBe(404);
     expect((await stranger.json()).error.code).toBe('not_found');
     expect((await fetch(`${cell.url}${path}`)).status).toBe(401);
+  });
+
+  it('through the edge router: the owner gets the PDF and the QR codes, a stranger nothing, the scanner its sync', async () => {
+    const seats = [event.seats[8]!.id, event.seats[9]!.id];
+    const { orderId, userId } = await paidOrder(event, seats);
+    await requestTickets(event, orderId, seats);
+    const stored = await storedPdf(event, orderId);
+    const viaRouter = async (who: string, path: string) =>
+      fetch(`${router.url}${path}`, { headers: { authorization: `Bearer ${await identity.buyerToken(who)}` } });
+
+    const pdf = await viaRouter(userId, `/events/${event.eventId}/orders/${orderId}/tickets.pdf`);
+    expect(pdf.status).toBe(200);
+    expect(pdf.headers.get('content-type')).toBe('application/pdf');
+    expect(Buffer.from(await pdf.arrayBuffer()).equals(Buffer.from(stored))).toBe(true);
+    const stranger = await viaRouter(`fan-${randomUUID()}`, `/events/${event.eventId}/orders/${orderId}/tickets.pdf`);
+    expect(stranger.status).toBe(404);
+
+    const stateDir = tmp();
+    await syncScanner({ baseUrl: router.url, eventId: event.eventId, stateDir });
+    const state = await loadState(stateDir);
+    for (const t of await ticketsOf(orderId)) {
+      const qr = await viaRouter(userId, `/events/${event.eventId}/orders/${orderId}/tickets/${t.id}/qr.svg`);
+      expect(qr.status).toBe(200);
+      expect(await checkTicket(decodeSvg(await qr.text())!, state)).toMatchObject({
+        admit: true,
+        claims: { tid: t.id },
+      });
+    }
   });
 
   it('a redelivered TicketIssued leaves the stored PDF as it was; a lost one is rendered again to the same bytes', async () => {
@@ -240,7 +283,8 @@ describe('ticket documents', () => {
       const verdict = await checkTicket(decoded!, state);
       expect(verdict).toMatchObject({ admit: true, claims: { tid: t.id, orderId, eventId: event.eventId } });
 
-      // The command on the image file, as the door runs it.
+      // The command on the image file, as the door runs it (once: each run starts a process).
+      if (t !== issued[0]) continue;
       const file = join(stateDir, `${t.id}.svg`);
       writeFileSync(file, svg);
       const scan = await scanTicket(stateDir, file);
@@ -309,8 +353,8 @@ describe('ticket documents', () => {
     const [first] = await ticketsOf(orderId);
     const stateDir = tmp();
     await eventually(() => store.exists(store.keys.voidList(doomed.eventId)), 'the first void list');
-    expect((await scanTicket(stateDir, '--sync', '--url', cell.url, '--event', doomed.eventId)).code).toBe(0);
-    expect((await scanTicket(stateDir, first!.token)).code).toBe(0);
+    await syncScanner({ baseUrl: cell.url, eventId: doomed.eventId, stateDir });
+    expect(await checkTicket(first!.token, await loadState(stateDir))).toMatchObject({ admit: true });
 
     const cancel = await fetch(`${cell.url}/internal/events/${doomed.eventId}/sales`, {
       method: 'PUT',
@@ -320,13 +364,15 @@ describe('ticket documents', () => {
     expect(cancel.status).toBe(200);
     const ids = (await ticketsOf(orderId)).map((t) => t.id);
     const keys = publicTicketJwks(ticketKey);
+    const cancelledAt = Date.now();
     await eventually(async () => {
       const list = await store.get(store.keys.voidList(doomed.eventId));
       return list && (await verifyVoidList(new TextDecoder().decode(list), keys)).voided.length === ids.length;
     }, 'the void list to name both tickets');
+    console.log(`void list republished ${Date.now() - cancelledAt} ms after the cancel`);
 
     // Offline, the scanner knows only what it synced: the void reaches it with the next sync.
-    expect((await scanTicket(stateDir, first!.token)).code).toBe(0);
+    expect(await checkTicket(first!.token, await loadState(stateDir))).toMatchObject({ admit: true });
     expect((await scanTicket(stateDir, '--sync', '--url', cell.url, '--event', doomed.eventId)).out).toMatch(
       /2 voided/,
     );
