@@ -18,6 +18,11 @@ export const CellBaseConfig = z.object({
 export const CellApiConfig = CellBaseConfig.extend({
   HOST: z.string().default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(8081),
+  /**
+   * API processes sharing the port (node:cluster), one per core on a machine with several. Each has its own
+   * DB_POOL_SIZE connections and serves its own /metrics. 1 where the platform runs one process per task.
+   */
+  API_PROCESSES: z.coerce.number().int().min(1).max(64).default(1),
   IDENTITY_JWKS_URL: z.string().url(),
   IDENTITY_ISSUER: z.string().min(1),
   IDENTITY_AUDIENCE: z.string().default('onsale:buyer'),
