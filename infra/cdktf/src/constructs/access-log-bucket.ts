@@ -1,15 +1,8 @@
 import { DataAwsElbServiceAccount } from '@cdktf/provider-aws/lib/data-aws-elb-service-account';
-import { DataAwsIamPolicyDocument } from '@cdktf/provider-aws/lib/data-aws-iam-policy-document';
-import { S3Bucket } from '@cdktf/provider-aws/lib/s3-bucket';
-import { S3BucketLifecycleConfiguration } from '@cdktf/provider-aws/lib/s3-bucket-lifecycle-configuration';
-import { S3BucketOwnershipControls } from '@cdktf/provider-aws/lib/s3-bucket-ownership-controls';
-import { S3BucketPolicy } from '@cdktf/provider-aws/lib/s3-bucket-policy';
-import { S3BucketPublicAccessBlock } from '@cdktf/provider-aws/lib/s3-bucket-public-access-block';
-import { S3BucketServerSideEncryptionConfigurationA as S3BucketServerSideEncryptionConfiguration } from '@cdktf/provider-aws/lib/s3-bucket-server-side-encryption-configuration';
-import { S3BucketVersioningA as S3BucketVersioning } from '@cdktf/provider-aws/lib/s3-bucket-versioning';
+import type { S3Bucket } from '@cdktf/provider-aws/lib/s3-bucket';
 import { Construct } from 'constructs';
 import type { AwsContext } from '../aws-context';
-import { checkovSkip } from '../checkov';
+import { privateBucket } from './private-bucket';
 
 export interface AccessLogBucketProps {
   readonly ctx: AwsContext;
@@ -29,39 +22,19 @@ export class AccessLogBucket extends Construct {
   constructor(scope: Construct, id: string, props: AccessLogBucketProps) {
     super(scope, id);
     const { ctx } = props;
-    this.bucket = new S3Bucket(this, 'bucket', {
-      bucket: `${props.name}-logs-${ctx.account}-${ctx.region}`,
-      forceDestroy: false,
-    });
-    checkovSkip(this.bucket, {
-      CKV_AWS_145: 'ALB access log delivery supports SSE-S3 only, not SSE-KMS',
-      CKV_AWS_18: 'this is the access-log bucket; logging it would need yet another bucket',
-      CKV_AWS_144: 'access logs are operational data kept 90 days; no cross-region copy is required',
-      CKV2_AWS_62: 'nothing reacts to new log objects; they are read on demand',
-    });
-
-    new S3BucketPublicAccessBlock(this, 'public-access', {
-      bucket: this.bucket.id,
-      blockPublicAcls: true,
-      blockPublicPolicy: true,
-      ignorePublicAcls: true,
-      restrictPublicBuckets: true,
-    });
-    new S3BucketOwnershipControls(this, 'ownership', {
-      bucket: this.bucket.id,
-      rule: { objectOwnership: 'BucketOwnerEnforced' },
-    });
-    new S3BucketVersioning(this, 'versioning', {
-      bucket: this.bucket.id,
-      versioningConfiguration: { status: 'Enabled' },
-    });
-    new S3BucketServerSideEncryptionConfiguration(this, 'encryption', {
-      bucket: this.bucket.id,
-      rule: [{ applyServerSideEncryptionByDefault: { sseAlgorithm: 'AES256' } }],
-    });
-    new S3BucketLifecycleConfiguration(this, 'lifecycle', {
-      bucket: this.bucket.id,
-      rule: [
+    // Regions from before August 2022 deliver as the regional ELB account; newer ones as the log-delivery
+    // service principal. Granting both covers every region the manifest may name.
+    const elb = new DataAwsElbServiceAccount(this, 'elb-account', { provider: ctx.provider });
+    this.bucket = privateBucket(this, {
+      bucket: { bucket: `${props.name}-logs-${ctx.account}-${ctx.region}`, forceDestroy: false },
+      encryption: 'sse-s3',
+      checkovSkips: {
+        CKV_AWS_145: 'ALB access log delivery supports SSE-S3 only, not SSE-KMS',
+        CKV_AWS_18: 'this is the access-log bucket; logging it would need yet another bucket',
+        CKV_AWS_144: 'access logs are operational data kept 90 days; no cross-region copy is required',
+        CKV2_AWS_62: 'nothing reacts to new log objects; they are read on demand',
+      },
+      lifecycle: [
         {
           id: 'expire-access-logs',
           status: 'Enabled',
@@ -71,37 +44,25 @@ export class AccessLogBucket extends Construct {
           abortIncompleteMultipartUpload: [{ daysAfterInitiation: 1 }],
         },
       ],
-    });
-
-    // Regions from before August 2022 deliver as the regional ELB account; newer ones as the log-delivery
-    // service principal. Granting both covers every region the manifest may name.
-    const elb = new DataAwsElbServiceAccount(this, 'elb-account', { provider: ctx.provider });
-    const objects = `${this.bucket.arn}/${this.prefix}/AWSLogs/${ctx.account}/*`;
-    const policy = new DataAwsIamPolicyDocument(this, 'policy-document', {
+      policyDocumentId: 'policy-document',
       provider: ctx.provider,
-      statement: [
-        {
-          sid: 'DenyPlainHttp',
-          effect: 'Deny',
-          principals: [{ type: '*', identifiers: ['*'] }],
-          actions: ['s3:*'],
-          resources: [this.bucket.arn, `${this.bucket.arn}/*`],
-          condition: [{ test: 'Bool', variable: 'aws:SecureTransport', values: ['false'] }],
-        },
-        {
-          sid: 'ElbAccountDelivers',
-          principals: [{ type: 'AWS', identifiers: [elb.arn] }],
-          actions: ['s3:PutObject'],
-          resources: [objects],
-        },
-        {
-          sid: 'LogDeliveryServiceDelivers',
-          principals: [{ type: 'Service', identifiers: ['logdelivery.elasticloadbalancing.amazonaws.com'] }],
-          actions: ['s3:PutObject'],
-          resources: [objects],
-        },
-      ],
+      statements: (bucket) => {
+        const objects = `${bucket.arn}/${this.prefix}/AWSLogs/${ctx.account}/*`;
+        return [
+          {
+            sid: 'ElbAccountDelivers',
+            principals: [{ type: 'AWS', identifiers: [elb.arn] }],
+            actions: ['s3:PutObject'],
+            resources: [objects],
+          },
+          {
+            sid: 'LogDeliveryServiceDelivers',
+            principals: [{ type: 'Service', identifiers: ['logdelivery.elasticloadbalancing.amazonaws.com'] }],
+            actions: ['s3:PutObject'],
+            resources: [objects],
+          },
+        ];
+      },
     });
-    new S3BucketPolicy(this, 'policy', { bucket: this.bucket.id, policy: policy.json });
   }
 }
