@@ -1,12 +1,17 @@
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { build } from 'esbuild';
-import { bundlePath, PROCESS_NAMES, PROCESSES } from '../infra/cdktf/src/processes';
+import { bundlePath, PROCESS_NAMES, PROCESSES, type ProcessName } from '../infra/cdktf/src/processes';
+
+/** What the last build read (every source file and dependency), to tell whether the bundles are stale. */
+const STAMP = '.data/bundles/inputs.json';
 
 /**
  * Builds every process the stacks run into one ESM file each (`<package>/dist/bin/<name>.mjs`), which
  * the image runs with plain `node`: no tsx, no TypeScript and no dev dependencies at run time.
  */
 export async function buildBundles(root = process.cwd()): Promise<string[]> {
-  await build({
+  const result = await build({
     absWorkingDir: root,
     entryPoints: PROCESS_NAMES.map((name) => ({
       in: PROCESSES[name].entry,
@@ -23,8 +28,70 @@ export async function buildBundles(root = process.cwd()): Promise<string[]> {
     external: ['pg-native'],
     banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
     logLevel: 'warning',
+    metafile: true,
+    write: false,
   });
+  // Each file is written beside the old one and renamed over it: a process starting meanwhile (another
+  // engineer's platform, a second benchmark) loads a whole bundle, the old one or the new one.
+  for (const file of result.outputFiles) {
+    mkdirSync(dirname(file.path), { recursive: true });
+    const tmp = `${file.path}.${process.pid}.tmp`;
+    writeFileSync(tmp, file.contents);
+    renameSync(tmp, file.path);
+  }
+  const stamp = resolve(root, STAMP);
+  mkdirSync(dirname(stamp), { recursive: true });
+  writeFileSync(
+    `${stamp}.${process.pid}.tmp`,
+    JSON.stringify({ processes: PROCESS_NAMES, inputs: Object.keys(result.metafile.inputs) }),
+  );
+  renameSync(`${stamp}.${process.pid}.tmp`, stamp);
   return PROCESS_NAMES.map(bundlePath);
+}
+
+/**
+ * Why the bundles need building again, or null when they are current: one missing, a process added to
+ * PROCESSES, or any file the last build read (sources, contracts, dependencies) changed since.
+ */
+export function staleBundles(root = process.cwd()): string | null {
+  let stamp: { processes: string[]; inputs: string[] };
+  try {
+    stamp = JSON.parse(readFileSync(resolve(root, STAMP), 'utf8'));
+  } catch {
+    return 'never built here';
+  }
+  if (stamp.processes.join() !== PROCESS_NAMES.join()) return 'the list of processes changed';
+  let builtAt = Number.POSITIVE_INFINITY;
+  for (const name of PROCESS_NAMES) {
+    try {
+      builtAt = Math.min(builtAt, statSync(resolve(root, bundlePath(name))).mtimeMs);
+    } catch {
+      return `${bundlePath(name)} is missing`;
+    }
+  }
+  for (const input of stamp.inputs) {
+    try {
+      if (statSync(resolve(root, input)).mtimeMs > builtAt) return `${input} changed`;
+    } catch {
+      return `${input} is gone`;
+    }
+  }
+  return null;
+}
+
+/** Builds the bundles when they are missing or stale; says what it did through `log`. */
+export async function ensureBundles(root = process.cwd(), log: (line: string) => void = () => {}): Promise<void> {
+  const reason = staleBundles(root);
+  if (!reason) return;
+  const started = performance.now();
+  await buildBundles(root);
+  log(`bundles built (${reason}) in ${Math.round(performance.now() - started)} ms`);
+}
+
+/** The command that runs `entry` from its bundle, as the image does, or undefined for an entry no task runs. */
+export function bundleCommand(entry: string, root = process.cwd()): string[] | undefined {
+  const name = PROCESS_NAMES.find((n) => PROCESSES[n].entry === entry) as ProcessName | undefined;
+  return name ? [process.execPath, resolve(root, bundlePath(name))] : undefined;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -1,15 +1,23 @@
 /**
  * Waiting-room benchmark: joins/s and position polls/s with 100,000 buyers queued for one event,
  * driving the domain verbs (the same Lua the API runs, through ioredis with auto-pipelining),
- * then the same commands through redis-benchmark, and Redis memory per queued buyer.
+ * then the same commands through redis-benchmark, and Redis memory per queued buyer. Then what
+ * buyers call: joins and polls over real sockets to the control-plane API process (its bundle),
+ * beside a bare Node HTTP server answering a same-size JSON body, with the same client.
  *
- *   cd /work/main && npx tsx control-plane/bench/waiting-room.ts   [BUYERS=100000 CONCURRENCY=256]
+ *   pnpm bench:waiting-room   [BUYERS=100000 CONCURRENCY=256 HTTP_REQUESTS=20000 HTTP_CONNECTIONS=64]
+ *
+ * redis-benchmark (Debian's redis-tools) is installed by `scripts/platform install-references` when missing.
  */
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
 import { Redis } from 'ioredis';
+import { type Bench, reference, runBench } from '../../load-tests/lib/harness';
+import { keepAlivePool } from '../../load-tests/lib/http';
+import { freePort } from '../../scripts/local-platform/launch';
+import { startProcess } from '../../scripts/local-platform/process';
 import { createHarness } from '../../test/support/control-plane';
-import { serviceEnv } from '../../test/support/services';
+import { repoRoot, serviceEnv } from '../../test/support/services';
 import { joinQueue } from '../src/waiting-room/join';
 import { roomKeys } from '../src/waiting-room/keys';
 import { releaseStep } from '../src/waiting-room/release';
@@ -19,6 +27,8 @@ import { queueStatus } from '../src/waiting-room/status';
 
 const BUYERS = Number(process.env.BUYERS ?? 100_000);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 256);
+const HTTP_REQUESTS = Number(process.env.HTTP_REQUESTS ?? 20_000);
+const HTTP_CONNECTIONS = Number(process.env.HTTP_CONNECTIONS ?? 64);
 
 async function pool<T>(n: number, concurrency: number, fn: (i: number) => Promise<T>) {
   let next = 0;
@@ -41,157 +51,242 @@ async function pool<T>(n: number, concurrency: number, fn: (i: number) => Promis
 
 const usedMemory = async (r: Redis) => Number(/used_memory:(\d+)/.exec(await r.info('memory'))?.[1] ?? 0);
 
-function redisBenchmark(
+async function redisBenchmark(
+  bench: Bench,
+  binary: string,
   host: string,
   port: number,
   db: number,
   args: string[],
   opts: { pipeline: number; n: number; keyspace: number },
 ) {
-  const out = execFileSync(
-    'redis-benchmark',
-    [
-      '-h',
-      host,
-      '-p',
-      String(port),
-      '--dbnum',
-      String(db),
-      '-n',
-      String(opts.n),
-      '-c',
-      '50',
-      '-P',
-      String(opts.pipeline),
-      '-r',
-      String(opts.keyspace),
-      '-q',
-      '--csv',
-      ...args,
-    ],
-    { encoding: 'utf8' },
-  );
+  const out = await bench.exec('redis-benchmark', binary, [
+    '-h',
+    host,
+    '-p',
+    String(port),
+    '--dbnum',
+    String(db),
+    '-n',
+    String(opts.n),
+    '-c',
+    '50',
+    '-P',
+    String(opts.pipeline),
+    '-r',
+    String(opts.keyspace),
+    '-q',
+    '--csv',
+    ...args,
+  ]);
   const line = out.trim().split('\n').pop() ?? '';
   const cols = line.split(',').map((s) => s.replaceAll('"', ''));
   return { rps: Math.round(Number(cols[1])), p50ms: cols[5], p99ms: cols[7] };
 }
 
-const h = await createHarness({
-  env: { LOG_LEVEL: 'error', WAITING_ROOM_ABANDON_SECONDS: '3600', ADMISSION_CLAIM_WINDOW_SECONDS: '600' },
-});
-const ctx = h.services;
-const eventId = randomUUID();
-const k = roomKeys(ctx.prefix, eventId);
-const redisUrl = new URL(h.config.REDIS_URL);
-const baseRedis = serviceEnv().REDIS_URL;
-const info = new Redis(h.config.REDIS_URL);
-const results: Record<string, unknown> = {
-  buyers: BUYERS,
-  concurrency: CONCURRENCY,
-  redis: baseRedis,
-  redisDb: h.redisDb,
-};
-try {
-  const now = h.clock.now();
-  await configureRoom(ctx, {
-    eventId,
-    opensAt: now,
-    onsaleAt: new Date(now.getTime() + 3_600_000),
-    cellId: 'cell-bench',
-    epoch: 1,
-    maxActive: null,
-    rate: 500,
+await runBench('waiting-room', async (bench) => {
+  const redisBenchmarkBinary = reference('redis-benchmark');
+  const h = await createHarness({
+    env: { LOG_LEVEL: 'error', WAITING_ROOM_ABANDON_SECONDS: '3600', ADMISSION_CLAIM_WINDOW_SECONDS: '600' },
   });
-  await openRoom(ctx, eventId);
-  const memBefore = await usedMemory(info);
-
-  results.joins = await pool(BUYERS, CONCURRENCY, (i) =>
-    joinQueue({ ctx, actor: { kind: 'buyer', sub: `buyer-${i}` }, eventId }),
-  );
-  const memAfter = await usedMemory(info);
-  results.memory = {
-    beforeBytes: memBefore,
-    afterBytes: memAfter,
-    bytesPerQueuedBuyer: Math.round((memAfter - memBefore) / BUYERS),
-    queued: await ctx.redis.zcard(k.queue),
+  bench.defer(h.close);
+  const ctx = h.services;
+  const eventId = randomUUID();
+  const k = roomKeys(ctx.prefix, eventId);
+  const redisUrl = new URL(h.config.REDIS_URL);
+  const baseRedis = serviceEnv().REDIS_URL;
+  const info = new Redis(h.config.REDIS_URL);
+  bench.defer(() => info.quit());
+  const results: Record<string, unknown> = {
+    buyers: BUYERS,
+    concurrency: CONCURRENCY,
+    redis: baseRedis,
+    redisDb: h.redisDb,
   };
-  results.polls = await pool(BUYERS, CONCURRENCY, (i) =>
-    queueStatus({ ctx, actor: { kind: 'buyer', sub: `buyer-${(i * 7919) % BUYERS}` }, eventId }),
-  );
-  // Idempotent re-joins (a refresh storm) cost about as much as polls.
-  results.rejoins = await pool(Math.min(BUYERS, 50_000), CONCURRENCY, (i) =>
-    joinQueue({ ctx, actor: { kind: 'buyer', sub: `buyer-${i}` }, eventId }),
-  );
-
-  // Through HTTP (in-process app.request: JWT verification, rate limits, JSON) on a sample of buyers.
-  const sample = 2000;
-  const tokens = await Promise.all(Array.from({ length: sample }, (_, i) => h.identity.buyer(`buyer-${i}`)));
-  results.httpPolls = await pool(20_000, 64, async (i) => {
-    const r = await h.app.request(`/events/${eventId}/queue/me`, {
-      headers: { authorization: `Bearer ${tokens[i % sample]}` },
+  {
+    const now = h.clock.now();
+    await configureRoom(ctx, {
+      eventId,
+      opensAt: now,
+      onsaleAt: new Date(now.getTime() + 3_600_000),
+      cellId: 'cell-bench',
+      epoch: 1,
+      maxActive: null,
+      rate: 500,
     });
-    if (r.status !== 200) throw new Error(`poll ${r.status}`);
-    await r.arrayBuffer();
-  });
+    await openRoom(ctx, eventId);
+    const memBefore = await usedMemory(info);
 
-  // Releasing: one release step of 500 buyers, and collecting their tokens (EdDSA signing).
-  await startReleasing(ctx, eventId, 500);
-  h.clock.advance(1000);
-  const t0 = performance.now();
-  const step = await releaseStep(ctx, eventId);
-  const stepMs = performance.now() - t0;
-  const claim = await pool(step.released.length, 64, (i) =>
-    queueStatus({ ctx, actor: { kind: 'buyer', sub: step.released[i]! }, eventId }),
-  );
-  results.release = { released: step.released.length, stepMs: stepMs.toFixed(2), tokenMintsPerSec: claim.perSec };
-
-  // redis-benchmark on the same server, same DB, comparable commands.
-  const host = redisUrl.hostname;
-  const port = Number(redisUrl.port);
-  const db = h.redisDb;
-  const sha = (await ctx.redis.script('LOAD', LUA.STATUS)) as string;
-  const joinSha = (await ctx.redis.script('LOAD', LUA.JOIN)) as string;
-  const zb = `${ctx.prefix}bench:z`;
-  const n = 200_000;
-  const rb: Record<string, unknown> = {};
-  for (const P of [1, 16]) {
-    rb[`ZADD -P ${P}`] = redisBenchmark(host, port, db, ['ZADD', zb, '__rand_int__', 'm:__rand_int__'], {
-      pipeline: P,
-      n,
-      keyspace: BUYERS,
-    });
-    rb[`ZRANK -P ${P}`] = redisBenchmark(host, port, db, ['ZRANK', k.queue, 'buyer-__rand_int__'], {
-      pipeline: P,
-      n,
-      keyspace: BUYERS,
-    });
-    rb[`EVALSHA status -P ${P}`] = redisBenchmark(
-      host,
-      port,
-      db,
-      ['EVALSHA', sha, String(statusKeys(k).length), ...statusKeys(k), 'buyer-__rand_int__', String(now.getTime())],
-      { pipeline: P, n, keyspace: BUYERS },
+    results.joins = await pool(BUYERS, CONCURRENCY, (i) =>
+      joinQueue({ ctx, actor: { kind: 'buyer', sub: `buyer-${i}` }, eventId }),
     );
-    rb[`EVALSHA join (idempotent) -P ${P}`] = redisBenchmark(
-      host,
-      port,
-      db,
-      [
-        'EVALSHA',
-        joinSha,
-        String(joinKeys(k).length),
-        ...joinKeys(k),
-        'buyer-__rand_int__',
-        String(now.getTime()),
-        '1',
-      ],
-      { pipeline: P, n, keyspace: BUYERS },
+    const memAfter = await usedMemory(info);
+    results.memory = {
+      beforeBytes: memBefore,
+      afterBytes: memAfter,
+      bytesPerQueuedBuyer: Math.round((memAfter - memBefore) / BUYERS),
+      queued: await ctx.redis.zcard(k.queue),
+    };
+    results.polls = await pool(BUYERS, CONCURRENCY, (i) =>
+      queueStatus({ ctx, actor: { kind: 'buyer', sub: `buyer-${(i * 7919) % BUYERS}` }, eventId }),
     );
+    // Idempotent re-joins (a refresh storm) cost about as much as polls.
+    results.rejoins = await pool(Math.min(BUYERS, 50_000), CONCURRENCY, (i) =>
+      joinQueue({ ctx, actor: { kind: 'buyer', sub: `buyer-${i}` }, eventId }),
+    );
+
+    // Through HTTP (in-process app.request: JWT verification, rate limits, JSON) on a sample of buyers.
+    const sample = 2000;
+    const tokens = await Promise.all(Array.from({ length: sample }, (_, i) => h.identity.buyer(`buyer-${i}`)));
+    results.httpPolls = await pool(20_000, 64, async (i) => {
+      const r = await h.app.request(`/events/${eventId}/queue/me`, {
+        headers: { authorization: `Bearer ${tokens[i % sample]}` },
+      });
+      if (r.status !== 200) throw new Error(`poll ${r.status}`);
+      await r.arrayBuffer();
+    });
+
+    // What buyers call: the control-plane API as its own process, over real sockets, beside a bare Node HTTP server
+    // answering a copy of a real poll's body, through the same client (HTTP_CONNECTIONS keep-alive connections).
+    const apiPort = await freePort();
+    bench.started(
+      await startProcess(
+        'control-plane/src/main.ts',
+        { ...Object.fromEntries(Object.entries(h.config).map(([k, v]) => [k, String(v)])), PORT: String(apiPort) },
+        {
+          name: 'control-plane-api',
+          readyUrl: `http://127.0.0.1:${apiPort}/healthz`,
+          command: bench.command('control-plane/src/main.ts'),
+        },
+      ),
+    );
+    const api = keepAlivePool(`http://127.0.0.1:${apiPort}`, HTTP_CONNECTIONS);
+    bench.defer(() => api.close());
+    const poll = async (token: string) => {
+      const r = await api.request(`/events/${eventId}/queue/me`, { headers: { authorization: `Bearer ${token}` } });
+      if (r.status !== 200) throw new Error(`poll over HTTP: ${r.status} ${r.body.slice(0, 200)}`);
+      return r.body;
+    };
+    const pollBody = await poll(tokens[0]!);
+    const joinTokens = await Promise.all(
+      Array.from({ length: HTTP_REQUESTS }, (_, i) => h.identity.buyer(`http-buyer-${i}`)),
+    );
+    const join = async (token: string) => {
+      const r = await api.request(`/events/${eventId}/queue`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}` },
+      });
+      if (r.status !== 200) throw new Error(`join over HTTP: ${r.status} ${r.body.slice(0, 200)}`);
+    };
+    const barePort = await freePort();
+    bench.started(
+      await startProcess(
+        'load-tests/lib/bare-json-server.ts',
+        { PORT: String(barePort), BARE_BODY: pollBody },
+        {
+          name: 'bare-node-http',
+          readyUrl: `http://127.0.0.1:${barePort}/`,
+          command: [process.execPath, '--import', 'tsx', resolve(repoRoot, 'load-tests/lib/bare-json-server.ts')],
+        },
+      ),
+    );
+    const bare = keepAlivePool(`http://127.0.0.1:${barePort}`, HTTP_CONNECTIONS);
+    bench.defer(() => bare.close());
+    const bareGet = () => bare.request(`/events/${eventId}/queue/me`);
+    // Warm both servers (JIT, JWKS fetch, connections) before the clocks start.
+    await pool(2_000, HTTP_CONNECTIONS, (i) => poll(tokens[i % sample]!));
+    await pool(2_000, HTTP_CONNECTIONS, () => bareGet());
+    const half = Math.floor(HTTP_REQUESTS / 2);
+    results.httpOverSockets = {
+      pollBodyBytes: Buffer.byteLength(pollBody),
+      connections: HTTP_CONNECTIONS,
+      bareNodeServer: await pool(HTTP_REQUESTS, HTTP_CONNECTIONS, () => bareGet()),
+      polls: await pool(HTTP_REQUESTS, HTTP_CONNECTIONS, (i) => poll(tokens[i % sample]!)),
+      joins: await pool(half, HTTP_CONNECTIONS, (i) => join(joinTokens[i]!)),
+      // Joins of new buyers and polls of queued ones alternating on the same connections: the request rate the
+      // buyers' side of the waiting room sustains.
+      mixed: await pool(HTTP_REQUESTS - half, HTTP_CONNECTIONS, async (i) => {
+        if (i % 2 === 0) await join(joinTokens[half + i]!);
+        else await poll(tokens[i % sample]!);
+      }),
+    };
+
+    // Releasing: one release step of 500 buyers, and collecting their tokens (EdDSA signing).
+    await startReleasing(ctx, eventId, 500);
+    h.clock.advance(1000);
+    const t0 = performance.now();
+    const step = await releaseStep(ctx, eventId);
+    const stepMs = performance.now() - t0;
+    const claim = await pool(step.released.length, 64, (i) =>
+      queueStatus({ ctx, actor: { kind: 'buyer', sub: step.released[i]! }, eventId }),
+    );
+    results.release = { released: step.released.length, stepMs: stepMs.toFixed(2), tokenMintsPerSec: claim.perSec };
+
+    // redis-benchmark on the same server, same DB, comparable commands.
+    const host = redisUrl.hostname;
+    const port = Number(redisUrl.port);
+    const db = h.redisDb;
+    const sha = (await ctx.redis.script('LOAD', LUA.STATUS)) as string;
+    const joinSha = (await ctx.redis.script('LOAD', LUA.JOIN)) as string;
+    const zb = `${ctx.prefix}bench:z`;
+    const n = 200_000;
+    const rb: Record<string, unknown> = {};
+    for (const P of [1, 16]) {
+      rb[`ZADD -P ${P}`] = await redisBenchmark(
+        bench,
+        redisBenchmarkBinary,
+        host,
+        port,
+        db,
+        ['ZADD', zb, '__rand_int__', 'm:__rand_int__'],
+        {
+          pipeline: P,
+          n,
+          keyspace: BUYERS,
+        },
+      );
+      rb[`ZRANK -P ${P}`] = await redisBenchmark(
+        bench,
+        redisBenchmarkBinary,
+        host,
+        port,
+        db,
+        ['ZRANK', k.queue, 'buyer-__rand_int__'],
+        {
+          pipeline: P,
+          n,
+          keyspace: BUYERS,
+        },
+      );
+      rb[`EVALSHA status -P ${P}`] = await redisBenchmark(
+        bench,
+        redisBenchmarkBinary,
+        host,
+        port,
+        db,
+        ['EVALSHA', sha, String(statusKeys(k).length), ...statusKeys(k), 'buyer-__rand_int__', String(now.getTime())],
+        { pipeline: P, n, keyspace: BUYERS },
+      );
+      rb[`EVALSHA join (idempotent) -P ${P}`] = await redisBenchmark(
+        bench,
+        redisBenchmarkBinary,
+        host,
+        port,
+        db,
+        [
+          'EVALSHA',
+          joinSha,
+          String(joinKeys(k).length),
+          ...joinKeys(k),
+          'buyer-__rand_int__',
+          String(now.getTime()),
+          '1',
+        ],
+        { pipeline: P, n, keyspace: BUYERS },
+      );
+    }
+    results.redisBenchmark = rb;
+    await ctx.redis.del(zb);
   }
-  results.redisBenchmark = rb;
-  await ctx.redis.del(zb);
-  console.log(JSON.stringify(results, null, 2));
-} finally {
-  await info.quit();
-  await h.close();
-}
+  return results;
+});

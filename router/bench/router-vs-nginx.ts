@@ -6,17 +6,21 @@
  *   npx tsx router/bench/router-vs-nginx.ts        (services up first; nginx from Debian's package)
  *
  * The paths take turns in rounds, in rotating order, so the cell's growing tables and any drift of a shared machine
- * fall on all three alike.
+ * fall on all three alike. Saturation first (BENCH_CONCURRENCY in flight, as fast as each path answers), then half
+ * load: holds arriving at half the slowest path's saturated rate, the same rate on every path.
  *
  * Knobs: BENCH_HOLDS (measured holds per path), BENCH_ROUNDS, BENCH_WARMUP (holds per path before measuring),
- * BENCH_CONCURRENCY (requests in flight), BENCH_POOL (the cell's database pool).
+ * BENCH_CONCURRENCY (requests in flight), BENCH_POOL (the cell's database pool), BENCH_HALF_HOLDS (holds per path
+ * at half load), BENCH_NGINX (the nginx binary; installed by `scripts/platform install-references` when missing),
+ * BENCH_RUNTIME=tsx (the cell and router under tsx instead of their bundles).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { resolve } from 'node:path';
 import { Agent, request } from 'undici';
+import { type Bench, reference, runBench } from '../../load-tests/lib/harness';
 import { percentile, round } from '../../load-tests/lib/stats';
 import { startProcess } from '../../scripts/local-platform/process';
 import { startCellApiProcess } from '../../test/support/cell-process';
@@ -31,6 +35,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 300);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const POOL = Number(process.env.BENCH_POOL ?? 16);
+const HALF_HOLDS = Number(process.env.BENCH_HALF_HOLDS ?? 1_000);
 const SEATS_PER_HOLD = 2;
 const CELL_ID = 'bench';
 const CELL_PORT = 18_281;
@@ -39,34 +44,48 @@ const NGINX_PORT = 18_283;
 const PATHS = ['direct', 'router', 'nginx'] as const;
 type Path = (typeof PATHS)[number];
 
-const db = await createTestDatabase('bench_router');
-const identity = await startIdentity();
-const controlPlane = await startFakeControlPlane();
-const cellUrl = `http://127.0.0.1:${CELL_PORT}`;
-const stops: (() => Promise<void>)[] = [];
+await runBench('router', async (bench) => {
+  const nginxBinary = process.env.BENCH_NGINX ?? reference('nginx');
+  const db = await createTestDatabase('bench_router');
+  bench.defer(db.drop);
+  const identity = await startIdentity();
+  bench.defer(identity.close);
+  const controlPlane = await startFakeControlPlane();
+  bench.defer(controlPlane.close);
+  const cellUrl = `http://127.0.0.1:${CELL_PORT}`;
 
-try {
-  const cell = await startCellApiProcess(identity, { cellId: CELL_ID, port: CELL_PORT, poolSize: POOL, database: db });
-  stops.push(cell.api.stop);
+  const cell = await startCellApiProcess(identity, {
+    cellId: CELL_ID,
+    port: CELL_PORT,
+    poolSize: POOL,
+    database: db,
+    runtime: bench.runtime,
+  });
+  bench.started(cell.api);
 
-  const perPath = WARMUP + HOLDS;
+  const perPath = WARMUP + HOLDS + HALF_HOLDS;
   const event = eventLoad(perPath * PATHS.length * SEATS_PER_HOLD);
   await cell.loadEvent(event);
 
   controlPlane.addCell(CELL_ID, cellUrl);
   controlPlane.placeEvent(event.eventId, CELL_ID);
-  const router = await startProcess(
-    'router/src/main.ts',
-    {
-      PORT: String(ROUTER_PORT),
-      CONTROL_PLANE_URL: controlPlane.url,
-      ADMISSION_JWKS_URL: identity.admissionJwksUrl,
-      LOG_LEVEL: 'warn',
-    },
-    { readyUrl: `http://127.0.0.1:${ROUTER_PORT}/readyz` },
+  bench.started(
+    await startProcess(
+      'router/src/main.ts',
+      {
+        PORT: String(ROUTER_PORT),
+        CONTROL_PLANE_URL: controlPlane.url,
+        ADMISSION_JWKS_URL: identity.admissionJwksUrl,
+        LOG_LEVEL: 'warn',
+      },
+      {
+        name: 'router',
+        readyUrl: `http://127.0.0.1:${ROUTER_PORT}/readyz`,
+        command: bench.command('router/src/main.ts'),
+      },
+    ),
   );
-  stops.push(router.stop);
-  stops.push(await startNginx());
+  await startNginx(nginxBinary, bench.started);
 
   // Tokens are minted before any clock starts: the waiting room's work is no proxy's.
   const buyers = await Promise.all(
@@ -88,112 +107,131 @@ try {
   };
   // The client keeps as many connections as requests in flight, to each front, for every path alike.
   const client = new Agent({ connections: CONCURRENCY, pipelining: 1 });
+  bench.defer(() => client.close());
 
+  type Sample = { durations: number[]; seconds: number; statuses: Record<number, number> };
   let nextBuyer = 0;
-  /** Sends `count` holds (each with fresh buyers and seats) through one path; returns each latency and the wall time. */
-  async function run(
-    path: Path,
-    count: number,
-    into?: { durations: number[]; seconds: number; statuses: Record<number, number> },
-  ) {
+  /** One hold with the next fresh buyer and seats through one path. */
+  async function hold(path: Path, into?: Sample) {
+    const b = buyers[nextBuyer++]!;
+    const t0 = performance.now();
+    const res = await request(`${origins[path]}/events/${event.eventId}/holds`, {
+      dispatcher: client,
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${b.bearer}`,
+        'x-admission-token': b.admission,
+        'idempotency-key': randomUUID(),
+        'content-type': 'application/json',
+      },
+      body: b.body,
+    });
+    await res.body.dump();
+    if (!into) return;
+    into.durations.push(performance.now() - t0);
+    into.statuses[res.statusCode] = (into.statuses[res.statusCode] ?? 0) + 1;
+  }
+  /** Sends `count` holds through one path, CONCURRENCY in flight (saturation); adds each latency and the wall time. */
+  async function run(path: Path, count: number, into?: Sample) {
     const end = nextBuyer + count;
     const started = performance.now();
     await Promise.all(
       Array.from({ length: CONCURRENCY }, async () => {
-        while (nextBuyer < end) {
-          const b = buyers[nextBuyer++]!;
-          const t0 = performance.now();
-          const res = await request(`${origins[path]}/events/${event.eventId}/holds`, {
-            dispatcher: client,
-            method: 'POST',
-            headers: {
-              authorization: `Bearer ${b.bearer}`,
-              'x-admission-token': b.admission,
-              'idempotency-key': randomUUID(),
-              'content-type': 'application/json',
-            },
-            body: b.body,
-          });
-          await res.body.dump();
-          if (!into) continue;
-          into.durations.push(performance.now() - t0);
-          into.statuses[res.statusCode] = (into.statuses[res.statusCode] ?? 0) + 1;
-        }
+        while (nextBuyer < end) await hold(path, into);
       }),
     );
     if (into) into.seconds += (performance.now() - started) / 1000;
   }
+  /** Sends `count` holds through one path at `rate` per second, on schedule whatever the answers take (open loop). */
+  async function paced(path: Path, count: number, rate: number, into: Sample) {
+    const started = performance.now();
+    const inflight: Promise<void>[] = [];
+    for (let i = 0; i < count; i++) {
+      const wait = started + (i * 1000) / rate - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      inflight.push(hold(path, into));
+    }
+    await Promise.all(inflight);
+    into.seconds += (performance.now() - started) / 1000;
+  }
+  const summary = (s: Sample) => ({
+    holds: s.statuses[202] ?? 0,
+    statuses: s.statuses,
+    reqPerSecond: round(s.durations.length / s.seconds),
+    p50Ms: round(percentile(s.durations, 50), 2),
+    p99Ms: round(percentile(s.durations, 99), 2),
+  });
 
-  const samples = Object.fromEntries(
-    PATHS.map((p) => [p, { durations: [] as number[], seconds: 0, statuses: {} as Record<number, number> }]),
-  ) as Record<Path, { durations: number[]; seconds: number; statuses: Record<number, number> }>;
+  const empty = () =>
+    Object.fromEntries(PATHS.map((p) => [p, { durations: [], seconds: 0, statuses: {} }])) as unknown as Record<
+      Path,
+      Sample
+    >;
+  const samples = empty();
   for (const path of PATHS) await run(path, WARMUP);
   const perRound = Math.floor(HOLDS / ROUNDS);
   for (let r = 0; r < ROUNDS; r++) {
     for (let k = 0; k < PATHS.length; k++)
       await run(PATHS[(r + k) % PATHS.length]!, perRound, samples[PATHS[(r + k) % PATHS.length]!]);
   }
-  const results = Object.fromEntries(
-    PATHS.map((p) => {
-      const s = samples[p];
-      return [
-        p,
-        {
-          holds: s.statuses[202] ?? 0,
-          statuses: s.statuses,
-          reqPerSecond: round(s.durations.length / s.seconds),
-          p50Ms: round(percentile(s.durations, 50), 2),
-          p99Ms: round(percentile(s.durations, 99), 2),
-        },
-      ];
-    }),
-  ) as Record<
+  const results = Object.fromEntries(PATHS.map((p) => [p, summary(samples[p])])) as Record<
     Path,
-    { holds: number; statuses: Record<number, number>; reqPerSecond: number; p50Ms: number; p99Ms: number }
+    ReturnType<typeof summary>
   >;
-  await client.close();
-
   const { direct, router: viaRouter, nginx } = results;
+
+  // Half load: half the slowest path's saturated rate, offered to each path in turn.
+  const halfRate = Math.max(
+    1,
+    Math.floor(Math.min(direct.reqPerSecond, viaRouter.reqPerSecond, nginx.reqPerSecond) / 2),
+  );
+  const half = empty();
+  const perHalfRound = Math.floor(HALF_HOLDS / ROUNDS);
+  for (let r = 0; r < ROUNDS; r++) {
+    for (let k = 0; k < PATHS.length; k++) {
+      const path = PATHS[(r + k) % PATHS.length]!;
+      await paced(path, perHalfRound, halfRate, half[path]);
+    }
+  }
+  const halfResults = Object.fromEntries(PATHS.map((p) => [p, summary(half[p])])) as Record<
+    Path,
+    ReturnType<typeof summary>
+  >;
   const oversold = await db.query(
     `SELECT seat_id FROM hold_seats WHERE released_at IS NULL GROUP BY seat_id HAVING count(*) > 1`,
   );
-  console.log(
-    JSON.stringify(
-      {
-        machine: { cpus: cpus().length, model: cpus()[0]?.model },
-        settings: {
-          holds: perRound * ROUNDS,
-          rounds: ROUNDS,
-          warmup: WARMUP,
-          concurrency: CONCURRENCY,
-          pool: POOL,
-          seatsPerHold: SEATS_PER_HOLD,
-        },
-        results,
-        ratios: {
-          routerThroughputVsDirect: round(viaRouter.reqPerSecond / direct.reqPerSecond, 3),
-          nginxThroughputVsDirect: round(nginx.reqPerSecond / direct.reqPerSecond, 3),
-          routerThroughputVsNginx: round(viaRouter.reqPerSecond / nginx.reqPerSecond, 3),
-          routerAddedP50Ms: round(viaRouter.p50Ms - direct.p50Ms, 2),
-          nginxAddedP50Ms: round(nginx.p50Ms - direct.p50Ms, 2),
-          routerAddedP99Ms: round(viaRouter.p99Ms - direct.p99Ms, 2),
-          nginxAddedP99Ms: round(nginx.p99Ms - direct.p99Ms, 2),
-        },
-        seatsInTwoActiveHolds: oversold.length,
-      },
-      null,
-      2,
-    ),
-  );
-} finally {
-  for (const stop of stops.reverse()) await stop();
-  await controlPlane.close();
-  await identity.close();
-  await db.drop();
-}
+  const added = (r: Record<Path, ReturnType<typeof summary>>) => ({
+    routerAddedP50Ms: round(r.router.p50Ms - r.direct.p50Ms, 2),
+    nginxAddedP50Ms: round(r.nginx.p50Ms - r.direct.p50Ms, 2),
+    routerAddedP99Ms: round(r.router.p99Ms - r.direct.p99Ms, 2),
+    nginxAddedP99Ms: round(r.nginx.p99Ms - r.direct.p99Ms, 2),
+  });
+  return {
+    machine: { cpus: cpus().length, model: cpus()[0]?.model },
+    settings: {
+      holds: perRound * ROUNDS,
+      rounds: ROUNDS,
+      warmup: WARMUP,
+      concurrency: CONCURRENCY,
+      pool: POOL,
+      seatsPerHold: SEATS_PER_HOLD,
+      halfLoad: { holdsPerPath: perHalfRound * ROUNDS, ratePerSecond: halfRate },
+    },
+    results,
+    halfLoad: halfResults,
+    ratios: {
+      routerThroughputVsDirect: round(viaRouter.reqPerSecond / direct.reqPerSecond, 3),
+      nginxThroughputVsDirect: round(nginx.reqPerSecond / direct.reqPerSecond, 3),
+      routerThroughputVsNginx: round(viaRouter.reqPerSecond / nginx.reqPerSecond, 3),
+      ...added(results),
+      halfLoad: added(halfResults),
+    },
+    seatsInTwoActiveHolds: oversold.length,
+  };
+});
 
 /** nginx as a plain keep-alive reverse proxy to the cell: one worker (the router is one Node process), no logs. */
-async function startNginx(): Promise<() => Promise<void>> {
+async function startNginx(binary: string, started: Bench['started']): Promise<void> {
   const prefix = resolve(repoRoot, '.data/bench-nginx');
   mkdirSync(resolve(prefix, 'logs'), { recursive: true });
   const conf = resolve(prefix, 'nginx.conf');
@@ -226,10 +264,22 @@ http {
 }
 `,
   );
-  const child: ChildProcess = spawn('nginx', ['-p', prefix, '-c', conf], { stdio: ['ignore', 'ignore', 'inherit'] });
+  // `daemon off`: the child is nginx's master itself, so its PID is the one to stop.
+  const child = spawn(binary, ['-p', prefix, '-c', conf], { stdio: ['ignore', 'ignore', 'inherit'] });
+  started({
+    name: 'nginx',
+    child,
+    stop: () =>
+      new Promise<void>((r) => {
+        if (child.exitCode !== null || child.signalCode !== null) return r();
+        child.once('exit', () => r());
+        // SIGQUIT lets in-flight requests finish, then the master and its worker exit.
+        child.kill('SIGQUIT');
+      }),
+  });
   const deadline = Date.now() + 10_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`nginx exited with ${child.exitCode}`);
+    if (child.exitCode !== null) throw new Error(`nginx (${binary}) exited with ${child.exitCode}`);
     try {
       await fetch(`http://127.0.0.1:${NGINX_PORT}/`);
       break;
@@ -237,12 +287,4 @@ http {
     if (Date.now() > deadline) throw new Error('nginx did not start');
     await new Promise((r) => setTimeout(r, 100));
   }
-  const pid = Number(readFileSync(resolve(prefix, 'nginx.pid'), 'utf8'));
-  return () =>
-    new Promise<void>((r) => {
-      if (child.exitCode !== null) return r();
-      child.once('exit', () => r());
-      // The master's own PID, from its pid file: SIGQUIT lets in-flight requests finish, then it exits.
-      process.kill(pid, 'SIGQUIT');
-    });
 }

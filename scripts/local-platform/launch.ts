@@ -5,6 +5,7 @@ import { dirname, resolve } from 'node:path';
 import { exportJWK, generateKeyPair } from 'jose';
 import { migrateCell } from '../../cell/src/db/migrate';
 import { CELL_ROLE_NAMES, CELL_ROLES, type CellRoleName } from '../../cell/src/runtime/roles';
+import { bundleCommand, ensureBundles } from '../bundle';
 import { repoRoot, startProcess } from './process';
 import { prometheusSetup, type ScrapeJob } from './prometheus';
 import { type Supervised, supervise } from './supervisor';
@@ -33,6 +34,12 @@ export interface PlatformOptions {
   prometheus?: { port?: number; ruleFiles?: string[] };
   /** Where the supervisor reports an exit and a restart (default: the console). */
   report?: (line: string) => void;
+  /**
+   * How the platform's own processes run: `bundle` (default) from the esbuild bundles the image ships
+   * (built first when missing or stale), `tsx` from the TypeScript sources. The development-only
+   * servers (the Stripe emulator, the identity issuer) have no bundle and always run under tsx.
+   */
+  runtime?: 'bundle' | 'tsx';
 }
 
 /** The S3-compatible store the reporting consumer writes its facts to (scripts/services' `S3_*`). */
@@ -93,6 +100,9 @@ export async function startPlatform(options: PlatformOptions) {
   const common = { LOG_LEVEL: 'info', ...options.env };
 
   const report = options.report ?? ((line: string) => console.log(line));
+  const runtime = options.runtime ?? 'bundle';
+  if (runtime === 'bundle') await ensureBundles(repoRoot, report);
+  const command = (entry: string) => (runtime === 'bundle' ? bundleCommand(entry, repoRoot) : undefined);
   const writeState = () => {
     if (!options.stateFile) return;
     const state = {
@@ -110,7 +120,7 @@ export async function startPlatform(options: PlatformOptions) {
     const p = await startProcess(
       entry,
       { ...common, ...env },
-      { name, logFile: resolve(options.logDir, `${name}.log`) },
+      { name, logFile: resolve(options.logDir, `${name}.log`), command: command(entry) },
     );
     const code = await p.exited;
     if (code !== 0) throw new Error(`${name} exited with ${code}: see ${resolve(options.logDir, `${name}.log`)}`);
@@ -146,6 +156,7 @@ export async function startPlatform(options: PlatformOptions) {
         readyUrl: readyUrl ?? (extra.HEALTH_PORT ? `${url(Number(extra.HEALTH_PORT))}/healthz` : undefined),
         healthUrl,
         logFile: resolve(options.logDir, `${name}.log`),
+        command: command(entry),
         report,
         onChange: writeState,
       },

@@ -1,26 +1,31 @@
 import { randomBytes } from 'node:crypto';
 import type { EventLoad } from '@onsale/contracts';
 import { migrateCell } from '../../cell/src/db/migrate';
+import { bundleCommand, ensureBundles } from '../../scripts/bundle';
 import { type RunningProcess, startProcess } from '../../scripts/local-platform/process';
 import { createTestDatabase, type TestDatabase } from './db';
 import { BUYER_AUDIENCE, BUYER_ISSUER, type TestIdentity } from './identity';
-import { serviceEnv } from './services';
+import { repoRoot, serviceEnv } from './services';
 
 /**
  * A cell API as its own OS process (what the benchmarks measure), on a migrated database:
- * a fresh one unless `database` is given.
+ * a fresh one unless `database` is given. It runs from the bundle the image ships (built first
+ * when stale) unless `runtime` is `tsx`, which the benchmarks offer to measure the difference.
  */
 export async function startCellApiProcess(
   identity: TestIdentity,
-  opts: { cellId: string; port: number; poolSize: number; database?: TestDatabase },
+  opts: { cellId: string; port: number; poolSize: number; database?: TestDatabase; runtime?: 'bundle' | 'tsx' },
 ) {
+  const entry = 'cell/src/api/main.ts';
+  const bundled = (opts.runtime ?? 'bundle') === 'bundle';
+  if (bundled) await ensureBundles(repoRoot);
   const env = serviceEnv();
   const db = opts.database ?? (await createTestDatabase(`bench_${opts.cellId.replace(/-/g, '_')}`, 'cell'));
   await migrateCell(db.url, opts.cellId, 1);
   const internalToken = randomBytes(16).toString('hex');
   const url = `http://127.0.0.1:${opts.port}`;
   const api: RunningProcess = await startProcess(
-    'cell/src/api/main.ts',
+    entry,
     {
       CELL_ID: opts.cellId,
       DATABASE_URL: db.url,
@@ -35,7 +40,7 @@ export async function startCellApiProcess(
       KAFKA_BROKERS: env.KAFKA_BROKERS!,
       LOG_LEVEL: 'warn',
     },
-    { readyUrl: `${url}/readyz` },
+    { readyUrl: `${url}/readyz`, command: bundled ? bundleCommand(entry, repoRoot) : undefined },
   );
   return {
     url,

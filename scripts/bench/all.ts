@@ -1,0 +1,341 @@
+/**
+ * `pnpm bench:all [--runs 3] [--only holds,relay] [--quick] [--runtime tsx]`: every benchmark, each
+ * beside the reference it measures in the same run (pgbench, Kafka's ProducerPerformance,
+ * redis-benchmark and a bare Node HTTP server, nginx), written as a dated report (JSON and
+ * markdown) under load-tests/reports/ with the targets of issue 19 beside each figure.
+ *
+ * With --runs N every benchmark runs N times; each row reports the run whose figure is the median,
+ * so a ratio and its reference always come from the same run. --quick shrinks every benchmark to
+ * seconds (a smoke test of the harness, not a measurement). The benchmarks run one after the other:
+ * on two cores, two at once would measure each other.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { repoRoot } from '../local-platform/process';
+
+const BENCHES = {
+  holds: 'load-tests/holds/bench.ts',
+  relay: 'load-tests/relay/bench.ts',
+  router: 'router/bench/router-vs-nginx.ts',
+  'waiting-room': 'control-plane/bench/waiting-room.ts',
+} as const;
+type BenchName = keyof typeof BENCHES;
+
+/** Each benchmark shrunk to seconds for --quick. */
+const QUICK: Record<BenchName, Record<string, string>> = {
+  holds: { BENCH_HOLDS: '400', BENCH_HALF_SECONDS: '2' },
+  relay: { BENCH_EVENTS: '2000', BENCH_HOLD_RATE: '20', BENCH_HOLD_SECONDS: '2', BENCH_OUTBOX_SECONDS: '2' },
+  router: { BENCH_HOLDS: '150', BENCH_WARMUP: '30', BENCH_HALF_HOLDS: '60' },
+  'waiting-room': { BUYERS: '2000', HTTP_REQUESTS: '2000' },
+};
+
+// biome-ignore lint/suspicious/noExplicitAny: a benchmark's JSON, read by the paths below
+type Result = any;
+
+export interface Row {
+  bench: BenchName;
+  path: string;
+  measure: string;
+  value: number;
+  unit: string;
+  reference?: { name: string; value: number };
+  ratio?: number;
+  target: string;
+  met: boolean;
+}
+
+/** The figures of issue 19's table, each from one benchmark's result, with its reference from the same run. */
+export function rows(bench: BenchName, r: Result): Row[] {
+  const ratio = (a: number, b: number) => Math.round((a / b) * 1000) / 1000;
+  const vs = (
+    path: string,
+    measure: string,
+    value: number,
+    unit: string,
+    ref: { name: string; value: number },
+    min: number,
+  ): Row => {
+    const q = ratio(value, ref.value);
+    return {
+      bench,
+      path,
+      measure,
+      value,
+      unit,
+      reference: ref,
+      ratio: q,
+      target: `≥ ${min} of reference`,
+      met: q >= min,
+    };
+  };
+  const limit = (path: string, measure: string, value: number, unit: string, target: string, met: boolean): Row => ({
+    bench,
+    path,
+    measure,
+    value,
+    unit,
+    target,
+    met,
+  });
+  switch (bench) {
+    case 'holds':
+      return [
+        vs(
+          'hold API, 2 seats, 32 in flight',
+          'holds/s',
+          r.http.holdsPerSecond,
+          '/s',
+          {
+            name: 'pgbench, same SQL',
+            value: r.pgbench.holdsPerSecond,
+          },
+          0.5,
+        ),
+        limit(
+          'hold API at half the max rate',
+          `p99 at ${r.halfRate.offeredPerSecond}/s offered`,
+          r.halfRate.p99Ms,
+          'ms',
+          '< 50 ms',
+          r.halfRate.p99Ms < 50,
+        ),
+      ];
+    case 'relay':
+      return [
+        vs(
+          'outbox → Kafka',
+          'events/s',
+          r.relay.eventsPerSecond,
+          '/s',
+          {
+            name: "Kafka's ProducerPerformance",
+            value: r.producerPerformance.recordsPerSecond,
+          },
+          0.5,
+        ),
+        limit(
+          'outbox age at 1,000 events/s',
+          `p99 at ${r.fixedOutboxRate.eventsPerSecond}/s written`,
+          r.fixedOutboxRate.outboxAgeP99Ms,
+          'ms',
+          '< 200 ms',
+          r.fixedOutboxRate.outboxAgeP99Ms < 200 && r.fixedOutboxRate.unpublished === 0,
+        ),
+      ];
+    case 'waiting-room': {
+      const rb = r.redisBenchmark;
+      const http = r.httpOverSockets;
+      return [
+        vs(
+          'waiting room joins, in process',
+          'joins/s',
+          r.joins.perSec,
+          '/s',
+          {
+            name: 'redis-benchmark EVALSHA join -P 1',
+            value: rb['EVALSHA join (idempotent) -P 1'].rps,
+          },
+          0.5,
+        ),
+        vs(
+          'waiting room polls, in process',
+          'polls/s',
+          r.polls.perSec,
+          '/s',
+          {
+            name: 'redis-benchmark EVALSHA status -P 1',
+            value: rb['EVALSHA status -P 1'].rps,
+          },
+          0.5,
+        ),
+        limit(
+          'Redis per queued buyer',
+          `bytes at ${r.memory.queued} queued`,
+          r.memory.bytesPerQueuedBuyer,
+          'B',
+          '≤ 200 B at 100,000 queued',
+          r.memory.bytesPerQueuedBuyer <= 200 && r.memory.queued >= 100_000,
+        ),
+        vs(
+          'waiting room polls over HTTP',
+          'polls/s',
+          http.polls.perSec,
+          '/s',
+          {
+            name: `bare Node HTTP server, ${http.pollBodyBytes} B JSON`,
+            value: http.bareNodeServer.perSec,
+          },
+          0.5,
+        ),
+        limit(
+          'waiting room joins + polls over HTTP',
+          'requests/s',
+          http.mixed.perSec,
+          '/s',
+          '≥ 10,000/s',
+          http.mixed.perSec >= 10_000,
+        ),
+      ];
+    }
+    case 'router': {
+      // Below half a millisecond an added latency is within the noise of one machine: the floor keeps a
+      // negative nginx figure (noise) from making any router figure fail.
+      const added = (phase: string, router: number, nginx: number): Row => ({
+        bench,
+        path: `router added p50 latency, ${phase}`,
+        measure: 'added p50 vs direct',
+        value: router,
+        unit: 'ms',
+        reference: { name: 'nginx added p50 vs direct', value: nginx },
+        ratio: nginx > 0 ? ratio(router, nginx) : undefined,
+        target: '≤ 1.5 × nginx (0.5 ms floor)',
+        met: router <= Math.max(1.5 * nginx, 0.5),
+      });
+      return [
+        added('saturation', r.ratios.routerAddedP50Ms, r.ratios.nginxAddedP50Ms),
+        added('half load', r.ratios.halfLoad.routerAddedP50Ms, r.ratios.halfLoad.nginxAddedP50Ms),
+        {
+          bench,
+          path: 'router throughput at saturation',
+          measure: 'holds/s through the router',
+          value: r.results.router.reqPerSecond,
+          unit: '/s',
+          reference: { name: 'nginx as a plain reverse proxy', value: r.results.nginx.reqPerSecond },
+          ratio: ratio(r.results.router.reqPerSecond, r.results.nginx.reqPerSecond),
+          target: '(information)',
+          met: true,
+        },
+      ];
+    }
+  }
+}
+
+/** The row of the run whose figure is the median (the ratio where there is one), with every run's figure. */
+export function medianRows(perRun: Row[][]): (Row & { runs: number[]; medianOfRun: number })[] {
+  const first = perRun[0] ?? [];
+  return first.map((_, i) => {
+    const candidates = perRun.map((run, k) => ({ row: run[i]!, k }));
+    const key = (row: Row) => row.ratio ?? row.value;
+    const sorted = [...candidates].sort((a, b) => key(a.row) - key(b.row));
+    const mid = sorted[Math.floor((sorted.length - 1) / 2)]!;
+    return { ...mid.row, runs: candidates.map((c) => key(c.row)), medianOfRun: mid.k + 1 };
+  });
+}
+
+async function runOne(name: BenchName, runtime: string, quick: boolean, logFile: string): Promise<Result> {
+  const resultFile = `${logFile}.json`;
+  const child = spawn(process.execPath, ['--import', 'tsx', resolve(repoRoot, BENCHES[name])], {
+    cwd: repoRoot,
+    env: { ...process.env, BENCH_RUNTIME: runtime, BENCH_RESULT_FILE: resultFile, ...(quick ? QUICK[name] : {}) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  current = child;
+  let log = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    log += chunk;
+    process.stderr.write(chunk);
+  });
+  const code = await new Promise<number | null>((r) => child.once('close', (c) => r(c)));
+  current = undefined;
+  writeFileSync(logFile, log);
+  if (code !== 0) throw new Error(`bench:${name} exited with ${code} (log: ${logFile})`);
+  return JSON.parse(readFileSync(resultFile, 'utf8'));
+}
+
+let current: ReturnType<typeof spawn> | undefined;
+
+function markdown(report: {
+  date: string;
+  runs: number;
+  runtime: string;
+  quick: boolean;
+  machine: object;
+  commit: string;
+  rows: (Row & { runs: number[]; medianOfRun: number })[];
+}): string {
+  const fmt = (n: number | undefined) => (n === undefined || Number.isNaN(n) ? '–' : String(n));
+  const lines = [
+    `# Benchmarks, ${report.date}`,
+    '',
+    `Median of ${report.runs} run${report.runs > 1 ? 's' : ''}; processes run from their ${report.runtime === 'bundle' ? 'bundles' : 'TypeScript sources under tsx'}; commit ${report.commit}; machine ${JSON.stringify(report.machine)}.${report.quick ? ' **--quick: a smoke test of the harness, not a measurement.**' : ''}`,
+    '',
+    'Each row is the run whose figure is the median; its reference was measured in that same run.',
+    '',
+    '| path | measure | value | reference (same run) | ratio | target | met | every run |',
+    '|---|---|---|---|---|---|---|---|',
+    ...report.rows.map(
+      (r) =>
+        `| ${r.path} | ${r.measure} | ${fmt(r.value)} ${r.unit} | ${r.reference ? `${r.reference.name}: ${fmt(r.reference.value)}` : '–'} | ${fmt(r.ratio)} | ${r.target} | ${r.met ? 'yes' : '**no**'} | ${r.runs.join(', ')} (median: run ${r.medianOfRun}) |`,
+    ),
+    '',
+  ];
+  return lines.join('\n');
+}
+
+async function main() {
+  const { values } = parseArgs({
+    options: {
+      runs: { type: 'string', default: '1' },
+      only: { type: 'string' },
+      quick: { type: 'boolean', default: false },
+      runtime: { type: 'string', default: 'bundle' },
+      out: { type: 'string', default: 'load-tests/reports' },
+    },
+  });
+  const runs = Number(values.runs);
+  if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a positive integer, not ${values.runs}`);
+  if (values.runtime !== 'bundle' && values.runtime !== 'tsx') throw new Error('--runtime is bundle or tsx');
+  const names = (values.only?.split(',') ?? Object.keys(BENCHES)) as BenchName[];
+  for (const n of names) if (!(n in BENCHES)) throw new Error(`--only: no benchmark ${n} (${Object.keys(BENCHES)})`);
+
+  // A benchmark interrupted here stops what it started itself (its own handlers); this only passes the signal on.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      current?.kill(signal);
+      process.exitCode = signal === 'SIGINT' ? 130 : 143;
+    });
+  }
+
+  const date = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const stamp = date.replaceAll(':', '-');
+  const dir = resolve(repoRoot, values.out!);
+  const logs = resolve(dir, `bench-${stamp}`);
+  mkdirSync(logs, { recursive: true });
+  const results: Record<string, Result[]> = {};
+  const perBench: Record<string, Row[][]> = {};
+  for (let run = 1; run <= runs; run++) {
+    for (const name of names) {
+      process.stderr.write(`[bench:all] ${name}, run ${run} of ${runs}\n`);
+      const result = await runOne(name, values.runtime!, values.quick!, resolve(logs, `${name}-${run}.log`));
+      results[name] = [...(results[name] ?? []), result];
+      perBench[name] = [...(perBench[name] ?? []), rows(name, result)];
+    }
+  }
+  const { execFileSync } = await import('node:child_process');
+  const git = (args: string[]) => execFileSync('git', args, { cwd: repoRoot, encoding: 'utf8' }).trim();
+  const commit = `${git(['rev-parse', '--short', 'HEAD'])}${git(['status', '--porcelain', '--untracked-files=no']) ? ' (with uncommitted changes)' : ''}`;
+  const report = {
+    date,
+    runs,
+    runtime: values.runtime!,
+    quick: values.quick!,
+    commit,
+    machine: { cpus: cpus().length, model: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30) },
+    rows: names.flatMap((n) => medianRows(perBench[n]!)),
+    results,
+  };
+  const base = resolve(dir, `bench-${stamp}`);
+  writeFileSync(`${base}.json`, JSON.stringify(report, null, 2));
+  writeFileSync(`${base}.md`, markdown(report));
+  process.stdout.write(`${markdown(report)}\nreport: ${base}.json, ${base}.md (logs in ${logs}/)\n`);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main().catch((err) => {
+    console.error(`[bench:all] ${(err as Error).message}`);
+    process.exit(1);
+  });
+}
