@@ -76,7 +76,9 @@ describe('seat-map upload', () => {
       },
     });
     expect(r.status).toBe(200);
-    expect(r.body.tiers).toEqual([{ code: 'A', name: 'Front', price: 9900, currency: 'gbp' }]);
+    expect(r.body.tiers).toEqual([
+      { code: 'A', name: 'Front', price: 9900, currency: 'gbp', fee: 0, fees: 'included' },
+    ]);
   });
 
   const bad: [string, string, { row: number; field: string; message: RegExp }][] = [

@@ -107,7 +107,8 @@ const tierKey = (t: TierRow) => JSON.stringify([t.code, t.name, t.price, t.curre
 
 /**
  * Stores the load's tiers. An event loaded before tiers existed gets them now; tiers that differ
- * from the stored ones are a conflict, like a different seat map.
+ * from the stored ones replace them while no order exists (fees edited before the onsale), and
+ * are a conflict once buyers were priced with them.
  */
 async function storeTiers(tx: Tx, load: EventLoad): Promise<void> {
   if (!load.tiers?.length) return;
@@ -124,11 +125,14 @@ async function storeTiers(tx: Tx, load: EventLoad): Promise<void> {
   );
   if (stored.rows.length > 0) {
     const same = new Set(stored.rows.map(tierKey));
-    if (stored.rows.length !== wanted.length || !wanted.every((t) => same.has(tierKey(t))))
+    if (stored.rows.length === wanted.length && wanted.every((t) => same.has(tierKey(t)))) return;
+    // Promoters may change tiers (their fees) until the onsale: fine while no order was priced with them.
+    const priced = await tx.execute(sql`SELECT 1 FROM orders WHERE event_id = ${load.eventId} LIMIT 1`);
+    if (priced.rows.length > 0)
       throw new DomainError('event_conflict', 'event is already loaded with different price tiers', {
         eventId: load.eventId,
       });
-    return;
+    await tx.execute(sql`DELETE FROM price_tiers WHERE event_id = ${load.eventId}`);
   }
   const col = <K extends keyof TierRow>(k: K) => sql.param(wanted.map((t) => t[k]));
   await tx.execute(sql`

@@ -5,6 +5,15 @@ export interface TierDecl {
   name: string;
   price: number;
   currency: string;
+  /** Service fee per ticket in minor units; `included` in the price or `added` on top. */
+  fee: number;
+  fees: 'included' | 'added';
+}
+/** A general-admission area: a capacity and a tier, no seats. */
+export interface GaAreaDecl {
+  name: string;
+  capacity: number;
+  tier: string;
 }
 export interface SeatDecl {
   label: string;
@@ -25,10 +34,12 @@ export interface SeatMapIssue {
 export interface ParsedSeatMap {
   tiers: TierDecl[];
   seats: SeatDecl[];
+  gaAreas: GaAreaDecl[];
 }
 
 const MAX_ISSUES = 100;
 const MAX_PRICE = 100_000_000; // minor units
+export const GA_CAPACITY_MAX = 1_000_000;
 
 class Issues {
   list: SeatMapIssue[] = [];
@@ -61,6 +72,12 @@ function parsePrice(raw: unknown): number | string {
   return n;
 }
 
+function parseFee(raw: unknown): number | string {
+  if (typeof raw !== 'number' || !Number.isInteger(raw) || raw < 0 || raw > MAX_PRICE)
+    return `fee must be a whole number of minor units from 0 to ${MAX_PRICE}`;
+  return raw;
+}
+
 function parseCurrency(raw: unknown): string | null {
   const s = str(raw).toLowerCase();
   return /^[a-z]{3}$/.test(s) ? s : null;
@@ -75,9 +92,18 @@ function finish(
   issues: Issues,
   tiers: Map<string, TierDecl>,
   seats: (SeatDecl & { at: (f: string) => Omit<SeatMapIssue, 'message'> })[],
+  gaAreas: (GaAreaDecl & { at: (f: string) => Omit<SeatMapIssue, 'message'> })[] = [],
 ) {
-  if (seats.length === 0)
-    issues.add({ row: null, field: 'seats', path: 'seats', message: 'the seat map has no seats' });
+  if (seats.length === 0 && gaAreas.length === 0)
+    issues.add({ row: null, field: 'seats', path: 'seats', message: 'the seat map has no seats and no GA areas' });
+  const gaNames = new Map<string, number>();
+  gaAreas.forEach((a, i) => {
+    if (a.tier && !tiers.has(a.tier)) issues.add({ ...a.at('tier'), message: `unknown tier '${a.tier}'` });
+    const prev = gaNames.get(a.name);
+    if (a.name && prev !== undefined)
+      issues.add({ ...a.at('name'), message: `duplicate GA area '${a.name}' (first at gaAreas[${prev}])` });
+    else if (a.name) gaNames.set(a.name, i);
+  });
   if (seats.length > SEATS_PER_LOAD_MAX) {
     issues.add({
       row: null,
@@ -105,7 +131,14 @@ function finish(
     else firstRow.set(s.label, here);
   }
   if (issues.total > 0) return { ok: false as const, issues: issues.list, total: issues.total };
-  return { ok: true as const, map: { tiers: [...tiers.values()], seats: seats.map(({ at: _a, ...s }) => s) } };
+  return {
+    ok: true as const,
+    map: {
+      tiers: [...tiers.values()],
+      seats: seats.map(({ at: _a, ...s }) => s),
+      gaAreas: gaAreas.map(({ at: _a, ...a }) => a),
+    },
+  };
 }
 
 export type SeatMapParse = ReturnType<typeof finish>;
@@ -113,13 +146,17 @@ export type SeatMapParse = ReturnType<typeof finish>;
 export function parseSeatMapJson(body: unknown, knownTiers: TierDecl[]): SeatMapParse {
   const issues = new Issues();
   const tiers = new Map(knownTiers.map((t) => [t.code, t]));
-  const b = (body ?? {}) as { tiers?: unknown; seats?: unknown };
-  if (typeof body !== 'object' || body === null || !Array.isArray(b.seats)) {
+  const b = (body ?? {}) as { tiers?: unknown; seats?: unknown; gaAreas?: unknown };
+  if (
+    typeof body !== 'object' ||
+    body === null ||
+    !(Array.isArray(b.seats) || (b.seats === undefined && Array.isArray(b.gaAreas)))
+  ) {
     issues.add({
       row: null,
       field: 'seats',
       path: 'seats',
-      message: 'body must be an object with a seats array (and optionally tiers)',
+      message: 'body must be an object with a seats array and/or a gaAreas array (and optionally tiers)',
     });
     return { ok: false, issues: issues.list, total: issues.total };
   }
@@ -136,11 +173,38 @@ export function parseSeatMapJson(body: unknown, knownTiers: TierDecl[]): SeatMap
       const currency = parseCurrency(t?.currency);
       if (!currency) issues.add({ ...at('currency'), message: 'currency must be a three-letter ISO code' });
       if (code && tiers.has(code)) issues.add({ ...at('code'), message: `duplicate tier '${code}'` });
-      if (code && typeof price === 'number' && currency)
-        tiers.set(code, { code, name: str(t?.name) || code, price, currency });
+      const fee = t?.fee === undefined ? 0 : parseFee(t.fee);
+      if (typeof fee === 'string') issues.add({ ...at('fee'), message: fee });
+      const fees = t?.fees === undefined ? 'included' : t.fees;
+      if (fees !== 'included' && fees !== 'added')
+        issues.add({ ...at('fees'), message: "fees must be 'included' or 'added'" });
+      if (fees === 'included' && typeof fee === 'number' && typeof price === 'number' && fee > price)
+        issues.add({ ...at('fee'), message: 'a fee included in the price cannot exceed the price' });
+      if (
+        code &&
+        typeof price === 'number' &&
+        currency &&
+        typeof fee === 'number' &&
+        (fees === 'included' || fees === 'added')
+      )
+        tiers.set(code, { code, name: str(t?.name) || code, price, currency, fee, fees });
     });
   }
-  const seats = (b.seats as Record<string, unknown>[]).map((s, i) => {
+  if (b.gaAreas !== undefined && !Array.isArray(b.gaAreas))
+    issues.add({ row: null, field: 'gaAreas', path: 'gaAreas', message: 'gaAreas must be an array' });
+  const gaAreas = (Array.isArray(b.gaAreas) ? (b.gaAreas as Record<string, unknown>[]) : []).map((a, i) => {
+    const at = (f: string) => ({ row: i + 1, field: f, path: `gaAreas[${i}].${f}` });
+    const name = str(a?.name);
+    const tier = str(a?.tier);
+    checkText(issues, at, 'name', name, 64);
+    checkText(issues, at, 'tier', tier, 32);
+    const capacity = a?.capacity;
+    const ok =
+      typeof capacity === 'number' && Number.isInteger(capacity) && capacity > 0 && capacity <= GA_CAPACITY_MAX;
+    if (!ok) issues.add({ ...at('capacity'), message: `capacity must be a whole number from 1 to ${GA_CAPACITY_MAX}` });
+    return { name, tier, capacity: ok ? capacity : 0, at };
+  });
+  const seats = ((b.seats ?? []) as Record<string, unknown>[]).map((s, i) => {
     const at = (f: string) => ({ row: i + 1, field: f, path: `seats[${i}].${f}` });
     const section = str(s?.section);
     const row = str(s?.row);
@@ -155,7 +219,7 @@ export function parseSeatMapJson(body: unknown, knownTiers: TierDecl[]): SeatMap
     if (s?.price !== undefined) issues.add({ ...at('price'), message: 'prices belong to tiers, not seats' });
     return { label, section, row, tier, at };
   });
-  return finish(issues, tiers, seats);
+  return finish(issues, tiers, seats, gaAreas);
 }
 
 /** Minimal RFC 4180 CSV: quoted fields, doubled quotes, CRLF or LF. */
@@ -276,7 +340,14 @@ export function parseSeatMapCsv(text: string, knownTiers: TierDecl[]): SeatMapPa
             message: `tier '${tier}' is ${prev.price} ${prev.currency} on row ${first}, ${price} ${currency} here`,
           });
         } else if (first === undefined) {
-          tiers.set(tier, { code: tier, name: prev?.name ?? tier, price, currency });
+          tiers.set(tier, {
+            code: tier,
+            name: prev?.name ?? tier,
+            price,
+            currency,
+            fee: prev?.fee ?? 0,
+            fees: prev?.fees ?? 'included',
+          });
           tierRow.set(tier, r);
         }
       }

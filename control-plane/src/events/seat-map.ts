@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { DomainError, nulIssues } from '@onsale/contracts';
 import { eq, sql } from 'drizzle-orm';
+import type { PoolClient } from 'pg';
 import type { Services } from '../context';
 import { priceTiers } from '../db/schema';
 import { assertRole, type PromoterActor } from '../lib/actors';
 import { conflict } from '../lib/errors';
 import { eventForTenant } from './events';
-import { parseSeatMapCsv, parseSeatMapJson, type TierDecl } from './seat-map-parse';
+import { type GaAreaDecl, parseSeatMapCsv, parseSeatMapJson, type TierDecl } from './seat-map-parse';
 
 export type SeatMapFormat = 'json' | 'csv';
 
@@ -33,6 +34,8 @@ export async function uploadSeatMap({
     name: t.name,
     price: t.price,
     currency: t.currency,
+    fee: t.fee,
+    fees: t.feesIncluded ? 'included' : 'added',
   }));
   let parsed: ReturnType<typeof parseSeatMapJson>;
   if (input.format === 'json') {
@@ -54,7 +57,7 @@ export async function uploadSeatMap({
       total: parsed.total,
     });
   }
-  const { tiers, seats } = parsed.map;
+  const { tiers, seats, gaAreas } = parsed.map;
 
   const client = await ctx.pool.connect();
   try {
@@ -89,25 +92,46 @@ export async function uploadSeatMap({
        on conflict (event_id, label) do update set section = excluded.section, row = excluded.row, tier_code = excluded.tier_code`,
       [ev.id, ids, labels, seats.map((s) => s.section), seats.map((s) => s.row), seats.map((s) => s.tier)],
     );
+    await storeGaAreas(client, ev.id, gaAreas);
     await client.query('delete from price_tiers where event_id = $1', [ev.id]);
-    const used = new Set(seats.map((s) => s.tier));
+    const used = new Set([...seats.map((s) => s.tier), ...gaAreas.map((a) => a.tier)]);
     const keep = tiers.filter((t) => used.has(t.code));
     await client.query(
-      `insert into price_tiers (event_id, code, name, price, currency)
-       select $1, u.code, u.name, u.price, u.currency from unnest($2::text[], $3::text[], $4::int[], $5::text[]) as u(code, name, price, currency)`,
-      [ev.id, keep.map((t) => t.code), keep.map((t) => t.name), keep.map((t) => t.price), keep.map((t) => t.currency)],
+      `insert into price_tiers (event_id, code, name, price, currency, fee, fees_included)
+       select $1, u.code, u.name, u.price, u.currency, u.fee, u.fees_included
+         from unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::int[], $7::boolean[])
+              as u(code, name, price, currency, fee, fees_included)`,
+      [
+        ev.id,
+        keep.map((t) => t.code),
+        keep.map((t) => t.name),
+        keep.map((t) => t.price),
+        keep.map((t) => t.currency),
+        keep.map((t) => t.fee),
+        keep.map((t) => t.fees === 'included'),
+      ],
     );
     const upd = await client.query<{ seat_map_version: number }>(
       'update events set seat_count = $2, seat_map_version = seat_map_version + 1, updated_at = now() where id = $1 returning seat_map_version',
       [ev.id, seats.length],
     );
-    await client.query("update onsales set load_status = 'pending', next_load_at = now() where event_id = $1", [ev.id]);
+    // The scheduler compares with its clock, so the next load is due by that clock.
+    await client.query("update onsales set load_status = 'pending', next_load_at = $2 where event_id = $1", [
+      ev.id,
+      ctx.clock.now(),
+    ]);
     await client.query('commit');
     ctx.log.info('seat map stored', { eventId: ev.id, seats: seats.length, tiers: keep.length });
     return {
       eventId: ev.id,
       seats: seats.length,
       tiers: keep,
+      gaAreas: await client
+        .query<{ id: string; name: string; capacity: number; tier: string }>(
+          'select id, name, capacity, tier_code as tier from ga_areas where event_id = $1 order by name',
+          [ev.id],
+        )
+        .then((r) => r.rows),
       seatMapVersion: upd.rows[0]?.seat_map_version ?? 0,
       created: seats.filter((s) => !idByLabel.has(s.label)).length,
     };
@@ -117,6 +141,18 @@ export async function uploadSeatMap({
   } finally {
     client.release();
   }
+}
+
+/** The upload's GA areas replace the event's; an area keeps its id while its name stays (like a seat's label). */
+async function storeGaAreas(client: PoolClient, eventId: string, areas: GaAreaDecl[]) {
+  const names = areas.map((a) => a.name);
+  await client.query('delete from ga_areas where event_id = $1 and not (name = any($2::text[]))', [eventId, names]);
+  await client.query(
+    `insert into ga_areas (id, event_id, name, capacity, tier_code)
+     select gen_random_uuid(), $1, u.name, u.capacity, u.tier from unnest($2::text[], $3::int[], $4::text[]) as u(name, capacity, tier)
+     on conflict (event_id, name) do update set capacity = excluded.capacity, tier_code = excluded.tier_code`,
+    [eventId, names, areas.map((a) => a.capacity), areas.map((a) => a.tier)],
+  );
 }
 
 /** Tiers, per-section counts and a page of seats (ids, labels) ordered by label. */
@@ -143,7 +179,19 @@ export async function getSeatMap({
     eventId: ev.id,
     seatCount: ev.seatCount,
     seatMapVersion: ev.seatMapVersion,
-    tiers: tiers.map((t) => ({ code: t.code, name: t.name, price: t.price, currency: t.currency })),
+    tiers: tiers.map((t) => ({
+      code: t.code,
+      name: t.name,
+      price: t.price,
+      currency: t.currency,
+      fee: t.fee,
+      fees: t.feesIncluded ? ('included' as const) : ('added' as const),
+    })),
+    gaAreas: (
+      await ctx.db.execute<{ id: string; name: string; capacity: number; tier_code: string }>(
+        sql`select id, name, capacity, tier_code from ga_areas where event_id = ${ev.id} order by name`,
+      )
+    ).rows.map((a) => ({ id: a.id, name: a.name, capacity: a.capacity, tier: a.tier_code })),
     sections: sections.rows.map((s) => ({ section: s.section, tier: s.tier_code, seats: Number(s.n) })),
     seats: rows.rows.map((r) => ({ id: r.id, label: r.label, section: r.section, row: r.row, tier: r.tier_code })),
     nextAfter: rows.rows.length === page.limit ? rows.rows[rows.rows.length - 1]?.label : null,

@@ -38,6 +38,7 @@ import { registerSalesSummary } from './routes/sales-summary';
 import { registerSalesTimeline } from './routes/sales-timeline';
 import { registerGetSeatMap } from './routes/seat-map-get';
 import { registerPutSeatMap } from './routes/seat-map-put';
+import { registerPutTierFees } from './routes/tier-fees-put';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -98,6 +99,7 @@ export function createApp(services: Services): App {
     registerUpdateEvent,
     registerEventPlacement,
     registerPutSeatMap,
+    registerPutTierFees,
     registerGetSeatMap,
     registerScheduleOnsale,
     registerGetOnsale,

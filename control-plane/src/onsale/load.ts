@@ -30,10 +30,21 @@ export async function buildEventLoad(
     select s.id, s.label, s.section, s.row, t.price, t.currency, t.code as tier
     from seats s join price_tiers t on t.event_id = s.event_id and t.code = s.tier_code
     where s.event_id = ${eventId} order by s.label`);
-  const tiers = await ctx.db.execute<{ code: string; name: string; price: number; currency: string }>(sql`
-    select t.code, t.name, t.price, t.currency from price_tiers t
-    where t.event_id = ${eventId} and exists (select 1 from seats s where s.event_id = t.event_id and s.tier_code = t.code)
+  const tiers = await ctx.db.execute<{
+    code: string;
+    name: string;
+    price: number;
+    currency: string;
+    fee: number;
+    fees_included: boolean;
+  }>(sql`
+    select t.code, t.name, t.price, t.currency, t.fee, t.fees_included from price_tiers t
+    where t.event_id = ${eventId}
+      and (exists (select 1 from seats s where s.event_id = t.event_id and s.tier_code = t.code)
+           or exists (select 1 from ga_areas a where a.event_id = t.event_id and a.tier_code = t.code))
     order by t.code`);
+  const gaAreas = await ctx.db.execute<{ id: string; name: string; capacity: number; tier: string }>(sql`
+    select id, name, capacity, tier_code as tier from ga_areas where event_id = ${eventId} order by name`);
   return {
     cell: { id: row.cell.id, baseUrl: row.cell.baseUrl },
     seatMapVersion: row.ev.seatMapVersion,
@@ -54,15 +65,18 @@ export async function buildEventLoad(
         currency: s.currency,
         tier: s.tier,
       })),
-      // The cell prices every order from these; promoters' tiers carry no separate fee yet.
+      // The cell prices every order from these, fees included or added as the promoter set them.
       tiers: tiers.rows.map((t) => ({
         code: t.code,
         name: t.name,
         price: Number(t.price),
         currency: t.currency,
-        fee: 0,
-        fees: 'included' as const,
+        fee: Number(t.fee),
+        fees: t.fees_included ? ('included' as const) : ('added' as const),
       })),
+      ...(gaAreas.rows.length
+        ? { gaAreas: gaAreas.rows.map((a) => ({ id: a.id, name: a.name, capacity: Number(a.capacity), tier: a.tier })) }
+        : {}),
     },
   };
 }

@@ -50,8 +50,33 @@ export const priceTiers = pgTable(
     /** Minor units (cents). */
     price: integer('price').notNull(),
     currency: text('currency').notNull(),
+    /** The service fee per ticket, minor units: inside `price` when feesIncluded, on top of it otherwise. */
+    fee: integer('fee').notNull().default(0),
+    feesIncluded: boolean('fees_included').notNull().default(true),
   },
-  (t) => [primaryKey({ columns: [t.eventId, t.code] }), check('price_tiers_price_check', sql`${t.price} > 0`)],
+  (t) => [
+    primaryKey({ columns: [t.eventId, t.code] }),
+    check('price_tiers_price_check', sql`${t.price} > 0`),
+    check('price_tiers_fee_check', sql`${t.fee} >= 0`),
+  ],
+);
+
+/** General-admission areas of the seat map (standing floor, lawn): a capacity and a tier, no seats. Ids stay stable by name. */
+export const gaAreas = pgTable(
+  'ga_areas',
+  {
+    id: uuid('id').primaryKey(),
+    eventId: uuid('event_id')
+      .notNull()
+      .references(() => events.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    capacity: integer('capacity').notNull(),
+    tierCode: text('tier_code').notNull(),
+  },
+  (t) => [
+    uniqueIndex('ga_areas_event_name_uq').on(t.eventId, t.name),
+    check('ga_areas_capacity_check', sql`${t.capacity} > 0`),
+  ],
 );
 export type PriceTier = InferSelectModel<typeof priceTiers>;
 

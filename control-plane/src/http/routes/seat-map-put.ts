@@ -1,6 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { DomainError, errorResponses, SEATS_PER_LOAD_MAX } from '@onsale/contracts';
 import { uploadSeatMap } from '../../events/seat-map';
+import { GA_CAPACITY_MAX } from '../../events/seat-map-parse';
 import { asPromoter, bearerSecurity } from '../auth';
 import type { App } from '../env';
 import { EventIdParam } from '../schemas';
@@ -11,14 +12,24 @@ const Result = z
     seats: z.number().int(),
     created: z.number().int(),
     seatMapVersion: z.number().int(),
-    tiers: z.array(z.object({ code: z.string(), name: z.string(), price: z.number().int(), currency: z.string() })),
+    tiers: z.array(
+      z.object({
+        code: z.string(),
+        name: z.string(),
+        price: z.number().int(),
+        currency: z.string(),
+        fee: z.number().int(),
+        fees: z.enum(['included', 'added']),
+      }),
+    ),
+    gaAreas: z.array(z.object({ id: z.string(), name: z.string(), capacity: z.number().int(), tier: z.string() })),
   })
   .openapi('SeatMapStored');
 
 const text = (maxLength: number) => ({ type: 'string' as const, minLength: 1, maxLength });
 const SeatMapUpload = {
   type: 'object' as const,
-  required: ['seats'],
+  anyOf: [{ required: ['seats'] }, { required: ['gaAreas'] }],
   properties: {
     tiers: {
       type: 'array' as const,
@@ -30,6 +41,20 @@ const SeatMapUpload = {
           name: text(200),
           price: { type: 'integer' as const, minimum: 1, maximum: 100_000_000 },
           currency: { type: 'string' as const, pattern: '^[A-Za-z]{3}$' },
+          fee: { type: 'integer' as const, minimum: 0, maximum: 100_000_000 },
+          fees: { type: 'string' as const, enum: ['included', 'added'] },
+        },
+      },
+    },
+    gaAreas: {
+      type: 'array' as const,
+      items: {
+        type: 'object' as const,
+        required: ['name', 'capacity', 'tier'],
+        properties: {
+          name: text(64),
+          capacity: { type: 'integer' as const, minimum: 1, maximum: GA_CAPACITY_MAX },
+          tier: text(32),
         },
       },
     },
@@ -52,7 +77,8 @@ const route = createRoute({
   tags: ['events'],
   summary: 'Upload the seat map (JSON or CSV, up to 100,000 seats, all or nothing)',
   description:
-    'JSON: `{ tiers: [{code, name, price (minor units), currency}], seats: [{section, row, seat | label, tier}] }`. ' +
+    "JSON: `{ tiers: [{code, name, price (minor units), currency, fee?, fees?: 'included' | 'added'}], seats: [{section, row, seat | label, tier}], gaAreas?: [{name, capacity, tier}] }` " +
+    '(general-admission areas: a capacity and a tier, no seats). ' +
     'CSV (text/csv): header with section,row,seat|label,tier and optionally price,currency. ' +
     'A 400 lists each problem with its row (1-based data row; CSV also gives the file line) and field; nothing is stored.',
   security: bearerSecurity,
