@@ -1,19 +1,15 @@
+import { pgConnection } from '@onsale/aws-auth';
 import { configOrExit, createLogger } from '@onsale/contracts';
 import pg from 'pg';
 import { ReportingConfig } from './config';
 import { rebuildProjections } from './rebuild';
-import { createObjectStore } from './s3';
+import { objectStoreFromConfig } from './s3';
 
 const config = configOrExit('reporting-rebuild', ReportingConfig);
 const log = createLogger({ role: 'reporting-rebuild' }, config.LOG_LEVEL);
-const pool = new pg.Pool({ connectionString: config.DATABASE_URL_CONTROL_PLANE, max: 2 });
-const store = createObjectStore({
-  bucket: config.S3_BUCKET,
-  region: config.S3_REGION,
-  endpoint: config.S3_ENDPOINT,
-  accessKeyId: config.S3_ACCESS_KEY_ID,
-  secretAccessKey: config.S3_SECRET_ACCESS_KEY,
-});
+// The same database connection as the consumer's (IAM authentication in a deployed stack).
+const pool = new pg.Pool({ ...pgConnection(config.DATABASE_URL_CONTROL_PLANE, config), max: 2 });
+const store = objectStoreFromConfig(config);
 const facts = await rebuildProjections(pool, store, config.REPORTING_PREFIX);
 log.info('projections rebuilt from S3', { facts });
 await pool.end();

@@ -4,7 +4,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import type { ReportingConfig } from './config';
 import { CONTROL_PLANE_SOURCE } from './facts';
-import { createObjectStore } from './s3';
+import { objectStoreFromConfig } from './s3';
 import { createSourceConsumer, type SourceConsumer } from './source-consumer';
 import { migrateReporting } from './store';
 
@@ -21,13 +21,7 @@ export async function startReporter(
 ) {
   const pool = new pg.Pool({ ...pgConnection(config.DATABASE_URL_CONTROL_PLANE, config), max: 6 });
   await migrateReporting(pool);
-  const store = createObjectStore({
-    bucket: config.S3_BUCKET,
-    region: config.S3_REGION,
-    endpoint: config.S3_ENDPOINT,
-    accessKeyId: config.S3_ACCESS_KEY_ID,
-    secretAccessKey: config.S3_SECRET_ACCESS_KEY,
-  });
+  const store = objectStoreFromConfig(config);
   const kafka = new Kafka({
     ...kafkaSecurity(config),
     clientId: 'reporting',

@@ -1,4 +1,5 @@
 import { GetObjectCommand, ListObjectsV2Command, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { ReportingConfig } from './config';
 
 export interface S3Settings {
   endpoint?: string;
@@ -68,3 +69,14 @@ export function factObjectKey(
 /** The batch plan, written before its objects, so a replay cuts the same batch again. */
 export const batchPlanKey = (root: string, topic: string, partition: number, first: bigint) =>
   `${root}_batches/${encodeURIComponent(topic)}/p${partition}/${pad(first)}.json`;
+
+/** The bucket a reporting process's configuration names. */
+export function objectStoreFromConfig(config: ReportingConfig): ObjectStore {
+  return createObjectStore({
+    bucket: config.S3_BUCKET,
+    region: config.S3_REGION,
+    endpoint: config.S3_ENDPOINT,
+    accessKeyId: config.S3_ACCESS_KEY_ID,
+    secretAccessKey: config.S3_SECRET_ACCESS_KEY,
+  });
+}
