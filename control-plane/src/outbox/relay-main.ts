@@ -1,16 +1,11 @@
 import { kafkaSecurity, pgConnection } from '@onsale/aws-auth';
-import { CONTROL_PLANE_FACTS_TOPIC, createLogger, onShutdown } from '@onsale/contracts';
+import { CONTROL_PLANE_FACTS_TOPIC, configOrExit, createLogger, onShutdown } from '@onsale/contracts';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { FactRelayConfig } from '../config';
 import { createFactRelay } from './relay';
 
-const parsed = FactRelayConfig.safeParse(process.env);
-if (!parsed.success) {
-  for (const i of parsed.error.issues) console.error(`${i.path.join('.')}: ${i.message}`);
-  process.exit(1);
-}
-const env = parsed.data;
+const env = configOrExit('fact-relay', FactRelayConfig);
 const log = createLogger({ service: 'control-plane', role: 'fact-relay' }, env.LOG_LEVEL);
 const kafka = new Kafka({
   ...kafkaSecurity(env),
@@ -34,11 +29,10 @@ const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allo
 await producer.connect();
 const pool = new pg.Pool({ ...pgConnection(env.DATABASE_URL_CONTROL_PLANE, env), max: 2 });
 const relay = createFactRelay(pool, producer, log, { batchSize: 500, leaseMs: 10_000, idleMs: 100 });
-const running = relay.start();
+const loop = relay.start();
 log.info('fact relay started', { topic: CONTROL_PLANE_FACTS_TOPIC });
 onShutdown(log, async () => {
-  relay.stop();
-  await running;
+  await loop.stop();
   await producer.disconnect();
   await pool.end();
 });

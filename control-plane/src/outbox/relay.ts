@@ -1,5 +1,4 @@
-import type { Logger } from '@onsale/contracts';
-import { CONTROL_PLANE_FACTS_TOPIC } from '@onsale/contracts';
+import { CONTROL_PLANE_FACTS_TOPIC, type Logger, pollingLoop } from '@onsale/contracts';
 import type { Producer } from 'kafkajs';
 import type pg from 'pg';
 
@@ -16,8 +15,6 @@ export interface FactRelayOptions {
  * which reporting dedupes), never a loss.
  */
 export function createFactRelay(pool: pg.Pool, producer: Producer, log: Logger, opts: FactRelayOptions) {
-  let stopped = false;
-
   async function once(): Promise<number> {
     const claimed = await pool.query<{ id: string; aggregate_id: string; envelope: unknown }>(
       `UPDATE fact_outbox SET lease_until = now() + make_interval(secs => $2::double precision / 1000)
@@ -40,23 +37,15 @@ export function createFactRelay(pool: pg.Pool, producer: Producer, log: Logger, 
     return rows.length;
   }
 
-  async function run(): Promise<void> {
-    while (!stopped) {
-      let sent = 0;
-      try {
-        sent = await once();
-      } catch (err) {
-        log.warn('fact relay batch failed; retrying after its lease', { err });
-      }
-      if (sent === 0) await new Promise((r) => setTimeout(r, opts.idleMs));
-    }
-  }
-
   return {
     once,
-    start: () => run(),
-    stop() {
-      stopped = true;
-    },
+    /** A full batch is followed at once by the next; an empty one waits `idleMs`; a failed one backs off. */
+    start: () =>
+      pollingLoop({
+        name: 'fact relay batch',
+        log,
+        intervalMs: opts.idleMs,
+        pass: async () => ((await once()) > 0 ? 0 : undefined),
+      }),
   };
 }
