@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import { CappedBody, declaredLength, hasBody, readCapped } from './body';
+import { CappedBody, declaredLength, hasBody } from './body';
 import { clientResponseHeaders, type HeaderMap } from './headers';
 import type { Upstream } from './upstreams';
 
@@ -30,8 +30,6 @@ export type ForwardOutcome =
   | { kind: 'bad_request' }
   | { kind: 'client_gone' };
 
-const SMALL_BODY_BYTES = 16 * 1024;
-
 class Deadline extends Error {}
 class ClientGone extends Error {}
 
@@ -50,26 +48,24 @@ export async function forward(input: ForwardInput): Promise<ForwardOutcome> {
   };
   outgoing.once('close', onClose);
 
+  // Bodies stream through untouched: a declared length is already under the cap (checked before forwarding) and
+  // undici refuses a body that does not match it; only a chunked body, which declares nothing, is counted on the way.
   let capped: CappedBody | undefined;
   let body: Buffer | Readable | null = input.body ?? null;
-  const length = declaredLength(incoming);
-  const small = !body && length !== undefined && length > 0 && length <= SMALL_BODY_BYTES;
-  if (!body && !small && hasBody(incoming)) {
-    capped = new CappedBody(input.maxBodyBytes);
-    body = incoming.pipe(capped);
+  if (!body && hasBody(incoming)) {
+    body = incoming;
+    if (declaredLength(incoming) === undefined) {
+      capped = new CappedBody(input.maxBodyBytes);
+      body = incoming.pipe(capped);
+    }
     // A client that aborts mid-body must fail the upstream request, not leave it waiting for bytes.
+    const stream = body;
     incoming.once('close', () => {
-      if (!incoming.complete) capped?.destroy(new ClientGone());
+      if (!incoming.complete) stream.destroy(new ClientGone());
     });
   }
 
   try {
-    if (small) {
-      // A small declared body (a hold is ~100 bytes) has all but arrived with its headers: read it whole so the
-      // upstream gets headers and body in one write. Larger and chunked bodies stream.
-      body = await readCapped(incoming, input.maxBodyBytes);
-      if (!body) return { kind: 'too_large' };
-    }
     const res = await input.upstream.pool.request({
       path: input.upstream.prefix + input.path,
       method: incoming.method as 'GET',
