@@ -1,17 +1,14 @@
-import { cellTopics, type EventLoad } from '@onsale/contracts';
+import { cellTopics } from '@onsale/contracts';
 import { Kafka, logLevel } from 'kafkajs';
 import { describe, expect } from 'vitest';
 import { startProcess } from '../../scripts/local-platform/process';
-import { admittedBuyer } from '../../test/support/buyer';
 import type { TestCell } from '../../test/support/cell';
 import { cellTest } from '../../test/support/fixtures';
-import type { TestIdentity } from '../../test/support/identity';
 import { eventually, kafkaBrokers, readTopic } from '../../test/support/kafka';
 import { envelope, inject, outboxEvents, recordPaymentIntent } from '../../test/support/saga';
 import { startCellWorkers } from '../../test/support/workers';
 
 const it = cellTest({ prefix: 'flt', topics: true, seats: 400 });
-let nextSeat = 0;
 
 const workerEnv = (cell: TestCell, extra: Record<string, string> = {}) => ({
   CELL_ID: cell.cellId,
@@ -22,17 +19,10 @@ const workerEnv = (cell: TestCell, extra: Record<string, string> = {}) => ({
   ...extra,
 });
 
-async function holdOrders(
-  f: { identity: TestIdentity; cell: TestCell; event: EventLoad },
-  n: number,
-): Promise<string[]> {
+/** `n` orders of one fresh seat each. */
+async function holdOrders(hold: (n?: number) => Promise<{ orderId: string }>, n: number): Promise<string[]> {
   const ids: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const buyer = await admittedBuyer(f.identity, f.cell, f.event.eventId);
-    const res = await buyer.hold([f.event.seats[nextSeat++]!.id]);
-    expect(res.status).toBe(202);
-    ids.push((await res.json()).orderId);
-  }
+  for (let i = 0; i < n; i++) ids.push((await hold()).orderId);
   return ids;
 }
 
@@ -54,12 +44,11 @@ const holdCreatedIds = async (cell: TestCell, orderIds: string[]) =>
 
 describe('faults at the backbone boundaries', () => {
   it('a relay crash after Kafka accepted the batch and before marking it: delivered twice, applied once', async ({
-    identity,
     cellId,
     cell,
-    event,
+    hold,
   }) => {
-    const orders = await holdOrders({ identity, cell, event }, 5);
+    const orders = await holdOrders(hold, 5);
     const crashing = await startProcess(
       'cell/src/relay/main.ts',
       workerEnv(cell, { FAILPOINTS: 'relay.after-publish=crash', RELAY_LEASE_MS: '1000' }),
@@ -100,12 +89,11 @@ describe('faults at the backbone boundaries', () => {
   });
 
   it('a consumer crash after its transaction committed and before the offset commit: the replay is a no-op', async ({
-    identity,
     cellId,
     cell,
-    event,
+    hold,
   }) => {
-    const orders = await holdOrders({ identity, cell, event }, 3);
+    const orders = await holdOrders(hold, 3);
     const relay = await startCellWorkers(cellId, cell.db.url, { relay: true });
     try {
       const crashing = await startProcess(
@@ -151,8 +139,8 @@ describe('faults at the backbone boundaries', () => {
     }
   });
 
-  it('the same event delivered ten times has one effect', async ({ identity, cellId, cell, event }) => {
-    const [orderId] = await holdOrders({ identity, cell, event }, 1);
+  it('the same event delivered ten times has one effect', async ({ cellId, cell, hold }) => {
+    const [orderId] = await holdOrders(hold, 1);
     const [held] = await outboxEvents(cell, orderId!);
     const workers = await startCellWorkers(cellId, cell.db.url, { saga: true });
     try {
@@ -169,12 +157,11 @@ describe('faults at the backbone boundaries', () => {
   });
 
   it('a poison message goes to the dead-letter topic with its reason; the messages behind it are processed', async ({
-    identity,
     cellId,
     cell,
-    event,
+    hold,
   }) => {
-    const [orderId] = await holdOrders({ identity, cell, event }, 1);
+    const [orderId] = await holdOrders(hold, 1);
     const [held] = await outboxEvents(cell, orderId!);
     const workers = await startCellWorkers(cellId, cell.db.url, { saga: true });
     try {
@@ -203,12 +190,11 @@ describe('faults at the backbone boundaries', () => {
   });
 
   it('a transient failure is retried through the delay topics, then dead-lettered with its history', async ({
-    identity,
     cellId,
     cell,
-    event,
+    hold,
   }) => {
-    const [orderId] = await holdOrders({ identity, cell, event }, 1);
+    const [orderId] = await holdOrders(hold, 1);
     const paymentIntentId = await recordPaymentIntent(cell, orderId!, 5_000);
     const workers = await startCellWorkers(cellId, cell.db.url, { saga: true });
     try {
@@ -268,8 +254,8 @@ describe('faults at the backbone boundaries', () => {
     }
   });
 
-  it('two relays draining one outbox at once publish every row', async ({ identity, cellId, cell, event }) => {
-    const orders = await holdOrders({ identity, cell, event }, 40);
+  it('two relays draining one outbox at once publish every row', async ({ cellId, cell, hold }) => {
+    const orders = await holdOrders(hold, 40);
     const [a, b] = await Promise.all([
       startCellWorkers(cellId, cell.db.url, { relay: true }),
       startCellWorkers(cellId, cell.db.url, { relay: true }),

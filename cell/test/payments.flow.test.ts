@@ -2,29 +2,17 @@ import type Stripe from 'stripe';
 import { describe, expect } from 'vitest';
 import { admittedBuyer, type Buyer } from '../../test/support/buyer';
 import type { TestCell } from '../../test/support/cell';
-import { type CellFixtures, paymentsCellTest } from '../../test/support/fixtures';
+import { paymentsCellTest } from '../../test/support/fixtures';
 import { eventually } from '../../test/support/kafka';
 import { orderStatus } from '../../test/support/saga';
 import { eventCounts, intentsFor, payInBrowser } from '../../test/support/stripe';
 
 const it = paymentsCellTest({ prefix: 'pay', seats: 60, env: { LOG_LEVEL: 'debug' } });
 const secrets: string[] = [];
-let nextSeat = 0;
 
 it.beforeEach(({ emulator }) => {
   emulator.control.setWebhookFaults({});
 });
-
-/** A buyer holds `n` fresh seats; returns the buyer, the order and its seats. */
-async function holdSeats({ identity, cell, event }: CellFixtures, n = 1) {
-  const buyer = await admittedBuyer(identity, cell, event.eventId);
-  const seatIds = event.seats.slice(nextSeat, nextSeat + n).map((s) => s.id);
-  nextSeat += n;
-  const res = await buyer.hold(seatIds);
-  expect(res.status).toBe(202);
-  const { orderId } = await res.json();
-  return { buyer, orderId: orderId as string, seatIds };
-}
 
 async function pay(stripe: Stripe, buyer: Buyer, orderId: string, card: string) {
   const paid = await payInBrowser(stripe, () => buyer.order(orderId), card);
@@ -45,8 +33,9 @@ describe('payments through Stripe (the emulator), one cell', () => {
     event,
     emulator,
     stripe,
+    hold,
   }) => {
-    const { buyer, orderId, seatIds } = await holdSeats({ identity, cell, event }, 2);
+    const { buyer, orderId, seatIds } = await hold(2);
     const { paymentIntentId } = await pay(stripe, buyer, orderId, 'pm_card_visa');
 
     await eventually(statusIs(cell, orderId, 'ticketed'), 'ticketed order');
@@ -80,9 +69,10 @@ describe('payments through Stripe (the emulator), one cell', () => {
     event,
     emulator,
     stripe,
+    hold,
   }) => {
     const before = emulator.control.counters();
-    const { buyer, orderId, seatIds } = await holdSeats({ identity, cell, event });
+    const { buyer, orderId, seatIds } = await hold();
     const { declined } = await pay(stripe, buyer, orderId, 'pm_card_chargeDeclined');
     expect(declined?.code).toBe('card_declined');
 
@@ -98,15 +88,14 @@ describe('payments through Stripe (the emulator), one cell', () => {
   });
 
   it('every webhook delivered ten times: one confirmation, one capture, one ticket per seat', async ({
-    identity,
     cell,
-    event,
     emulator,
     stripe,
+    hold,
   }) => {
     emulator.control.setWebhookFaults({ duplicates: 10 });
     const before = emulator.control.counters();
-    const { buyer, orderId } = await holdSeats({ identity, cell, event }, 2);
+    const { buyer, orderId } = await hold(2);
     const { paymentIntentId } = await pay(stripe, buyer, orderId, 'pm_card_visa');
 
     await eventually(statusIs(cell, orderId, 'ticketed'), 'ticketed order');
@@ -136,9 +125,10 @@ describe('payments through Stripe (the emulator), one cell', () => {
     event,
     emulator,
     stripe,
+    hold,
   }) => {
     const before = emulator.control.counters();
-    const { buyer, orderId, seatIds } = await holdSeats({ identity, cell, event });
+    const { buyer, orderId, seatIds } = await hold();
     await eventually(
       async () => (await cell.db.query('SELECT 1 FROM payments WHERE order_id = $1', [orderId])).length === 1,
       'recorded intent',
@@ -163,14 +153,13 @@ describe('payments through Stripe (the emulator), one cell', () => {
   });
 
   it('a capture whose response is lost (Stripe captured) is retried with its key: one capture', async ({
-    identity,
     cell,
-    event,
     emulator,
     stripe,
+    hold,
   }) => {
     const before = emulator.control.counters();
-    const { buyer, orderId } = await holdSeats({ identity, cell, event });
+    const { buyer, orderId } = await hold();
     emulator.control.injectFailures('payment_intents.capture', 1, 'lost_response');
     await pay(stripe, buyer, orderId, 'pm_card_visa');
 
@@ -186,9 +175,10 @@ describe('payments through Stripe (the emulator), one cell', () => {
     event,
     emulator,
     stripe,
+    hold,
   }) => {
     const before = emulator.control.counters();
-    const { buyer, orderId, seatIds } = await holdSeats({ identity, cell, event });
+    const { buyer, orderId, seatIds } = await hold();
     // The capture is held at Stripe for 1.5 s; meanwhile the authorization is voided there (as
     // an expired or issuer-reversed authorization is), so the capture meets a permanent refusal.
     emulator.control.setLatency('payment_intents.capture', 1_500);
@@ -208,14 +198,13 @@ describe('payments through Stripe (the emulator), one cell', () => {
   });
 
   it('money captured for seats already released is refunded once, with an incident row', async ({
-    identity,
     cell,
-    event,
     emulator,
     stripe,
+    hold,
   }) => {
     const before = emulator.control.counters();
-    const { buyer, orderId } = await holdSeats({ identity, cell, event });
+    const { buyer, orderId } = await hold();
     const view = await eventually(async () => {
       const v = await (await buyer.order(orderId)).json();
       return v.payment?.clientSecret ? v : null;

@@ -1,9 +1,9 @@
 import Stripe from 'stripe';
 import { describe, expect } from 'vitest';
-import { admittedBuyer, type Buyer } from '../../test/support/buyer';
+import type { Buyer } from '../../test/support/buyer';
 import type { TestCell } from '../../test/support/cell';
 import { startCellApiOn, startPgProxy } from '../../test/support/db-outage';
-import { type CellFixtures, paymentsCellTest } from '../../test/support/fixtures';
+import { paymentsCellTest } from '../../test/support/fixtures';
 import { eventually } from '../../test/support/kafka';
 import { orderStatus } from '../../test/support/saga';
 import {
@@ -17,7 +17,6 @@ import {
 import { reconcileOnce } from '../src/reconciler/reconcile';
 
 const it = paymentsCellTest({ prefix: 'whk', seats: 40 });
-let nextSeat = 0;
 
 // Each test adds the webhook endpoint it wants, if any (the one the cell registered at its start is
 // removed here too: the workers start with the file's first test, whose hooks already need them).
@@ -25,13 +24,6 @@ it.beforeEach(({ emulator }) => {
   emulator.control.reset();
   for (const endpoint of emulator.control.webhookEndpoints()) emulator.control.removeWebhookEndpoint(endpoint.id);
 });
-
-async function holdSeat({ identity, cell, event }: CellFixtures) {
-  const buyer = await admittedBuyer(identity, cell, event.eventId);
-  const res = await buyer.hold([event.seats[nextSeat++]!.id]);
-  expect(res.status).toBe(202);
-  return { buyer, orderId: (await res.json()).orderId as string };
-}
 
 /** The order's client secret as the page gets it: the intent exists and is recorded. */
 const intentOf = (buyer: Buyer, orderId: string) =>
@@ -44,13 +36,12 @@ const count = async (cell: TestCell, table: string) =>
 
 describe('the Stripe webhook endpoint', () => {
   it('refuses a forged, a stale or a missing signature with 400 and writes nothing', async ({
-    identity,
     cell,
-    event,
     stripe,
     webhookSecret,
+    hold,
   }) => {
-    const { buyer, orderId } = await holdSeat({ identity, cell, event });
+    const { buyer, orderId } = await hold();
     const paymentIntentId = await intentOf(buyer, orderId);
     const intent = await stripe.paymentIntents.retrieve(paymentIntentId);
     const payload = JSON.stringify({
@@ -93,16 +84,16 @@ describe('the Stripe webhook endpoint', () => {
   it('answers 5xx while its database is unreachable; Stripe’s retry later goes through', async ({
     identity,
     cell,
-    event,
     emulator,
     stripe,
     webhookSecret,
+    hold,
   }) => {
     const proxy = await startPgProxy(cell.db.url);
     const partitioned = await startCellApiOn(cell, identity, proxy.url, stripeApiEnv(emulator, webhookSecret));
     try {
       sendWebhooksTo(emulator, partitioned.url, webhookSecret);
-      const { buyer, orderId } = await holdSeat({ identity, cell, event });
+      const { buyer, orderId } = await hold();
       await intentOf(buyer, orderId);
       proxy.down();
       const { paymentIntentId } = await payInBrowser(stripe, () => buyer.order(orderId), 'pm_card_visa');
@@ -163,16 +154,15 @@ describe('the Stripe webhook endpoint', () => {
   });
 
   it('webhooks out of order (succeeded before amount_capturable_updated): one capture, a legal end state', async ({
-    identity,
     cell,
-    event,
     emulator,
     stripe,
     webhookSecret,
     workers,
+    hold,
   }) => {
     sendWebhooksTo(emulator, cell.url, webhookSecret);
-    const { buyer, orderId } = await holdSeat({ identity, cell, event });
+    const { buyer, orderId } = await hold();
     await intentOf(buyer, orderId);
     // From now on deliveries are held in pairs and sent in reverse.
     emulator.control.setWebhookFaults({ reorder: { batchSize: 2, order: 'reverse', windowMs: 30_000 } });
@@ -205,16 +195,15 @@ describe('the Stripe webhook endpoint', () => {
 
 describe('the reconciler', () => {
   it('re-requests tickets for a paid order that was never ticketed, once per grace period', async ({
-    identity,
     cell,
-    event,
     emulator,
     stripe,
     webhookSecret,
     workers,
+    hold,
   }) => {
     sendWebhooksTo(emulator, cell.url, webhookSecret);
-    const { buyer, orderId } = await holdSeat({ identity, cell, event });
+    const { buyer, orderId } = await hold();
     await payInBrowser(stripe, () => buyer.order(orderId), 'pm_card_visa');
     await eventually(statusIs(cell, orderId, 'ticketed'), 'ticketed order');
     // Lose the tickets' outcome: the order is paid, its ticket rows and TicketIssued gone.
@@ -232,14 +221,13 @@ describe('the reconciler', () => {
   });
 
   it('finds an intent Stripe has but the cell lost (by its metadata) and records it', async ({
-    identity,
     cell,
-    event,
     emulator,
     stripe,
     workers,
+    hold,
   }) => {
-    const { buyer, orderId } = await holdSeat({ identity, cell, event });
+    const { buyer, orderId } = await hold();
     const paymentIntentId = await intentOf(buyer, orderId);
     // As if the worker's commit had been lost and its message dead-lettered.
     await cell.db.query('DELETE FROM payments WHERE order_id = $1', [orderId]);
@@ -254,14 +242,13 @@ describe('the reconciler', () => {
   });
 
   it('observes a capture whose webhook and event were lost, and refunds money taken for released seats', async ({
-    identity,
     cell,
-    event,
     emulator,
     stripe,
     workers,
+    hold,
   }) => {
-    const { buyer, orderId } = await holdSeat({ identity, cell, event });
+    const { buyer, orderId } = await hold();
     const paymentIntentId = await intentOf(buyer, orderId);
     // No webhook endpoint: Stripe's news never arrives. The buyer pays; the seats are then released.
     await stripe.paymentIntents.confirm(paymentIntentId, { payment_method: 'pm_card_visa' });

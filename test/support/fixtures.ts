@@ -1,5 +1,6 @@
 import type { EventLoad } from '@onsale/contracts';
-import { test } from 'vitest';
+import { expect, test } from 'vitest';
+import { admittedBuyer } from './buyer';
 import type { TestCell } from './cell';
 import type { FakeCell, Harness } from './control-plane';
 import type { TestIdentity } from './identity';
@@ -70,8 +71,26 @@ const eventFixture =
   };
 
 /**
+ * Holds the next `n` seats of the file's event (seats no earlier call of the file took) for a buyer
+ * admitted for the occasion; the hold must be accepted. Returns the buyer, the order and the seats.
+ */
+const holdFixture = ({ identity, cell, event }: CellFixtures) => {
+  let next = 0;
+  return async (n = 1) => {
+    const buyer = await admittedBuyer(identity, cell, event.eventId);
+    const seatIds = event.seats.slice(next, next + n).map((s) => s.id);
+    next += n;
+    const res = await buyer.hold(seatIds);
+    expect(res.status).toBe(202);
+    const { orderId } = (await res.json()) as { orderId: string };
+    return { buyer, orderId, seatIds };
+  };
+};
+
+/**
  * A cell: a test identity provider (buyer and admission keys behind a real JWKS), the cell API on a
- * database of its own, and one event loaded into it (`event`, loaded when a test first asks).
+ * database of its own, one event loaded into it (`event`, loaded when a test first asks), and `hold(n)`
+ * to hold fresh seats of it.
  * `cellTest({ seats: 200 })` returns the extended `test`; a file calls it once (`const it = cellTest(...)`).
  */
 export function cellTest(o: CellOptions = {}) {
@@ -84,7 +103,8 @@ export function cellTest(o: CellOptions = {}) {
       onCleanup(() => cell.close());
       return cell;
     })
-    .extend('event', file, eventFixture(o));
+    .extend('event', file, eventFixture(o))
+    .extend('hold', file, holdFixture);
 }
 
 export interface PaymentsCellOptions extends Omit<CellOptions, 'topics'> {
@@ -139,6 +159,7 @@ export function paymentsCellTest(o: PaymentsCellOptions = {}) {
         return cell;
       })
       .extend('event', file, eventFixture(o))
+      .extend('hold', file, holdFixture)
       // Automatic: no test names the workers, but every purchase needs them.
       .extend('workers', { scope: 'file', auto: true }, async ({ cell, emulator }, { onCleanup }) => {
         const [{ startCellWorkers }, { stripeClient }] = await Promise.all([import('./workers'), import('./stripe')]);
