@@ -5,7 +5,8 @@
  * buyers call: joins and polls over real sockets to the control-plane API process (its bundle),
  * beside a bare Node HTTP server answering a same-size JSON body, with the same client.
  *
- *   pnpm bench:waiting-room   [BUYERS=100000 CONCURRENCY=256 HTTP_REQUESTS=20000 HTTP_CONNECTIONS=64]
+ *   pnpm bench:waiting-room   [BUYERS=100000 CONCURRENCY=256 HTTP_REQUESTS=20000 HTTP_CONNECTIONS=64
+ *                              REDIS_BENCH_REQUESTS=200000]
  *
  * redis-benchmark (Debian's redis-tools) is installed by `scripts/platform install-references` when missing.
  */
@@ -29,6 +30,7 @@ const BUYERS = Number(process.env.BUYERS ?? 100_000);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 256);
 const HTTP_REQUESTS = Number(process.env.HTTP_REQUESTS ?? 20_000);
 const HTTP_CONNECTIONS = Number(process.env.HTTP_CONNECTIONS ?? 64);
+const REDIS_BENCH_REQUESTS = Number(process.env.REDIS_BENCH_REQUESTS ?? 200_000);
 
 async function pool<T>(n: number, concurrency: number, fn: (i: number) => Promise<T>) {
   let next = 0;
@@ -229,7 +231,7 @@ await runBench('waiting-room', async (bench) => {
     const sha = (await ctx.redis.script('LOAD', LUA.STATUS)) as string;
     const joinSha = (await ctx.redis.script('LOAD', LUA.JOIN)) as string;
     const zb = `${ctx.prefix}bench:z`;
-    const n = 200_000;
+    const n = REDIS_BENCH_REQUESTS;
     const rb: Record<string, unknown> = {};
     for (const P of [1, 16]) {
       rb[`ZADD -P ${P}`] = await redisBenchmark(

@@ -4,15 +4,17 @@
  * durations and thresholds: load-tests/scenarios/definition.ts (the Node runner uses the same, and also
  * checks the ledger for second effects, which k6 cannot see).
  *
- *   k6 run -e BASE_URL=… -e CELL_ID=… -e WEBHOOK_SECRET=whsec_… -e PAYMENT_INTENTS=pi_1,pi_2,… load-tests/k6/webhook-storm.ts
+ *   k6 run -e BASE_URL=… -e CELL_ID=… -e WEBHOOK_SECRET=whsec_… -e STRIPE_SECRET_KEY=sk_test_… \
+ *          -e PAYMENT_INTENTS=pi_1,pi_2,… load-tests/k6/webhook-storm.ts
  *
- * PAYMENT_INTENTS: intents of orders held for the test (the Node runner creates them itself);
- * WEBHOOK_SECRET: the endpoint's signing secret, so the deliveries pass the signature check.
+ * PAYMENT_INTENTS: captured intents of orders paid for the test (the Node runner makes its own), fetched
+ * from Stripe (STRIPE_API, default https://api.stripe.com) in setup(); WEBHOOK_SECRET: the endpoint's
+ * signing secret, so the deliveries pass the signature check.
  */
 import exec from 'k6/execution';
 import http from 'k6/http';
 import { k6Scenario, k6Thresholds, SCENARIOS } from '../scenarios/definition.ts';
-import { stormDeliveries } from '../scenarios/webhooks.ts';
+import { type Intent, stormDeliveries } from '../scenarios/webhooks.ts';
 import { BASE_URL, record, stripeSignature } from './lib.ts';
 
 const scenario = SCENARIOS['webhook-storm'];
@@ -24,9 +26,18 @@ export const options = {
 
 export function setup() {
   const intents = (__ENV.PAYMENT_INTENTS ?? '').split(',').filter(Boolean);
-  if (!__ENV.CELL_ID || !__ENV.WEBHOOK_SECRET || intents.length === 0)
-    throw new Error('set CELL_ID, WEBHOOK_SECRET and PAYMENT_INTENTS');
-  return { deliveries: stormDeliveries(intents, scenario.params.maxDeliveries!, `k6-${Date.now()}`) };
+  if (!__ENV.CELL_ID || !__ENV.WEBHOOK_SECRET || !__ENV.STRIPE_SECRET_KEY || intents.length === 0)
+    throw new Error('set CELL_ID, WEBHOOK_SECRET, STRIPE_SECRET_KEY and PAYMENT_INTENTS');
+  const api = __ENV.STRIPE_API ?? 'https://api.stripe.com';
+  const objects = intents.map((id) => {
+    const res = http.get(`${api}/v1/payment_intents/${id}`, {
+      headers: { authorization: `Bearer ${__ENV.STRIPE_SECRET_KEY}` },
+      tags: { name: 'setup:intent' },
+    });
+    if (res.status !== 200) throw new Error(`intent ${id}: ${res.status}`);
+    return res.json() as Intent;
+  });
+  return { deliveries: stormDeliveries(objects, scenario.params.maxDeliveries!, `k6-${Date.now()}`) };
 }
 
 export default function (data: { deliveries: string[] }) {

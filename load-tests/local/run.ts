@@ -13,25 +13,12 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { repoRoot } from '../../scripts/local-platform/process';
-import { startTestPlatform, type TestPlatform } from '../../test/support/platform';
 import { SCENARIOS, type ScenarioName } from '../scenarios/definition';
+import { type LoadPlatform, startLoadPlatform } from './platform';
 import { writeReport } from './report';
 import { runScenario } from './scenarios';
 
 export const REPORTS = resolve(repoRoot, 'load-tests/reports');
-
-/** A platform sized for the scenarios: seats for the hot section and the soak, a fast release rate for setup. */
-export function startLoadPlatform(): Promise<TestPlatform> {
-  return startTestPlatform({
-    seatsPerEvent: 2_000,
-    maxReleaseRate: 2_000,
-    env: {
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_BUYER_PER_SECOND: '100000',
-      RATE_LIMIT_BUYER_BURST: '100000',
-    },
-  });
-}
 
 async function main() {
   const { values, positionals } = parseArgs({
@@ -45,7 +32,7 @@ async function main() {
   for (const n of names)
     if (!(n in SCENARIOS)) throw new Error(`no scenario ${n}: ${Object.keys(SCENARIOS).join(', ')}`);
 
-  let platform: TestPlatform | undefined;
+  let platform: LoadPlatform | undefined;
   let stopping: Promise<void> | undefined;
   const stop = () => (stopping ??= platform?.stop() ?? Promise.resolve());
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -5,11 +5,11 @@
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import { devToken } from '../../scripts/local-platform/demo';
-import type { TestPlatform } from '../../test/support/platform';
 import { keepAlivePool } from '../lib/http';
 import { type Form, SCENARIOS, type ScenarioName, soakStep, stagesFor, totalArrivals } from '../scenarios/definition';
-import { stormDeliveries } from '../scenarios/webhooks';
+import { type Intent, stormDeliveries } from '../scenarios/webhooks';
 import { openLoop, type Send } from './generator';
+import type { LoadPlatform } from './platform';
 import { buildReport, type Check, type ScenarioReport } from './report';
 
 type Client = ReturnType<typeof keepAlivePool>;
@@ -31,7 +31,7 @@ async function inBatches<T>(n: number, concurrency: number, task: (i: number) =>
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function tokens(tp: TestPlatform, prefix: string, n: number): Promise<string[]> {
+async function tokens(tp: LoadPlatform, prefix: string, n: number): Promise<string[]> {
   return inBatches(n, 16, (i) => devToken(tp.platform.urls.identity, { kind: 'buyer', sub: `${prefix}-${i}` }));
 }
 
@@ -71,7 +71,7 @@ const holdRequest = (router: Client, eventId: string, b: { bearer: string; admis
   });
 
 /** The ledger's last guard, checked after every scenario that holds seats. */
-async function noSeatHeldTwice(tp: TestPlatform, cellId: string): Promise<Check> {
+async function noSeatHeldTwice(tp: LoadPlatform, cellId: string): Promise<Check> {
   const rows = await tp
     .cellDb(cellId)
     .query(`SELECT seat_id FROM hold_seats WHERE released_at IS NULL GROUP BY seat_id HAVING count(*) > 1`);
@@ -88,7 +88,7 @@ const setupSize = (form: Form, local: number, short: number) => (form === 'short
 
 const PREPARE: Record<
   ScenarioName,
-  (tp: TestPlatform, router: Client, form: Form, arrivals: number) => Promise<Prepared>
+  (tp: LoadPlatform, router: Client, form: Form, arrivals: number) => Promise<Prepared>
 > = {
   async stampede(tp, router, form, arrivals) {
     const { eventId } = tp.demo.events[0]!;
@@ -136,28 +136,54 @@ const PREPARE: Record<
     const orders = setupSize(form, 50, 5);
     const seats = (await seatIds(router, eventId)).slice(-orders);
     const bearers = await tokens(tp, `storm-${randomUUID().slice(0, 6)}`, orders);
-    // Orders with PaymentIntents, as buyers make them: admitted, one seat held, the payment worker's intent.
+    // Paid orders, as buyers make them: admitted, one seat held, the intent the payment worker created
+    // confirmed with a test card (as Stripe.js does), captured by the saga. The storm replays what Stripe
+    // said about each of them.
+    const stripe = tp.platform.urls.stripe;
     const intents = await inBatches(orders, 8, async (i) => {
       const b = { bearer: bearers[i]!, admission: await admit(router, eventId, bearers[i]!) };
       const held = await holdRequest(router, eventId, b, [seats[i]!]);
       if (held.status !== 202) throw new Error(`storm setup hold: ${held.status} ${held.body.slice(0, 200)}`);
       const { orderId } = JSON.parse(held.body) as { orderId: string };
-      const deadline = Date.now() + 60_000;
-      while (Date.now() < deadline) {
+      const view = async () => {
         const order = await router.request(`/events/${eventId}/orders/${orderId}`, {
           headers: { authorization: `Bearer ${b.bearer}` },
         });
-        const payment =
-          order.status === 200
-            ? (JSON.parse(order.body) as { payment: { paymentIntentId: string } | null }).payment
-            : null;
-        if (payment) return payment.paymentIntentId;
+        return order.status === 200
+          ? (JSON.parse(order.body) as {
+              status: string;
+              payment: { paymentIntentId: string; clientSecret?: string } | null;
+            })
+          : null;
+      };
+      const deadline = Date.now() + 120_000;
+      let confirmed = false;
+      while (Date.now() < deadline) {
+        const order = await view();
+        if (order?.payment?.clientSecret && !confirmed) {
+          const res = await fetch(`${stripe}/v1/payment_intents/${order.payment.paymentIntentId}/confirm`, {
+            method: 'POST',
+            headers: {
+              authorization: 'Bearer pk_test_onsale_local',
+              'content-type': 'application/x-www-form-urlencoded',
+            },
+            body: new URLSearchParams({ client_secret: order.payment.clientSecret, payment_method: 'pm_card_visa' }),
+          });
+          if (!res.ok) throw new Error(`confirm: ${res.status} ${await res.text()}`);
+          confirmed = true;
+        }
+        if (order?.payment && ['paid', 'ticketed'].includes(order.status)) {
+          const res = await fetch(`${stripe}/v1/payment_intents/${order.payment.paymentIntentId}`, {
+            headers: { authorization: `Bearer ${tp.platform.stripeKey}` },
+          });
+          return (await res.json()) as Intent;
+        }
         await sleep(250);
       }
-      throw new Error(`order ${orderId} got no PaymentIntent within 60 s`);
+      throw new Error(`order ${orderId} was not paid within 120 s`);
     });
     const seed = randomUUID().slice(0, 8);
-    const deliveries = stormDeliveries(intents, SCENARIOS['webhook-storm'].params.maxDeliveries!, seed, cellId);
+    const deliveries = stormDeliveries(intents, SCENARIOS['webhook-storm'].params.maxDeliveries!, seed);
     return {
       async arrival(i, send) {
         const payload = deliveries[i % deliveries.length]!;
@@ -187,6 +213,7 @@ const PREPARE: Record<
               WHERE envelope->>'causationId' LIKE $1 GROUP BY 1, 2 HAVING count(*) > 1`,
           [`evt_storm_${seed}_%`],
         );
+        const twoTickets = await db.query(`SELECT seat_id FROM tickets GROUP BY seat_id HAVING count(*) > 1`);
         return [
           {
             name: 'Stripe events recorded at most once',
@@ -195,6 +222,12 @@ const PREPARE: Record<
             ok: recorded[0]!.n <= distinct,
           },
           { name: 'outbox facts with a second effect', limit: '= 0', actual: doubled.length, ok: doubled.length === 0 },
+          {
+            name: 'seats with two tickets',
+            limit: '= 0',
+            actual: twoTickets.length,
+            ok: twoTickets.length === 0,
+          },
           await noSeatHeldTwice(tp, cellId),
         ];
       },
@@ -249,7 +282,7 @@ const PREPARE: Record<
 
 /** One scenario, in one form, against a running platform: its report (not yet written). */
 export async function runScenario(
-  tp: TestPlatform,
+  tp: LoadPlatform,
   name: ScenarioName,
   form: Exclude<Form, 'full'>,
 ): Promise<ScenarioReport> {

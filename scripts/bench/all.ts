@@ -29,7 +29,7 @@ const QUICK: Record<BenchName, Record<string, string>> = {
   holds: { BENCH_HOLDS: '400', BENCH_HALF_SECONDS: '2' },
   relay: { BENCH_EVENTS: '2000', BENCH_HOLD_RATE: '20', BENCH_HOLD_SECONDS: '2', BENCH_OUTBOX_SECONDS: '2' },
   router: { BENCH_HOLDS: '150', BENCH_WARMUP: '30', BENCH_HALF_HOLDS: '60' },
-  'waiting-room': { BUYERS: '2000', HTTP_REQUESTS: '2000' },
+  'waiting-room': { BUYERS: '2000', HTTP_REQUESTS: '2000', REDIS_BENCH_REQUESTS: '5000' },
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: a benchmark's JSON, read by the paths below
