@@ -1,0 +1,62 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { repoRoot } from '../../test/support/services';
+
+/** The router benchmark, small, with its stderr collected: it names every process it starts with its PID. */
+function routerBench(env: Record<string, string>) {
+  const child = spawn(process.execPath, ['--import', 'tsx', resolve(repoRoot, 'router/bench/router-vs-nginx.ts')], {
+    cwd: repoRoot,
+    env: { ...process.env, BENCH_HOLDS: '60', BENCH_WARMUP: '6', BENCH_HALF_HOLDS: '30', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<number | null>((r) => child.once('close', (code) => r(code)));
+  const pids = () =>
+    [...stderr.matchAll(/\[bench\] started (.+) pid (\d+)/g)].map((m) => ({ name: m[1]!, pid: Number(m[2]) }));
+  return { child, exited, pids, stderr: () => stderr };
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+async function until(what: string, check: () => boolean, child: ChildProcess, timeoutMs = 180_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (child.exitCode !== null) throw new Error(`the benchmark exited before ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe('a benchmark stops everything it started', () => {
+  it('when it fails: its reference (nginx) does not start, after the cell API and the router did', async () => {
+    const bench = routerBench({ BENCH_NGINX: '/bin/false' });
+    const code = await bench.exited;
+    expect(code).toBe(1);
+    expect(bench.stderr()).toContain('nginx (/bin/false) exited with 1');
+    const started = bench.pids();
+    expect(started.map((p) => p.name)).toEqual(expect.arrayContaining(['router', 'nginx']));
+    expect(started.length).toBeGreaterThanOrEqual(3);
+    expect(started.filter((p) => alive(p.pid))).toEqual([]);
+  });
+
+  it('when it is sent SIGTERM mid-run', async () => {
+    const bench = routerBench({});
+    await until('nginx started', () => bench.pids().some((p) => p.name === 'nginx'), bench.child);
+    bench.child.kill('SIGTERM');
+    expect(await bench.exited).toBe(143);
+    const started = bench.pids();
+    expect(started.length).toBeGreaterThanOrEqual(3);
+    expect(started.filter((p) => alive(p.pid))).toEqual([]);
+  });
+});
