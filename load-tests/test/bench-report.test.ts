@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { medianRows, rows } from '../../scripts/bench/all';
+
+/** A relay benchmark's result, as load-tests/relay/bench.ts returns it, with only what the report reads. */
+const relay = (relayRate: number, perfRate: number, ageP99: number) => ({
+  relay: { eventsPerSecond: relayRate },
+  producerPerformance: { recordsPerSecond: perfRate },
+  fixedOutboxRate: { eventsPerSecond: 1_000, outboxAgeP99Ms: ageP99, unpublished: 0 },
+});
+
+describe('pnpm bench:all report', () => {
+  it('puts each ratio beside the reference measured in the same run, with the target and whether it is met', () => {
+    const [throughput, age] = rows('relay', relay(600, 1_000, 150));
+    expect(throughput).toMatchObject({
+      value: 600,
+      reference: { name: "Kafka's ProducerPerformance", value: 1_000 },
+      ratio: 0.6,
+      target: '≥ 0.5 of reference',
+      met: true,
+    });
+    expect(age).toMatchObject({ value: 150, target: '< 200 ms', met: true });
+    expect(rows('relay', relay(400, 1_000, 250)).map((r) => r.met)).toEqual([false, false]);
+  });
+
+  it('with three runs reports the run whose ratio is the median, its reference from that same run', () => {
+    const perRun = [relay(500, 1_000, 100), relay(900, 1_000, 300), relay(300, 1_200, 200)].map((r) =>
+      rows('relay', r),
+    );
+    const [throughput, age] = medianRows(perRun);
+    // Ratios 0.5, 0.9, 0.25: the median is run 1's, reported with run 1's own reference.
+    expect(throughput).toMatchObject({ value: 500, reference: { value: 1_000 }, ratio: 0.5, medianOfRun: 1 });
+    expect(throughput!.runs).toEqual([0.5, 0.9, 0.25]);
+    expect(age).toMatchObject({ value: 200, medianOfRun: 3 });
+  });
+});
