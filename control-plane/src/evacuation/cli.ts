@@ -99,13 +99,13 @@ async function selected(o: Opts, openOnly: boolean): Promise<EventMove[]> {
   return listMoves(services.db, by, { openOnly });
 }
 
-/** After a whole cell's moves are done it takes no new placements and no buyers (webhooks still reach it). */
-async function markEvacuated(cellId: string) {
-  const open = await listMoves(services.db, { cellId }, { openOnly: true });
-  if (open.some((m) => m.fromCell === cellId)) return;
-  await updateCell({ ctx: services, cellId, input: { status: 'evacuated' } });
-  out(`cell ${cellId} marked evacuated`);
-}
+/**
+ * The emptied cell stays active: buyers still read the orders and tickets they bought there (the
+ * router serves only active cells), and Stripe's webhooks for them still land. The operator decides
+ * what comes next (runbooks/evacuate-a-cell.md).
+ */
+const cellEmptied = (cellId: string) =>
+  out(`cell ${cellId} holds no on-sale event now; it stays active for its orders' reads and webhooks`);
 
 let code = 0;
 try {
@@ -136,7 +136,7 @@ try {
         { settleWaitMs },
       );
       for (const m of done) out(summary(m));
-      if (str(o, 'cell') && done.every((m) => m.step === 'done')) await markEvacuated(plan.source);
+      if (str(o, 'cell') && done.every((m) => m.step === 'done')) cellEmptied(plan.source);
       break;
     }
     case 'resume': {
@@ -152,7 +152,7 @@ try {
       );
       for (const m of done) out(summary(m));
       const cell = str(o, 'cell');
-      if (cell && done.every((m) => m.step === 'done')) await markEvacuated(cell);
+      if (cell && done.every((m) => m.step === 'done')) cellEmptied(cell);
       break;
     }
     case 'status': {
