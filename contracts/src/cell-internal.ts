@@ -34,3 +34,15 @@ export const SalesStatusAnswer = z.object({
   }),
 });
 export type SalesStatusAnswer = z.infer<typeof SalesStatusAnswer>;
+
+/** The control plane cancels one paid order for its promoter: refunded through the saga, its seats then return to sale. */
+export const RefundOrderRequest = z
+  .object({
+    /** Kept on the order's history (failure_reason) and on RefundRequested. */
+    reason: z.string().min(1).max(200),
+  })
+  .strict();
+export type RefundOrderRequest = z.infer<typeof RefundOrderRequest>;
+
+export const RefundOrderAnswer = z.object({ orderId: z.string().uuid(), status: z.string() });
+export type RefundOrderAnswer = z.infer<typeof RefundOrderAnswer>;

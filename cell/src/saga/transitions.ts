@@ -4,6 +4,7 @@ import type { Tx } from '../db/client';
 import { PermanentError } from '../errors';
 import { expireOrders } from '../holds/expire';
 import { releaseHoldSeats } from '../holds/release-seats';
+import { returnRefundedSeats } from '../holds/return-seats';
 import { cancelUnpaid, refundForCancel, salesStatusOf } from '../inventory/sales-status';
 import type { Handlers } from '../messaging/consumer-runner';
 import { requestAuthorizationCancel } from '../orders/cancel-authorization';
@@ -160,9 +161,11 @@ export const sagaHandlers: Handlers = {
     await setPaymentStatus(tx, payload.orderId, 'canceled');
   },
 
-  async Refunded(tx, { payload }) {
+  async Refunded(tx, { payload }, cause) {
     const order = await mustLock(tx, payload.orderId);
     await setPaymentStatus(tx, order.id, 'refunded');
     if (order.status === 'refunding') await setOrderStatus(tx, order, 'refunded');
+    // The money is back with the buyer: the seats go back on sale (once; a cancelled event sells nothing).
+    if (order.status === 'refunded') await returnRefundedSeats(tx, cause, order);
   },
 };

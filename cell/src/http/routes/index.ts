@@ -6,6 +6,7 @@ import { registerReleaseHold } from './holds.delete';
 import { registerEvacuation } from './internal.evacuation';
 import { registerLoadEvent } from './internal.events.put';
 import { registerSalesStatus } from './internal.events.sales.put';
+import { registerRefundOrder } from './internal.orders.refund.post';
 import { registerOrderTimeline } from './internal.orders.timeline.get';
 import { registerSignals } from './internal.signals.get';
 import { registerMetrics } from './metrics.get';
@@ -27,6 +28,7 @@ export function registerRoutes(app: CellApp) {
   registerEvacuation(app);
   registerSignals(app);
   registerOrderTimeline(app);
+  registerRefundOrder(app);
   registerTicketsPdf(app);
   registerTicketQr(app);
   registerTicketScanner(app);

@@ -1,0 +1,62 @@
+import { metrics } from '@onsale/contracts';
+import { sql } from 'drizzle-orm';
+import type { CellContext } from '../context';
+import type { Tx } from '../db/client';
+import { withWriteTx } from '../db/tx';
+import { DomainError } from '../errors';
+import { salesStatusOf } from '../inventory/sales-status';
+import { type LockedOrder, lockOrder, setOrderStatus } from '../orders/orders';
+import { appendEvent, type Causation } from '../outbox/append';
+import { releaseHoldSeats } from './release-seats';
+
+/**
+ * The promoter cancels one paid order (the buyer cannot come, a fraud check): the order goes to
+ * refunding, RefundRequested asks the payment worker for the refund, its tickets are voided at
+ * once (they no longer admit anyone). The seats return to sale when the refund is done
+ * (`returnRefundedSeats`). Asking again answers with the order's state and changes nothing.
+ */
+export async function refundPaidOrder(
+  ctx: CellContext,
+  input: { eventId: string; orderId: string; reason: string; correlationId: string },
+): Promise<{ orderId: string; status: string }> {
+  return withWriteTx(ctx, async (tx) => {
+    const order = await lockOrder(tx, input.orderId);
+    if (!order || order.event_id !== input.eventId) throw new DomainError('not_found', 'order not found');
+    if (order.status === 'refunding' || order.status === 'refunded') return { orderId: order.id, status: order.status };
+    if (order.status !== 'paid' && order.status !== 'ticketed')
+      throw new DomainError('order_not_releasable', `an order in status ${order.status} has no payment to refund`, {
+        status: order.status,
+      });
+    const pay = await tx.execute<{ payment_intent_id: string; correlation_id: string }>(sql`
+      SELECT p.payment_intent_id, o.correlation_id FROM payments p JOIN orders o ON o.id = p.order_id
+       WHERE p.order_id = ${order.id}`);
+    const payment = pay.rows[0];
+    if (!payment) throw new Error(`order ${order.id} is ${order.status} without a payment`);
+    const cause = { cellId: ctx.cellId, correlationId: payment.correlation_id, causationId: input.correlationId };
+    await setOrderStatus(tx, order, 'refunding', input.reason);
+    metrics.compensations.inc({ kind: 'refund' });
+    await appendEvent(tx, cause, 'RefundRequested', order.id, {
+      orderId: order.id,
+      paymentIntentId: payment.payment_intent_id,
+      amount: order.amount,
+      reason: input.reason,
+    });
+    await tx.execute(sql`UPDATE tickets SET voided_at = now() WHERE order_id = ${order.id} AND voided_at IS NULL`);
+    return { orderId: order.id, status: order.status };
+  });
+}
+
+/**
+ * A refunded order's seats and general-admission places go back on sale, once: its confirmed
+ * hold is released in this transaction (a redelivered Refunded finds it released and does
+ * nothing; the inbox already drops exact duplicates), its tickets are voided so the seat's
+ * unique ticket index lets a new buyer's ticket in. A cancelled event sells nothing again.
+ */
+export async function returnRefundedSeats(tx: Tx, cause: Causation, order: LockedOrder): Promise<boolean> {
+  if ((await salesStatusOf(tx, order.event_id)) === 'canceled') return false;
+  const released = await releaseHoldSeats(tx, order.id, ['confirmed']);
+  if (!released) return false;
+  await tx.execute(sql`UPDATE tickets SET voided_at = now() WHERE order_id = ${order.id} AND voided_at IS NULL`);
+  await appendEvent(tx, cause, 'HoldReleased', order.id, { orderId: order.id, ...released, reason: 'refunded' });
+  return true;
+}
