@@ -255,6 +255,7 @@ function markdown(report: {
   machine: object;
   commit: string;
   rows: (Row & { runs: number[]; medianOfRun: number })[];
+  failures: string[];
 }): string {
   const fmt = (n: number | undefined) => (n === undefined || Number.isNaN(n) ? '–' : String(n));
   const lines = [
@@ -271,6 +272,7 @@ function markdown(report: {
         `| ${r.path} | ${r.measure} | ${fmt(r.value)} ${r.unit} | ${r.reference ? `${r.reference.name}: ${fmt(r.reference.value)}` : '–'} | ${fmt(r.ratio)} | ${r.target} | ${r.met ? 'yes' : '**no**'} | ${r.runs.join(', ')} (median: run ${r.medianOfRun}) |`,
     ),
     '',
+    ...(report.failures.length > 0 ? ['**Failed:**', '', ...report.failures.map((f) => `- ${f}`), ''] : []),
   ];
   return lines.join('\n');
 }
@@ -291,11 +293,13 @@ async function main() {
   const names = (values.only?.split(',') ?? Object.keys(BENCHES)) as BenchName[];
   for (const n of names) if (!(n in BENCHES)) throw new Error(`--only: no benchmark ${n} (${Object.keys(BENCHES)})`);
 
-  // A benchmark interrupted here stops what it started itself (its own handlers); this only passes the signal on.
+  // A benchmark interrupted here stops what it started itself (its own handlers); this passes the signal on
+  // and starts no other benchmark.
+  let interrupted: NodeJS.Signals | undefined;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
+      interrupted = signal;
       current?.kill(signal);
-      process.exitCode = signal === 'SIGINT' ? 130 : 143;
     });
   }
 
@@ -306,12 +310,19 @@ async function main() {
   mkdirSync(logs, { recursive: true });
   const results: Record<string, Result[]> = {};
   const perBench: Record<string, Row[][]> = {};
-  for (let run = 1; run <= runs; run++) {
+  // A benchmark that fails is reported as failed; the others still run and are reported.
+  const failures: string[] = [];
+  for (let run = 1; run <= runs && !interrupted; run++) {
     for (const name of names) {
+      if (interrupted) break;
       process.stderr.write(`[bench:all] ${name}, run ${run} of ${runs}\n`);
-      const result = await runOne(name, values.runtime!, values.quick!, resolve(logs, `${name}-${run}.log`));
-      results[name] = [...(results[name] ?? []), result];
-      perBench[name] = [...(perBench[name] ?? []), rows(name, result)];
+      try {
+        const result = await runOne(name, values.runtime!, values.quick!, resolve(logs, `${name}-${run}.log`));
+        results[name] = [...(results[name] ?? []), result];
+        perBench[name] = [...(perBench[name] ?? []), rows(name, result)];
+      } catch (err) {
+        failures.push(`run ${run}: ${(err as Error).message}`);
+      }
     }
   }
   const { execFileSync } = await import('node:child_process');
@@ -324,13 +335,15 @@ async function main() {
     quick: values.quick!,
     commit,
     machine: { cpus: cpus().length, model: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30) },
-    rows: names.flatMap((n) => medianRows(perBench[n]!)),
+    rows: names.flatMap((n) => medianRows(perBench[n] ?? [])),
+    failures: interrupted ? [...failures, `interrupted by ${interrupted}`] : failures,
     results,
   };
   const base = resolve(dir, `bench-${stamp}`);
   writeFileSync(`${base}.json`, JSON.stringify(report, null, 2));
   writeFileSync(`${base}.md`, markdown(report));
   process.stdout.write(`${markdown(report)}\nreport: ${base}.json, ${base}.md (logs in ${logs}/)\n`);
+  if (report.failures.length > 0) process.exitCode = interrupted === 'SIGINT' ? 130 : interrupted ? 143 : 1;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
