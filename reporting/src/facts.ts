@@ -13,6 +13,7 @@ export const FACT_KINDS = [
   'declined',
   'expired',
   'released',
+  'canceled',
   'refunded',
   'ticketed',
   'queued',
@@ -60,6 +61,12 @@ const CELL_KINDS: Partial<Record<TypedEnvelope['eventType'], FactKind>> = {
   Refunded: 'refunded',
   TicketIssued: 'ticketed',
 };
+
+/**
+ * The reason the cell gives a hold it releases because the promoter cancelled the event
+ * (cell/src/inventory/sales-status.ts): that order ends cancelled, not released by its buyer.
+ */
+const EVENT_CANCELED = 'event_canceled';
 
 export interface RawMessage {
   source: string;
@@ -118,9 +125,10 @@ export function toFact(m: RawMessage): Fact | null {
     if (err instanceof EnvelopeError) return null;
     throw err;
   }
-  const kind = CELL_KINDS[e.eventType];
+  const payload = e.payload as { sale?: SaleContext; eventId?: string; seatIds?: string[]; reason?: string };
+  const kind =
+    e.eventType === 'HoldReleased' && payload.reason === EVENT_CANCELED ? 'canceled' : CELL_KINDS[e.eventType];
   if (!kind) return null;
-  const payload = e.payload as { sale?: SaleContext; eventId?: string; seatIds?: string[] };
   const sale = payload.sale;
   return {
     ...at,

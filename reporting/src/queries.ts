@@ -5,9 +5,10 @@ import type pg from 'pg';
 export async function salesSummary(pool: pg.Pool, tenantId: string, eventId: string) {
   const r = await pool.query(
     `SELECT coalesce(sum(holds), 0)::int AS holds, coalesce(sum(paid_orders), 0)::int AS "paidOrders",
-            coalesce(sum(seats_sold), 0)::int AS "seatsSold", coalesce(sum(gross), 0)::bigint AS gross,
-            coalesce(sum(refunded), 0)::bigint AS refunded, coalesce(sum(declines), 0)::int AS declines,
-            coalesce(sum(expiries), 0)::int AS expiries
+            coalesce(sum(seats_sold - seats_refunded), 0)::int AS "seatsSold", coalesce(sum(gross), 0)::bigint AS gross,
+            coalesce(sum(refunded), 0)::bigint AS refunded, coalesce(sum(refunds), 0)::int AS refunds,
+            coalesce(sum(seats_refunded), 0)::int AS "seatsRefunded", coalesce(sum(declines), 0)::int AS declines,
+            coalesce(sum(expiries), 0)::int AS expiries, coalesce(sum(cancels), 0)::int AS cancels
        FROM reporting.minutes WHERE tenant_id = $1 AND event_id = $2`,
     [tenantId, eventId],
   );
@@ -40,9 +41,10 @@ export async function salesTimeline(
 ) {
   const r = await pool.query(
     `SELECT to_timestamp(floor(extract(epoch FROM minute) / $3) * $3) AS at,
-            sum(holds)::int AS holds, sum(paid_orders)::int AS "paidOrders", sum(seats_sold)::int AS "seatsSold",
-            sum(gross)::bigint AS gross, sum(refunded)::bigint AS refunded, sum(declines)::int AS declines,
-            sum(expiries)::int AS expiries
+            sum(holds)::int AS holds, sum(paid_orders)::int AS "paidOrders",
+            sum(seats_sold - seats_refunded)::int AS "seatsSold", sum(gross)::bigint AS gross,
+            sum(refunded)::bigint AS refunded, sum(refunds)::int AS refunds, sum(seats_refunded)::int AS "seatsRefunded",
+            sum(declines)::int AS declines, sum(expiries)::int AS expiries, sum(cancels)::int AS cancels
        FROM reporting.minutes
       WHERE tenant_id = $1 AND event_id = $2
         AND ($4::timestamptz IS NULL OR minute >= $4) AND ($5::timestamptz IS NULL OR minute < $5)

@@ -16,6 +16,9 @@ CREATE TABLE IF NOT EXISTS reporting.minutes (
   holds int NOT NULL DEFAULT 0, paid_orders int NOT NULL DEFAULT 0, seats_sold int NOT NULL DEFAULT 0,
   gross bigint NOT NULL DEFAULT 0, refunded bigint NOT NULL DEFAULT 0, declines int NOT NULL DEFAULT 0,
   expiries int NOT NULL DEFAULT 0, PRIMARY KEY (tenant_id, event_id, minute));
+-- Added with refunds and cancellations: projections built before them gain the columns at zero.
+ALTER TABLE reporting.minutes ADD COLUMN IF NOT EXISTS refunds int NOT NULL DEFAULT 0,
+  ADD COLUMN IF NOT EXISTS seats_refunded int NOT NULL DEFAULT 0, ADD COLUMN IF NOT EXISTS cancels int NOT NULL DEFAULT 0;
 CREATE TABLE IF NOT EXISTS reporting.sections (
   tenant_id text NOT NULL, event_id uuid NOT NULL, section text NOT NULL, tier text NOT NULL,
   sold int NOT NULL DEFAULT 0, held int NOT NULL DEFAULT 0, PRIMARY KEY (tenant_id, event_id, section, tier));
@@ -56,7 +59,17 @@ interface OrderRow {
   ticketed_at: Date | null;
 }
 
-type MinuteCols = 'holds' | 'paid_orders' | 'seats_sold' | 'gross' | 'refunded' | 'declines' | 'expiries';
+type MinuteCols =
+  | 'holds'
+  | 'paid_orders'
+  | 'seats_sold'
+  | 'gross'
+  | 'refunded'
+  | 'refunds'
+  | 'seats_refunded'
+  | 'declines'
+  | 'expiries'
+  | 'cancels';
 type FunnelCols = 'queued' | 'admitted' | 'held' | 'paid' | 'ticketed';
 
 /**
@@ -87,8 +100,11 @@ class Delta {
       seats_sold: 0n,
       gross: 0n,
       refunded: 0n,
+      refunds: 0n,
+      seats_refunded: 0n,
       declines: 0n,
       expiries: 0n,
+      cancels: 0n,
     };
     for (const [k, v] of Object.entries(cols)) row[k as MinuteCols] += BigInt(v);
     this.minutes.set(key, row);
@@ -188,14 +204,25 @@ function applyOne(orders: Map<string, OrderRow>, touched: Set<string>, d: Delta,
       return;
     case 'expired':
     case 'released':
+    case 'canceled':
       if (!move(['held', 'declined'], f.kind)) return;
       if (f.kind === 'expired') d.minute(f, { expiries: 1 });
+      if (f.kind === 'canceled') d.minute(f, { cancels: 1 });
       return d.seats(f, f.seats, -1, 0);
-    case 'refunded':
+    case 'refunded': {
       if (order?.refunded !== '0') return;
+      // A sold order's seats leave the sold count, in the refund's minute and its sections; an order
+      // captured after its seats went back never counted any, so only its money comes back.
+      // An order cancelled with the event and then captured (its authorization raced the cancel) ends
+      // refunded, as in the cell: it leaves the cancelled count, so each order is counted in one of them.
+      const sold = order.status === 'paid' || order.status === 'ticketed' ? order.seats : null;
+      const cancels = order.status === 'canceled' ? -1 : 0;
       order.refunded = order.amount;
+      order.status = 'refunded';
       touched.add(order.order_id);
-      return d.minute(f, { refunded: BigInt(order.amount) });
+      d.minute(f, { refunded: BigInt(order.amount), refunds: 1, seats_refunded: sold?.length ?? 0, cancels });
+      return d.seats(f, sold, 0, -1);
+    }
     case 'ticketed':
       if (move(['paid'], 'ticketed')) {
         order!.ticketed_at = f.occurredAt;
@@ -253,17 +280,21 @@ async function applyBatch(q: pg.PoolClient, facts: Fact[]): Promise<void> {
     );
     await q.query(
       `INSERT INTO reporting.minutes (tenant_id, event_id, minute, holds, paid_orders, seats_sold, gross, refunded,
-                                      declines, expiries)
+                                      refunds, seats_refunded, declines, expiries, cancels)
        SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(tenant_id text, event_id uuid, minute timestamptz, holds int,
-              paid_orders int, seats_sold int, gross bigint, refunded bigint, declines int, expiries int)
+              paid_orders int, seats_sold int, gross bigint, refunded bigint, refunds int, seats_refunded int,
+              declines int, expiries int, cancels int)
        ON CONFLICT (tenant_id, event_id, minute) DO UPDATE SET
          holds = reporting.minutes.holds + EXCLUDED.holds,
          paid_orders = reporting.minutes.paid_orders + EXCLUDED.paid_orders,
          seats_sold = reporting.minutes.seats_sold + EXCLUDED.seats_sold,
          gross = reporting.minutes.gross + EXCLUDED.gross,
          refunded = reporting.minutes.refunded + EXCLUDED.refunded,
+         refunds = reporting.minutes.refunds + EXCLUDED.refunds,
+         seats_refunded = reporting.minutes.seats_refunded + EXCLUDED.seats_refunded,
          declines = reporting.minutes.declines + EXCLUDED.declines,
-         expiries = reporting.minutes.expiries + EXCLUDED.expiries`,
+         expiries = reporting.minutes.expiries + EXCLUDED.expiries,
+         cancels = reporting.minutes.cancels + EXCLUDED.cancels`,
       [JSON.stringify(rows)],
     );
   }
