@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EventLoad, EventType } from '@onsale/contracts';
+import { exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admittedBuyer } from '../../test/support/buyer';
 import { startTestCell, type TestCell } from '../../test/support/cell';
@@ -11,6 +12,8 @@ import type { CellContext } from '../src/context';
 import { withWriteTx } from '../src/db/tx';
 import { readLedgerFigures } from '../src/ops/signals';
 import { sagaHandlers } from '../src/saga/transitions';
+import { ticketHandlers } from '../src/tickets/issue-tickets';
+import { ticketSigner, verifyTicket } from '../src/tickets/signing';
 
 let identity: TestIdentity;
 let cell: TestCell;
@@ -142,5 +145,43 @@ describe('returned seats', () => {
     });
     expect((await refund(randomUUID())).status).toBe(404);
     expect((await refund(orderId, { reason: '' })).status).toBe(400);
+  });
+
+  it('a paid order of GA places gets one ticket per place, naming its area and unit number, once', async () => {
+    await cell.db.query('UPDATE ga_stripes SET remaining = capacity WHERE area_id = $1', [lawn]);
+    await cell.db.query('UPDATE hold_ga_units SET released_at = now() WHERE area_id = $1 AND released_at IS NULL', [
+      lawn,
+    ]);
+    const buyer = await admittedBuyer(identity, cell, event.eventId);
+    const res = await buyer.holdRaw(JSON.stringify({ ga: [{ areaId: lawn, quantity: 2 }] }));
+    expect(res.status).toBe(202);
+    const { orderId } = await res.json();
+    const paymentIntentId = await recordPaymentIntent(cell, orderId, 6_000);
+    await apply('PaymentAuthorized', orderId, { orderId, paymentIntentId, amount: 6_000 });
+    await apply('PaymentCaptured', orderId, { orderId, paymentIntentId, amount: 6_000 });
+    const { publicKey, privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
+    const sign = await ticketSigner(JSON.stringify({ ...(await exportJWK(privateKey)), kid: 'k1' }));
+    const handlers = ticketHandlers(sign, cell.api.services.ctx.log);
+    const env = envelope(cell.cellId, 'TicketIssueRequested', orderId, {
+      orderId,
+      eventId: event.eventId,
+      seatIds: [],
+    });
+    for (let i = 0; i < 2; i++)
+      await withWriteTx(saga, (tx) =>
+        handlers.TicketIssueRequested!(tx, env as never, {
+          cellId: cell.cellId,
+          correlationId: 'c',
+          causationId: env.eventId,
+        }),
+      );
+    const tickets = await cell.db.query<{ ga_area_id: string; unit_no: number; token: string }>(
+      'SELECT ga_area_id, unit_no, token FROM tickets WHERE order_id = $1 ORDER BY unit_no',
+      [orderId],
+    );
+    expect(tickets.map((t) => [t.ga_area_id, t.unit_no])).toHaveLength(2);
+    expect(new Set(tickets.map((t) => t.unit_no)).size).toBe(2);
+    const claims = await verifyTicket(tickets[0]!.token, publicKey);
+    expect(claims.ga).toEqual({ areaId: lawn, area: 'Lawn', unit: tickets[0]!.unit_no });
   });
 });

@@ -171,3 +171,30 @@ export async function releaseGaUnits(
   for (const [hold, units] of byHold) byHold.set(hold, unitsByArea(units));
   return byHold;
 }
+
+/**
+ * The general-admission places a paid order's confirmed hold owns, each with a unit number drawn
+ * from its area's sequence in the caller's (ticketing) transaction: a ticket carries the area and
+ * its unit. Areas this order already has tickets for are skipped, so a retried issue draws nothing.
+ */
+export async function numberGaUnits(
+  tx: Tx,
+  orderId: string,
+): Promise<{ areaId: string; area: string; index: number; unit: number }[]> {
+  const owned = await tx.execute<{ area_id: string; name: string; quantity: number }>(sql`
+    SELECT g.area_id, a.name, sum(g.quantity)::int AS quantity
+      FROM holds h JOIN hold_ga_units g ON g.hold_id = h.id JOIN ga_areas a ON a.id = g.area_id
+     WHERE h.order_id = ${orderId} AND h.status = 'confirmed' AND g.released_at IS NULL
+       AND NOT EXISTS (SELECT 1 FROM tickets t WHERE t.order_id = ${orderId} AND t.ga_area_id = g.area_id)
+     GROUP BY g.area_id, a.name ORDER BY g.area_id`);
+  const units: { areaId: string; area: string; index: number; unit: number }[] = [];
+  for (const row of owned.rows) {
+    const drawn = await tx.execute<{ last: number }>(sql`
+      UPDATE ga_areas SET units_numbered = units_numbered + ${row.quantity} WHERE id = ${row.area_id}
+      RETURNING units_numbered AS last`);
+    const first = drawn.rows[0]!.last - row.quantity + 1;
+    for (let i = 0; i < row.quantity; i++)
+      units.push({ areaId: row.area_id, area: row.name, index: i + 1, unit: first + i });
+  }
+  return units;
+}

@@ -3,12 +3,13 @@ import { metrics } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import { isUniqueViolation } from '../db/tx';
 import { PermanentError } from '../errors';
+import { numberGaUnits } from '../holds/ga-units';
 import type { Handlers } from '../messaging/consumer-runner';
 import { appendEvent } from '../outbox/append';
 import { type TicketSigner, ticketIdFor } from './signing';
 
 /**
- * Issues one ticket per seat of a paid order. Ids derive from (order, seat), so a replay
+ * Issues one ticket per seat and per general-admission place of a paid order. Ids derive from (order, seat), so a replay
  * inserts nothing new; the unique index on tickets(seat_id) refuses a second ticket for a seat
  * under any order, and that refusal is an alarm (an oversell), not a retry.
  */
@@ -58,6 +59,20 @@ export function ticketHandlers(sign: TicketSigner, log: Logger): Handlers {
         }
         ticketIds.push(tid);
       }
+      // General-admission places: one ticket per place, naming the area and its unit number.
+      for (const ga of await numberGaUnits(tx, payload.orderId)) {
+        const tid = ticketIdFor(payload.orderId, `${ga.areaId}:${ga.index}`);
+        const claims = { tid, orderId: payload.orderId, eventId: payload.eventId, cell: cause.cellId };
+        const token = await sign({ ...claims, ga: { areaId: ga.areaId, area: ga.area, unit: ga.unit } });
+        await tx.execute(sql`
+          INSERT INTO tickets (id, order_id, event_id, ga_area_id, unit_no, user_id, token)
+          VALUES (${tid}, ${payload.orderId}, ${payload.eventId}, ${ga.areaId}, ${ga.unit}, ${order.rows[0]!.user_id}, ${token})
+          ON CONFLICT (id) DO NOTHING`);
+      }
+      const gaTickets = await tx.execute<{ id: string }>(
+        sql`SELECT id FROM tickets WHERE order_id = ${payload.orderId} AND ga_area_id IS NOT NULL ORDER BY id`,
+      );
+      ticketIds.push(...gaTickets.rows.map((t) => t.id));
       await appendEvent(tx, cause, 'TicketIssued', payload.orderId, { orderId: payload.orderId, ticketIds });
     },
   };

@@ -24,8 +24,11 @@ export interface TicketClaims {
   tid: string;
   orderId: string;
   eventId: string;
-  seatId: string;
-  seat: { label: string; section: string; row: string };
+  /** A reserved seat's ticket names the seat... */
+  seatId?: string;
+  seat?: { label: string; section: string; row: string };
+  /** ...a general-admission ticket its area and unit number (its place in the area's issued sequence). */
+  ga?: { areaId: string; area: string; unit: number };
   cell: string;
 }
 
