@@ -274,7 +274,9 @@ export async function startPlatform(options: PlatformOptions) {
     const startCell = async (id: string) => {
       const cell = cells.get(id);
       if (!cell) throw new Error(`no cell ${id}`);
-      await Promise.all([
+      // Every start settles before a failure is thrown, so each process that did start is registered and
+      // stopped with the rest (with Promise.all, the ones still starting would outlive the stop).
+      const started = await Promise.allSettled([
         run(`${id}-api`, 'cell/src/api/main.ts', cell.env, `${cell.url}/readyz`, {
           job: 'cell-api',
           labels: { cell: id },
@@ -286,6 +288,8 @@ export async function startPlatform(options: PlatformOptions) {
           }),
         ),
       ]);
+      const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
       cell.running = true;
     };
     /** Stops every process of one cell, as a cell failure would: its database and topics stay. */

@@ -61,7 +61,11 @@ export async function startProcess(
       try {
         if ((await fetch(options.readyUrl)).ok) break;
       } catch {}
-      if (Date.now() > deadline) throw new Error(`${name} did not become ready at ${options.readyUrl}`);
+      if (Date.now() > deadline) {
+        // Whoever called cannot stop a process it never got back: it is stopped here, not left running.
+        child.kill('SIGKILL');
+        throw new Error(`${name} did not become ready at ${options.readyUrl}`);
+      }
       await new Promise((r) => setTimeout(r, 100));
     }
   }
