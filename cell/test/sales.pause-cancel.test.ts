@@ -1,9 +1,7 @@
-import type { EventLoad } from '@onsale/contracts';
 import { describe, expect } from 'vitest';
 import { admittedBuyer } from '../../test/support/buyer';
 import type { TestCell } from '../../test/support/cell';
-import { paymentsCellTest } from '../../test/support/fixtures';
-import type { TestIdentity } from '../../test/support/identity';
+import { paymentsCellTest, seatHolder } from '../../test/support/fixtures';
 import { eventually } from '../../test/support/kafka';
 import { orderStatus } from '../../test/support/saga';
 import { eventLoad, loadIntoCell } from '../../test/support/seed';
@@ -19,19 +17,6 @@ const setSales = (cell: TestCell, eventId: string, status: string, reason?: stri
     body: JSON.stringify({ status, reason }),
   });
 
-function seller(identity: TestIdentity, cell: TestCell, event: EventLoad) {
-  let next = 0;
-  return async (n = 1) => {
-    const buyer = await admittedBuyer(identity, cell, event.eventId);
-    const seatIds = event.seats.slice(next, next + n).map((s) => s.id);
-    next += n;
-    const res = await buyer.hold(seatIds);
-    expect(res.status).toBe(202);
-    const { orderId } = await res.json();
-    return { buyer, orderId: orderId as string, seatIds };
-  };
-}
-
 const statusIs = (cell: TestCell, orderId: string, status: string) => async () =>
   (await orderStatus(cell, orderId)) === status;
 
@@ -42,7 +27,7 @@ describe('pause and resume', () => {
     stripe,
   }) => {
     const event = await loadIntoCell(cell, eventLoad(10));
-    const hold = seller(identity, cell, event);
+    const hold = seatHolder({ identity, cell, event });
     const live = await hold(1);
 
     expect((await setSales(cell, event.eventId, 'paused', 'technical check')).status).toBe(200);
@@ -70,7 +55,7 @@ describe('cancel an event', () => {
     stripe,
   }) => {
     const event = await loadIntoCell(cell, eventLoad(20));
-    const hold = seller(identity, cell, event);
+    const hold = seatHolder({ identity, cell, event });
     const before = emulator.control.counters();
 
     // Ticketed: paid and issued.
@@ -142,7 +127,7 @@ describe('cancel an event', () => {
     stripe,
   }) => {
     const event = await loadIntoCell(cell, eventLoad(5));
-    const hold = seller(identity, cell, event);
+    const hold = seatHolder({ identity, cell, event });
     const { orderId } = await hold(1);
     await eventually(
       async () => (await cell.db.query('SELECT 1 FROM payments WHERE order_id = $1', [orderId])).length === 1,

@@ -2,7 +2,7 @@ import { ADMISSION_AUDIENCE, ADMISSION_ISSUER, AdmissionClaims, revocationKeys }
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { describe, expect, onTestFinished } from 'vitest';
 import { type Harness, scheduledEvent } from '../../test/support/control-plane';
-import { controlPlaneTest } from '../../test/support/fixtures';
+import { controlPlaneTest, type TestTenant } from '../../test/support/fixtures';
 import { mintAdmissionToken } from '../src/admission/mint';
 import { revokeAdmission } from '../src/admission/revoke';
 import { runSchedulerTick } from '../src/onsale/scheduler';
@@ -32,6 +32,19 @@ const mint = (h: Harness, sub: string) => {
     exp: iat + 300,
   });
 };
+
+/** A buyer who joined an onsale's waiting room and was released; `me` is their first queue/me answer. */
+async function releasedBuyer(h: Harness, t: TestTenant, sub: string) {
+  const { eventId } = await scheduledEvent(h, t.manager, { opensInMs: 0, onsaleInMs: 1000, maxReleaseRate: 4 });
+  const buyer = await h.buyer(sub);
+  await h.req('POST', `/events/${eventId}/queue`, { token: buyer });
+  h.clock.advance(1000);
+  await runSchedulerTick(h.services);
+  h.clock.advance(1000);
+  await releaseStep(h.services, eventId);
+  const me = (await h.req('GET', `/events/${eventId}/queue/me`, { token: buyer })).body;
+  return { eventId, buyer, me };
+}
 
 describe('signing keys', () => {
   it('stores private keys encrypted with the KEK', async ({ h }) => {
@@ -84,15 +97,8 @@ describe('signing keys', () => {
     h,
     tenant: t,
   }) => {
-    const { eventId } = await scheduledEvent(h, t.manager, { opensInMs: 0, onsaleInMs: 1000, maxReleaseRate: 4 });
-    const buyer = await h.buyer('adm-wr');
-    await h.req('POST', `/events/${eventId}/queue`, { token: buyer });
-    h.clock.advance(1000);
-    await runSchedulerTick(h.services);
-    h.clock.advance(1000);
-    await releaseStep(h.services, eventId);
-    const s = (await h.req('GET', `/events/${eventId}/queue/me`, { token: buyer })).body;
-    const { payload } = await verify(h, s.admission.token);
+    const { eventId, me } = await releasedBuyer(h, t, 'adm-wr');
+    const { payload } = await verify(h, me.admission.token);
     expect(AdmissionClaims.parse(payload)).toMatchObject({ sub: 'adm-wr', eventId, purchaseCell: 'cell-adm' });
   });
 });
@@ -102,15 +108,8 @@ describe('revocation', () => {
     h,
     tenant: t,
   }) => {
-    const { eventId } = await scheduledEvent(h, t.manager, { opensInMs: 0, onsaleInMs: 1000, maxReleaseRate: 4 });
-    const buyer = await h.buyer('rev-1');
-    await h.req('POST', `/events/${eventId}/queue`, { token: buyer });
-    h.clock.advance(1000);
-    await runSchedulerTick(h.services);
-    h.clock.advance(1000);
-    await releaseStep(h.services, eventId);
-    const adm = (await h.req('GET', `/events/${eventId}/queue/me`, { token: buyer })).body.admission;
-    const claims = AdmissionClaims.parse((await verify(h, adm.token)).payload);
+    const { eventId, buyer, me } = await releasedBuyer(h, t, 'rev-1');
+    const claims = AdmissionClaims.parse((await verify(h, me.admission.token)).payload);
     h.clock.advance(100_000);
     const r = await h.req('POST', '/operator/admissions/revocations', {
       token: h.operatorToken,

@@ -71,10 +71,11 @@ const eventFixture =
   };
 
 /**
- * Holds the next `n` seats of the file's event (seats no earlier call of the file took) for a buyer
- * admitted for the occasion; the hold must be accepted. Returns the buyer, the order and the seats.
+ * `hold(n)` holds the next `n` seats of `event` (seats no earlier call took) for a buyer admitted for
+ * the occasion; the hold must be accepted. Returns the buyer, the order and the seats. The `hold`
+ * fixture is this for the file's event; a test with an event of its own makes its own.
  */
-const holdFixture = ({ identity, cell, event }: CellFixtures) => {
+export const seatHolder = ({ identity, cell, event }: CellFixtures) => {
   let next = 0;
   return async (n = 1) => {
     const buyer = await admittedBuyer(identity, cell, event.eventId);
@@ -104,7 +105,7 @@ export function cellTest(o: CellOptions = {}) {
       return cell;
     })
     .extend('event', file, eventFixture(o))
-    .extend('hold', file, holdFixture);
+    .extend('hold', file, seatHolder);
 }
 
 export interface PaymentsCellOptions extends Omit<CellOptions, 'topics'> {
@@ -159,7 +160,7 @@ export function paymentsCellTest(o: PaymentsCellOptions = {}) {
         return cell;
       })
       .extend('event', file, eventFixture(o))
-      .extend('hold', file, holdFixture)
+      .extend('hold', file, seatHolder)
       // Automatic: no test names the workers, but every purchase needs them.
       .extend('workers', { scope: 'file', auto: true }, async ({ cell, emulator }, { onCleanup }) => {
         const [{ startCellWorkers }, { stripeClient }] = await Promise.all([import('./workers'), import('./stripe')]);
