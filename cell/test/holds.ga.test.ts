@@ -161,6 +161,11 @@ describe('general admission', () => {
       [orderId],
     );
     expect(created[0]!.envelope.payload.gaUnits).toEqual([{ areaId: lawn, quantity: 3 }]);
+    // The buyer's order view lists the seat and the GA places, each priced by its tier.
+    const view = await (await buyer.order(orderId)).json();
+    expect(view.amount).toBe(5_000 + 3 * (4_000 + 450));
+    expect(view.seats.map((x: { seatId: string }) => x.seatId)).toEqual([event.seats[0]!.id]);
+    expect(view.gaPlaces).toEqual([{ areaId: lawn, area: 'Lawn', quantity: 3, price: 4_450 }]);
     const over = await holdGa(buyer, { ga: [{ areaId: lawn, quantity: 3 }] });
     expect(over.status).toBe(409);
     expect((await over.json()).error.details).toMatchObject({ limit: 6, held: 4, requested: 3 });

@@ -183,5 +183,10 @@ describe('returned seats', () => {
     expect(new Set(tickets.map((t) => t.unit_no)).size).toBe(2);
     const claims = await verifyTicket(tickets[0]!.token, publicKey);
     expect(claims.ga).toEqual({ areaId: lawn, area: 'Lawn', unit: tickets[0]!.unit_no });
+    // The buyer sees the two tickets in the order, each naming its area and unit instead of a seat.
+    const view = await (await buyer.order(orderId)).json();
+    expect(view.tickets.map((t: { seatId: string | null; ga: unknown }) => [t.seatId, t.ga])).toEqual(
+      tickets.map((t) => [null, { areaId: lawn, area: 'Lawn', unit: t.unit_no }]),
+    );
   });
 });

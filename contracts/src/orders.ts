@@ -16,7 +16,17 @@ export const OrderView = z.object({
   seats: z.array(
     z.object({ seatId: z.string(), label: z.string(), section: z.string(), row: z.string(), price: z.number() }),
   ),
-  tickets: z.array(z.object({ ticketId: z.string(), seatId: z.string(), token: z.string() })),
+  /** General-admission places: a quantity of an area, each unit priced by the area's tier. */
+  gaPlaces: z.array(z.object({ areaId: z.string(), area: z.string(), quantity: z.number().int(), price: z.number() })),
+  /** One per seat or GA place; a GA ticket names its area and unit number instead of a seat. */
+  tickets: z.array(
+    z.object({
+      ticketId: z.string(),
+      seatId: z.string().nullable(),
+      ga: z.object({ areaId: z.string(), area: z.string(), unit: z.number().int() }).nullable(),
+      token: z.string(),
+    }),
+  ),
   /** The client secret is present only while paying is the buyer's move (pending_payment). */
   payment: z
     .object({ paymentIntentId: z.string(), status: z.string(), clientSecret: z.string().optional() })

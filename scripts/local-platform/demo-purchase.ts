@@ -206,7 +206,7 @@ async function main() {
   const labels = new Map(final.seats.map((s) => [s.seatId, s.label]));
   for (const ticket of final.tickets) {
     say(
-      `ticket ${ticket.ticketId}  seat ${labels.get(ticket.seatId) ?? ticket.seatId}  signed token ${ticket.token.slice(0, 16)}… (${ticket.token.length} chars)`,
+      `ticket ${ticket.ticketId}  ${ticket.ga ? `${ticket.ga.area} #${ticket.ga.unit}` : `seat ${labels.get(ticket.seatId ?? '') ?? ticket.seatId}`}  signed token ${ticket.token.slice(0, 16)}… (${ticket.token.length} chars)`,
     );
   }
   if (final.status !== 'ticketed') {

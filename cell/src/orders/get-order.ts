@@ -29,13 +29,31 @@ export async function getOrder(ctx: CellContext, eventId: string, orderId: strin
   const order = found.rows[0];
   if (!order || order.user_id !== userId) throw new DomainError('not_found', 'order not found');
 
-  const [seatRows, ticketRows] = await Promise.all([
+  const [seatRows, gaRows, ticketRows] = await Promise.all([
     db.execute<{ seat_id: string; label: string; section: string; row: string; price: number }>(sql`
       SELECT s.id AS seat_id, s.label, s.section, s.row, s.price
         FROM holds h JOIN hold_seats hs ON hs.hold_id = h.id JOIN seats s ON s.id = hs.seat_id
        WHERE h.order_id = ${orderId} ORDER BY s.id`),
-    db.execute<{ id: string; seat_id: string; token: string }>(
-      sql`SELECT id, seat_id, token FROM tickets WHERE order_id = ${orderId} ORDER BY seat_id`,
+    db.execute<{ area_id: string; area: string; quantity: number; price: number }>(sql`
+      SELECT a.id AS area_id, a.name AS area, sum(u.quantity)::int AS quantity,
+             t.price + CASE WHEN t.fees_included THEN 0 ELSE t.fee END AS price
+        FROM holds h JOIN hold_ga_units u ON u.hold_id = h.id
+        JOIN ga_areas a ON a.id = u.area_id
+        JOIN price_tiers t ON t.event_id = a.event_id AND t.code = a.tier
+       WHERE h.order_id = ${orderId}
+       GROUP BY a.id, a.name, t.price, t.fees_included, t.fee ORDER BY a.name`),
+    db.execute<{
+      id: string;
+      seat_id: string | null;
+      ga_area_id: string | null;
+      area: string | null;
+      unit_no: number | null;
+      token: string;
+    }>(
+      sql`SELECT k.id, k.seat_id, k.ga_area_id, a.name AS area, k.unit_no, k.token
+            FROM tickets k LEFT JOIN ga_areas a ON a.id = k.ga_area_id
+           WHERE k.order_id = ${orderId} AND k.voided_at IS NULL
+           ORDER BY k.seat_id, a.name, k.unit_no`,
     ),
   ]);
 
@@ -54,7 +72,13 @@ export async function getOrder(ctx: CellContext, eventId: string, orderId: strin
       row: s.row,
       price: s.price,
     })),
-    tickets: ticketRows.rows.map((t) => ({ ticketId: t.id, seatId: t.seat_id, token: t.token })),
+    gaPlaces: gaRows.rows.map((g) => ({ areaId: g.area_id, area: g.area, quantity: g.quantity, price: g.price })),
+    tickets: ticketRows.rows.map((t) => ({
+      ticketId: t.id,
+      seatId: t.seat_id,
+      ga: t.ga_area_id && t.area && t.unit_no !== null ? { areaId: t.ga_area_id, area: t.area, unit: t.unit_no } : null,
+      token: t.token,
+    })),
     payment: order.payment_intent_id
       ? {
           paymentIntentId: order.payment_intent_id,
