@@ -1,11 +1,14 @@
-import { execFile } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoSeatMap } from '../../scripts/local-platform/demo';
-import { repoRoot } from '../../scripts/local-platform/launch';
-import { auditEvent, keepBuying, pauseReport } from '../support/audit';
+import {
+  auditEvent,
+  controlPlaneCall,
+  createOnsaleEvent,
+  evacuateTool,
+  keepBuying,
+  pauseReport,
+} from '../support/audit';
 import { startTestPlatform, type TestPlatform } from '../support/platform';
-import { serviceEnv } from '../support/services';
 import { type Shopper, shopper } from '../support/shopper';
 
 /**
@@ -24,75 +27,11 @@ const sourceEvents: string[] = [];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The control plane's environment for the tool, as an SRE's shell has it. */
-function toolEnv(): NodeJS.ProcessEnv {
-  const env = serviceEnv();
-  return {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    LOG_LEVEL: 'warn',
-    DATABASE_URL_CONTROL_PLANE: t.controlPlaneDb.url,
-    REDIS_URL: env.REDIS_URL,
-    REDIS_KEY_PREFIX: t.reportingPrefix.replace(/\/$/, ':'),
-    IDENTITY_JWKS_URL: `${t.platform.urls.identity}/.well-known/jwks.json`,
-    IDENTITY_ISSUER: 'onsale:dev-identity',
-    IDENTITY_AUDIENCE: 'onsale:platform',
-    CELL_INTERNAL_TOKEN: t.platform.internalToken,
-    SIGNING_KEY_KEK: randomBytes(32).toString('base64'),
-  };
-}
-
-/** Runs `pnpm --filter @onsale/control-plane evacuate <args>`: the runbooks' command. */
-function evacuate(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      'pnpm',
-      ['--silent', '--filter', '@onsale/control-plane', 'evacuate', ...args],
-      { cwd: repoRoot, env: toolEnv(), timeout: 300_000, maxBuffer: 16 * 1024 * 1024 },
-      (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
-
-async function api<T>(method: string, path: string, token: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${t.platform.urls.controlPlane}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return (await res.json()) as T;
-}
-
-/** One more event on a cell, its seat map and an onsale open now, loaded (or, with `onsale: false`, a draft). */
-async function createEvent(cellId: string, name: string, seats: number, onsale = true): Promise<string> {
-  const promoter = t.demo.promoter;
-  const ev = await api<{ id: string }>('POST', '/events', promoter, {
-    name,
-    venue: 'Hall',
-    startsAt: new Date(Date.now() + 30 * 86_400_000).toISOString(),
-    cellId,
-  });
-  await api('PUT', `/events/${ev.id}/seat-map`, promoter, demoSeatMap(seats));
-  if (!onsale) return ev.id;
-  const at = new Date(Date.now() + 1_000).toISOString();
-  await api('PUT', `/events/${ev.id}/onsale`, promoter, {
-    roomOpensAt: at,
-    onsaleAt: at,
-    perBuyerLimit: 4,
-    maxReleaseRate: 50,
-    holdTtlSeconds: 30,
-  });
-  for (let i = 0; i < 240; i++) {
-    const o = await api<{ ready: boolean }>('GET', `/events/${ev.id}/onsale`, promoter);
-    if (o.ready) return ev.id;
-    await sleep(250);
-  }
-  throw new Error(`event ${ev.id} not loaded into ${cellId}`);
-}
+const evacuate = (...args: string[]) => evacuateTool(t, ...args);
+const createEvent = (cellId: string, name: string, seats: number, onsale = true) =>
+  createOnsaleEvent(t, cellId, name, seats, onsale);
+const api = <T>(method: string, path: string, token: string, body?: unknown) =>
+  controlPlaneCall<T>(t, method, path, token, body);
 
 async function directory() {
   const res = await fetch(`${t.platform.urls.controlPlane}/directory`);
@@ -203,25 +142,30 @@ describe('evacuating a whole cell with the operators’ tool', () => {
     await sleep(1_000);
 
     const running = evacuate('run', '--cell', A, '--drain-seconds', '2', '--settle-wait-seconds', '120');
-    // The in-flight orders pay while their event is moving: they finish on A, and settle can end.
-    await sleep(3_000);
-    for (const p of pending) await p.s.pay(p.orderId, 'pm_card_visa');
-    const run = await running;
+    let run: Awaited<typeof running>;
+    try {
+      // The in-flight orders pay while their event is moving: they finish on A, and settle can end.
+      await sleep(3_000);
+      for (const p of pending) await p.s.pay(p.orderId, 'pm_card_visa');
+      run = await running;
+    } finally {
+      // Buyers stop even when the run fails, so none outlives the platform.
+      if (!stop.done) await sleep(2_000);
+      stop.done = true;
+      await Promise.allSettled(live.map((l) => l.run));
+    }
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/\] (draining|settling) +\[[#.]{20}\]/);
-    expect(run.stdout.match(/step done/g)).toHaveLength(3);
-    expect(run.stdout).toContain(`cell ${A} marked evacuated`);
+    expect(run.stdout.match(/^step done/gm)).toHaveLength(3);
+    expect(run.stdout).toContain(`cell ${A} holds no on-sale event now`);
 
-    await sleep(2_000);
-    stop.done = true;
     await Promise.all(live.map((l) => l.run));
 
     const dir = await directory();
     const placed = sourceEvents.map((id) => dir.events.find((e) => e.eventId === id)!.cellId);
     expect(placed.filter((c) => c === B)).toHaveLength(2);
     expect(placed.filter((c) => c === C)).toHaveLength(1);
-    expect(dir.cells.find((c) => c.id === A)?.status).toBe('evacuated');
     const perEvent = sourceEvents.map((_, i) => pauseReport([live[i]!.log], A, placed[i]!));
     console.log(
       JSON.stringify({
@@ -231,6 +175,7 @@ describe('evacuating a whole cell with the operators’ tool', () => {
           pauseMs: p.maxPauseMs,
           buyersWho503: p.buyersWho503,
           responses503: p.responses503,
+          unavailable503: p.unavailable503,
           wrong503: p.wrong503.length,
         })),
       }),
@@ -238,7 +183,14 @@ describe('evacuating a whole cell with the operators’ tool', () => {
     for (const p of perEvent) expect(p.wrong503).toEqual([]);
 
     for (const [i, p] of pending.entries()) {
-      expect((await p.s.until(p.orderId, ['ticketed'])).tickets).toHaveLength(2);
+      // Read in A's ledger: a buyer's read without the old admission is routed to the event's new cell (runbook).
+      for (let k = 0; k < 300; k++) {
+        const [o] = await t.cellDb(A).query<{ status: string }>('SELECT status FROM orders WHERE id = $1', [p.orderId]);
+        if (o?.status === 'ticketed') break;
+        await sleep(300);
+      }
+      const tickets = await t.cellDb(A).query('SELECT id FROM tickets WHERE order_id = $1', [p.orderId]);
+      expect(tickets).toHaveLength(2);
       const audit = await auditEvent({
         eventId: p.eventId,
         cells: allCells(),
@@ -253,7 +205,9 @@ describe('evacuating a whole cell with the operators’ tool', () => {
     const full = await evacuate('plan', '--event', sourceEvents[2]!, '--to', B);
     if (placed[2] !== B) expect(full.stderr).toContain('(target_full)');
 
-    // Bring A back into service (runbooks/cell-back-in-service.md), then move one event home to it.
+    // A is repaired out of service (runbooks/cell-outage.md marks it down), then brought back
+    // (runbooks/cell-back-in-service.md) and one event moves home to it.
+    await api('PATCH', `/operator/cells/${A}`, t.demo.operator, { status: 'down' });
     const back = await evacuate('reinstate', '--cell', A);
     expect(back.code).toBe(0);
     expect(back.stdout).toContain(`cell ${A} is active`);
@@ -303,5 +257,24 @@ describe('evacuating a whole cell with the operators’ tool', () => {
     });
     expect(audit.violations).toEqual([]);
     expect(audit.sold).toBe(3);
+
+    // The operator API carries a move the same way: 202 with the recorded move, followed to done.
+    const second = sourceEvents[1]!;
+    const started = await api<{ moves: { id: string; step: string; toCell: string }[] }>(
+      'POST',
+      '/operator/evacuations',
+      t.demo.operator,
+      { eventId: second, to: [A], drainSeconds: 1 },
+    );
+    expect(started.moves).toMatchObject([{ toCell: A }]);
+    let viaApi = started.moves[0]!;
+    for (let i = 0; i < 300 && viaApi.step !== 'done'; i++) {
+      await sleep(200);
+      viaApi = await api('GET', `/operator/evacuations/${viaApi.id}`, t.demo.operator);
+    }
+    expect(viaApi.step).toBe('done');
+    const listed = await api<{ moves: { id: string }[] }>('GET', `/operator/evacuations?cellId=${A}`, t.demo.operator);
+    expect(listed.moves.map((m) => m.id)).toContain(viaApi.id);
+    expect((await directory()).events.find((e) => e.eventId === second)?.cellId).toBe(A);
   });
 });
