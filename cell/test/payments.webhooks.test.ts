@@ -76,6 +76,29 @@ describe('the Stripe webhook endpoint', () => {
     expect({ events: await count(cell, 'stripe_events'), outbox: await count(cell, 'outbox') }).toEqual(before);
     expect(await orderStatus(cell, orderId)).toBe('pending_payment');
 
+    // Correctly signed but without the amount its saga event needs: 400 naming the field, nothing written.
+    const { amount: _amount, ...withoutAmount } = intent;
+    const incomplete = JSON.stringify({
+      id: 'evt_incomplete_1',
+      object: 'event',
+      type: 'payment_intent.amount_capturable_updated',
+      data: { object: { ...withoutAmount, status: 'requires_capture' } },
+    });
+    const refused = await fetch(`${cell.url}/webhooks/stripe`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload: incomplete, secret: webhookSecret }),
+      },
+      body: incomplete,
+    });
+    expect(refused.status).toBe(400);
+    expect((await refused.json()).error).toMatchObject({
+      code: 'validation_failed',
+      details: { issues: [expect.objectContaining({ path: 'amount' })] },
+    });
+    expect({ events: await count(cell, 'stripe_events'), outbox: await count(cell, 'outbox') }).toEqual(before);
+
     // The same bytes signed with the endpoint's secret are accepted: the refusals were the signature's.
     const genuine = await post(Stripe.webhooks.generateTestHeaderString({ payload, secret: webhookSecret }));
     expect(genuine.status).toBe(200);

@@ -1,11 +1,11 @@
-import { type Logger, SpanKind, tracingEnabled, withSpan } from '@onsale/contracts';
+import { eventPayloads, type Logger, SpanKind, tracingEnabled, validationIssues, withSpan } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import type Stripe from 'stripe';
 import type { CellContext } from '../context';
 import { withWriteTx } from '../db/tx';
 import { DomainError } from '../errors';
 import { appendEvent } from '../outbox/append';
-import { factsFromEvent, type RecordedPayment } from './facts';
+import { type Fact, factsFromEvent, type RecordedPayment } from './facts';
 
 export type WebhookOutcome = 'recorded' | 'duplicate' | 'ignored';
 
@@ -73,6 +73,7 @@ export async function acceptStripeEvent(
     },
     async () => {
       const facts = await factsFromEvent(stripe, event, payment);
+      refuseIncomplete(event, facts);
       return withWriteTx(ctx, async (tx) => {
         const fresh = await tx.execute(sql`
           INSERT INTO stripe_events (id, type, payment_intent_id)
@@ -90,6 +91,20 @@ export async function acceptStripeEvent(
       });
     },
   );
+}
+
+/**
+ * A signed event that lacks what its saga events need (an amount, an id) is refused before
+ * anything is written: 400 naming the field, not a 500 that Stripe would retry forever.
+ */
+function refuseIncomplete(event: Stripe.Event, facts: Fact[]): void {
+  for (const fact of facts) {
+    const parsed = eventPayloads[fact.type].safeParse(fact.payload);
+    if (!parsed.success)
+      throw new DomainError('validation_failed', `Stripe event ${event.id} lacks what its ${fact.type} needs`, {
+        issues: validationIssues(parsed.error, 'data.object'),
+      });
+  }
 }
 
 /**
