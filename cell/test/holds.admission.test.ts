@@ -104,6 +104,32 @@ describe('admission tokens', () => {
     expect((await holdWith(userId, await identity.admissionToken(valid()), event.seats[6]!.id)).status).toBe(202);
   });
 
+  it('answers 503 with Retry-After, not 403, while the admission keys cannot be fetched', async () => {
+    // Port 9 (discard) refuses connections on this machine: the cell cannot fetch the JWKS.
+    const blind = await startTestCell(identity, { env: { ADMISSION_JWKS_URL: 'http://127.0.0.1:9/jwks.json' } });
+    try {
+      const load = await loadIntoCell(blind, eventLoad(2));
+      const token = await identity.admissionToken({ sub: userId, eventId: load.eventId, purchaseCell: blind.cellId });
+      const res = await fetch(`${blind.url}/events/${load.eventId}/holds`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${await identity.buyerToken(userId)}`,
+          'x-admission-token': token,
+          'idempotency-key': randomUUID(),
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ seatIds: [load.seats[0]!.id] }),
+      });
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('5');
+      expect((await res.json()).error.code).toBe('cell_unavailable');
+      const orders = await blind.db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders');
+      expect(orders[0]!.n).toBe(0);
+    } finally {
+      await blind.close();
+    }
+  });
+
   it('refuses a revoked token (by jti, then by buyer) within the same second', async () => {
     const jti = randomUUID();
     const token = await identity.admissionToken({ ...valid(), jti });
