@@ -129,6 +129,22 @@ describe('seat map with general-admission areas', () => {
   });
 });
 
+describe('evacuating an event with GA areas', () => {
+  it('is refused (409 ga_not_movable) and changes nothing: a move would let the target sell the areas again', async () => {
+    const { eventId } = await scheduledEvent(h, t.manager, { seats: 4 });
+    expect((await h.req('PUT', `/events/${eventId}/seat-map`, { token: t.manager, body: festival })).status).toBe(200);
+    await runSchedulerTick(h.services);
+    const moves = async () => (await h.services.pool.query('select 1 from event_moves')).rowCount;
+    const before = await moves();
+    for (const path of ['/operator/evacuations/plan', '/operator/evacuations']) {
+      const r = await h.req('POST', path, { token: h.operatorToken, body: { eventId } });
+      expect(r.status, JSON.stringify(r.body)).toBe(409);
+      expect(r.body.error.details).toMatchObject({ reason: 'ga_not_movable', field: 'eventId' });
+    }
+    expect(await moves()).toBe(before);
+  });
+});
+
 describe('fee editing', () => {
   it('sets a tier fee before the onsale and loads the event again with it', async () => {
     const { eventId } = await scheduledEvent(h, t.manager, { seats: 6 });

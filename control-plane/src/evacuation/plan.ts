@@ -1,14 +1,14 @@
 import { DomainError } from '@onsale/contracts';
 import { and, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
-import { type Cell, cells, eventMoves, events, onsales } from '../db/schema';
+import { type Cell, cells, eventMoves, events, gaAreas, onsales } from '../db/schema';
 import type { EvacuationCellClient } from './cell-calls';
 
 /**
  * What an evacuation would do, computed without writing anything (`--dry-run`, the operator API's
  * plan): which events leave which cell for which target, and each target's load before and after.
  * Every refusal carries `details.reason` (unknown_event, unknown_cell, target_down, target_full,
- * target_dedicated, event_not_on_sale, same_cell) and, for input, the field it is about.
+ * target_dedicated, event_not_on_sale, same_cell, ga_not_movable) and, for input, the field it is about.
  */
 
 export interface PlannedMove {
@@ -54,6 +54,22 @@ export const DEAD_SOURCE_STEPS = [
   'resume: the target sells; released buyers re-admitted for it',
   'settle: waits for the source to answer; then freezes it, lets its webhooks in (draining) and settles as usual',
 ];
+
+/**
+ * The move copies seats (sold, held, free); a general-admission area's count is not copied yet, so
+ * moving such an event would let the target sell the area's full capacity again. Refused, never oversold.
+ */
+const GA_NOT_MOVABLE =
+  'the event has general-admission areas, whose sold and held counts do not move between cells yet: it stays';
+
+async function withGaAreas(db: Db, eventIds: string[]): Promise<Set<string>> {
+  if (!eventIds.length) return new Set();
+  const rows = await db
+    .selectDistinct({ eventId: gaAreas.eventId })
+    .from(gaAreas)
+    .where(inArray(gaAreas.eventId, eventIds));
+  return new Set(rows.map((r) => r.eventId));
+}
 
 /** Events in these states are selling or about to: they move with the evacuation procedure. */
 const MOVABLE = ['on_sale', 'paused', 'sold_out', 'scheduled'] as const;
@@ -137,6 +153,8 @@ export async function planEvacuation(
         'event_not_on_sale',
         'eventId',
       );
+    if ((await withGaAreas(db, [c.id])).has(c.id))
+      throw refuse('conflict', GA_NOT_MOVABLE, 'ga_not_movable', 'eventId');
   } else {
     source = await cellOrRefuse(db, input.cellId!, 'cellId');
     const rows = await db
@@ -170,12 +188,16 @@ export async function planEvacuation(
       'source_down',
       input.eventId ? 'eventId' : 'cellId',
     );
+  const ga = await withGaAreas(
+    db,
+    candidates.map((c) => c.id),
+  );
   const notMoved = candidates
-    .filter((c) => !(MOVABLE as readonly string[]).includes(c.status) || !c.loaded)
+    .filter((c) => !(MOVABLE as readonly string[]).includes(c.status) || !c.loaded || ga.has(c.id))
     .map((c) => ({
       eventId: c.id,
       status: c.status,
-      why: 'not loaded into the cell: place it on another cell instead',
+      why: ga.has(c.id) ? GA_NOT_MOVABLE : 'not loaded into the cell: place it on another cell instead',
     }));
   const moving = candidates.filter((c) => !notMoved.some((n) => n.eventId === c.id));
 
