@@ -124,12 +124,17 @@ async function ledger(s: Selling) {
   return { paidOrders: o!.paid, gross: Number(o!.gross), expiries: o!.expired, seatsSold: t!.n };
 }
 
+/** The two tenants' projections: the shared control-plane topic brings other tests' tenants, still joining. */
 const snapshot = async () =>
   Object.fromEntries(
     await Promise.all(
       ['orders', 'minutes', 'sections', 'funnel'].map(async (t) => [
         t,
-        (await h.services.pool.query(`SELECT * FROM reporting.${t} ORDER BY 1, 2, 3`)).rows,
+        (
+          await h.services.pool.query(`SELECT * FROM reporting.${t} WHERE tenant_id = ANY($1) ORDER BY 1, 2, 3`, [
+            [tenantA.id, tenantB.id],
+          ])
+        ).rows,
       ]),
     ),
   );
