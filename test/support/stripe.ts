@@ -1,10 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
 import { setLogSink } from '@onsale/contracts';
 import Stripe from 'stripe';
 import { createEmulator, type Emulator } from '../../stripe-emulator/src/index';
 import type { TestCell } from './cell';
-import { repoRoot } from './services';
 
 export const STRIPE_TEST_KEY = 'sk_test_onsale_platform';
 

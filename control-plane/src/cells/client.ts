@@ -5,7 +5,6 @@ import {
   SalesStatusAnswer,
   type SalesStatusRequest,
 } from '@onsale/contracts';
-import { z } from 'zod';
 
 export interface CellTarget {
   id: string;

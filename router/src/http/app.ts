@@ -1,14 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { VerifyAdmission } from '@onsale/contracts';
-import {
-  allowedMethods,
-  currentTraceparent,
-  errorResponse,
-  type Logger,
-  SpanKind,
-  withSpan,
-} from '@onsale/contracts';
+import { allowedMethods, currentTraceparent, errorResponse, type Logger, SpanKind, withSpan } from '@onsale/contracts';
 import { type Context, Hono } from 'hono';
 import type { RouterConfig } from '../config';
 import type { Directory } from '../directory/directory';

@@ -1,4 +1,4 @@
-import { createRoute, z } from '@hono/zod-openapi';
+import { createRoute } from '@hono/zod-openapi';
 import { EventLoad, EventLoadAnswer } from '@onsale/contracts';
 import { DomainError } from '../../errors';
 import { loadEvent } from '../../inventory/load-event';
