@@ -36,6 +36,15 @@ describe("an order's business timeline", () => {
       ]);
       return rows.length === 0;
     }, 'every outbox row published');
+    // Then the ticket worker stores the order's PDF, taking TicketIssued into its inbox: the purchase's last step.
+    await eventually(async () => {
+      const rows = await cell.db.query(
+        `SELECT 1 FROM inbox i JOIN outbox o ON o.event_id = i.event_id
+          WHERE o.aggregate_id = $1 AND o.event_type = 'TicketIssued' AND i.consumer = 'tickets'`,
+        [orderId],
+      );
+      return rows.length > 0;
+    }, 'the ticket documents stored');
 
     const res = await timelineOf(cell, orderId);
     expect(res.status).toBe(200);
@@ -79,6 +88,7 @@ describe("an order's business timeline", () => {
     expect(consumers('PaymentAuthorized')).toContain('saga');
     expect(consumers('CaptureRequested')).toEqual(['payments']);
     expect(consumers('TicketIssueRequested')).toEqual(['tickets']);
+    expect(consumers('TicketIssued')).toEqual(['saga', 'tickets']);
     for (const c of consumed) {
       const w = index('outbox.written', (d) => d.eventId === c.details.eventId);
       expect(

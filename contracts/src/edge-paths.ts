@@ -21,6 +21,7 @@ export const EDGE_PATHS = {
     '/events/{eventId}/queue/**',
     '/events/{eventId}/onsale',
     '/events/{eventId}/seat-map',
+    '/events/{eventId}/tiers/**',
     '/events/{eventId}/placement',
     '/events/{eventId}/release-decisions',
     '/events/{eventId}/sales/**',

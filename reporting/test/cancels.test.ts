@@ -169,14 +169,16 @@ async function objects(store: Awaited<ReturnType<typeof startReporter>>['store']
 
 /** The objects once the reporters stop writing them. */
 async function settledObjects(store: Awaited<ReturnType<typeof startReporter>>['store']) {
-  let last = JSON.stringify(await objects(store));
+  let last = await objects(store);
+  let changed: string[] = [];
   for (const deadline = Date.now() + 90_000; Date.now() < deadline; ) {
     await new Promise((r) => setTimeout(r, 2_000));
-    const now = JSON.stringify(await objects(store));
-    if (now === last) return JSON.parse(now) as Record<string, string>;
+    const now = await objects(store);
+    changed = Object.keys({ ...last, ...now }).filter((k) => last[k] !== now[k]);
+    if (!changed.length) return now;
     last = now;
   }
-  throw new Error('the reporters did not catch up within 90 s');
+  throw new Error(`the reporters did not catch up within 90 s; still changing: ${changed.slice(0, 5).join(', ')}`);
 }
 
 beforeAll(async () => {

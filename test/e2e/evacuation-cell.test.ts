@@ -77,7 +77,7 @@ describe('evacuating a whole cell with the operators’ tool', () => {
     await api('PATCH', `/operator/cells/${C}`, t.demo.operator, { status: 'down' });
     const down = await evacuate('plan', '--event', sourceEvents[0]!, '--to', C);
     await api('PATCH', `/operator/cells/${C}`, t.demo.operator, { status: 'active' });
-    expect(down.stderr).toContain(`error cell_unavailable (target_down): target cell ${C} is down`);
+    expect(down.stderr).toContain(`error conflict (target_down): target cell ${C} is down`);
     await api('POST', '/operator/cells', t.demo.operator, {
       id: `ghost-${randomUUID().slice(0, 6)}`,
       baseUrl: 'http://127.0.0.1:9',

@@ -120,7 +120,7 @@ export async function planMove(
     const [target] = await tx.select().from(cells).where(eq(cells.id, input.toCell));
     if (!target) throw refuse('validation_failed', `unknown cell ${input.toCell}`, 'unknown_cell', 'to');
     if (target.status !== 'active')
-      throw refuse('cell_unavailable', `target cell ${target.id} is ${target.status}`, 'target_down', 'to');
+      throw refuse('conflict', `target cell ${target.id} is ${target.status}`, 'target_down', 'to');
     if (target.dedicatedEventId && target.dedicatedEventId !== ev.id)
       throw refuse('conflict', `cell ${target.id} is dedicated to another event`, 'target_dedicated', 'to');
     const [row] = await tx

@@ -7,7 +7,7 @@ import type { EvacuationCellClient } from './cell-calls';
 /**
  * What an evacuation would do, computed without writing anything (`--dry-run`, the operator API's
  * plan): which events leave which cell for which target, and each target's load before and after.
- * Every refusal carries `details.reason` (unknown_event, unknown_cell, target_down, target_full,
+ * Every refusal (404, 409 or 400: a cell's state is a conflict, not this service's outage) carries `details.reason` (unknown_event, unknown_cell, target_down, target_full,
  * target_dedicated, event_not_on_sale, same_cell, ga_not_movable) and, for input, the field it is about.
  */
 
@@ -76,7 +76,7 @@ const MOVABLE = ['on_sale', 'paused', 'sold_out', 'scheduled'] as const;
 const OPEN_STEPS = ['planned', 'fencing', 'fenced', 'drained', 'copied', 'flipped', 'resumed'] as const;
 
 export const refuse = (
-  code: 'not_found' | 'conflict' | 'cell_unavailable' | 'validation_failed',
+  code: 'not_found' | 'conflict' | 'validation_failed',
   message: string,
   reason: string,
   field?: string,
@@ -96,10 +96,9 @@ async function cellOrRefuse(db: Db, id: string, field: string): Promise<Cell> {
 }
 
 async function usableTarget(evac: Pick<EvacuationCellClient, 'ready'>, c: Cell): Promise<void> {
-  if (c.status !== 'active')
-    throw refuse('cell_unavailable', `target cell ${c.id} is ${c.status}`, 'target_down', 'to');
+  if (c.status !== 'active') throw refuse('conflict', `target cell ${c.id} is ${c.status}`, 'target_down', 'to');
   if (!(await evac.ready(c)))
-    throw refuse('cell_unavailable', `target cell ${c.id} does not answer /readyz`, 'target_down', 'to');
+    throw refuse('conflict', `target cell ${c.id} does not answer /readyz`, 'target_down', 'to');
 }
 
 async function loadOf(db: Db): Promise<Map<string, number>> {
@@ -183,7 +182,7 @@ export async function planEvacuation(
     );
   if (!sourceDead && !sourceReady)
     throw refuse(
-      'cell_unavailable',
+      'conflict',
       `source cell ${source.id} does not answer /readyz; if it is dead, follow runbooks/cell-dead-source.md`,
       'source_down',
       input.eventId ? 'eventId' : 'cellId',
@@ -218,12 +217,7 @@ export async function planEvacuation(
     targets = [];
     for (const t of all) if (await deps.evac.ready(t)) targets.push(t);
     if (!targets.length)
-      throw refuse(
-        'cell_unavailable',
-        `no other active cell answers to take ${source.id}'s events`,
-        'target_down',
-        'to',
-      );
+      throw refuse('conflict', `no other active cell answers to take ${source.id}'s events`, 'target_down', 'to');
   }
 
   // Open moves are resumed where they go; the rest are placed least-loaded first within capacity.

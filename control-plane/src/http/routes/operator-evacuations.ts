@@ -93,14 +93,7 @@ const json = <T extends z.ZodTypeAny>(schema: T, description: string) => ({
   content: { 'application/json': { schema } },
 });
 const body = { required: true, content: { 'application/json': { schema: Input } } };
-const refusals = errorResponses(
-  'validation_failed',
-  'unauthenticated',
-  'forbidden',
-  'not_found',
-  'conflict',
-  'cell_unavailable',
-);
+const refusals = errorResponses('validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'conflict');
 
 const plan = createRoute({
   tags: ['operator'],
