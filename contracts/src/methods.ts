@@ -16,12 +16,12 @@ const segment = (pattern: string) =>
  * answer HEAD from their GET route). Empty when no route has this path.
  */
 export function allowedMethods(routes: readonly RouteEntry[], path: string): string[] {
-  const matching = routes.filter(
-    (r) => r.method.toUpperCase() !== 'ALL' && !r.path.includes('*') && new RegExp(`^${segment(r.path)}/?$`).test(path),
-  );
-  // A concrete path is its own resource: /evacuations/plan is not the /evacuations/{moveId} a GET would read.
-  const concrete = matching.filter((r) => !r.path.includes(':'));
-  const methods = new Set((concrete.length ? concrete : matching).map((r) => r.method.toUpperCase()));
+  const methods = new Set<string>();
+  for (const r of routes) {
+    const method = r.method.toUpperCase();
+    if (method === 'ALL' || r.path.includes('*')) continue;
+    if (new RegExp(`^${segment(r.path)}/?$`).test(path)) methods.add(method);
+  }
   if (methods.has('GET')) methods.add('HEAD');
   return [...methods].sort();
 }

@@ -136,7 +136,7 @@ describe('evacuating an event with GA areas', () => {
     await runSchedulerTick(h.services);
     const moves = async () => (await h.services.pool.query('select 1 from event_moves')).rowCount;
     const before = await moves();
-    for (const path of ['/operator/evacuations/plan', '/operator/evacuations']) {
+    for (const path of ['/operator/evacuation-plans', '/operator/evacuations']) {
       const r = await h.req('POST', path, { token: h.operatorToken, body: { eventId } });
       expect(r.status, JSON.stringify(r.body)).toBe(409);
       expect(r.body.error.details).toMatchObject({ reason: 'ga_not_movable', field: 'eventId' });

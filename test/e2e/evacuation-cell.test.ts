@@ -101,7 +101,7 @@ describe('evacuating a whole cell with the operators’ tool', () => {
     expect(notOnSale.stderr).toContain('error conflict (event_not_on_sale)');
 
     // The operator API answers the same refusals with the reason in the error body.
-    const res = await fetch(`${t.platform.urls.controlPlane}/operator/evacuations/plan`, {
+    const res = await fetch(`${t.platform.urls.controlPlane}/operator/evacuation-plans`, {
       method: 'POST',
       headers: { authorization: `Bearer ${t.demo.operator}`, 'content-type': 'application/json' },
       body: JSON.stringify({ cellId: 'cell-nowhere' }),

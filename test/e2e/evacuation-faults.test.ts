@@ -102,7 +102,7 @@ describe('evacuation under faults', () => {
     const seats = await seatsOf(ev.eventId);
 
     // The operator API's dry run names the move and changes nothing.
-    const planned = await operatorApi('POST', '/operator/evacuations/plan', { eventId: ev.eventId, to: [B] });
+    const planned = await operatorApi('POST', '/operator/evacuation-plans', { eventId: ev.eventId, to: [B] });
     expect(planned.status).toBe(200);
     expect(await planned.json()).toMatchObject({ source: A, moves: [{ eventId: ev.eventId, fromCell: A, toCell: B }] });
     expect(

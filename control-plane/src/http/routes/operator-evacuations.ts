@@ -100,7 +100,7 @@ const plan = createRoute({
   security: bearerSecurity,
   middleware: [asOperator] as const,
   method: 'post',
-  path: '/operator/evacuations/plan',
+  path: '/operator/evacuation-plans',
   summary: 'Dry run: which events would move where, with each target’s load before and after; nothing changes',
   request: { body },
   responses: { 200: json(Plan, 'The plan'), ...refusals },
