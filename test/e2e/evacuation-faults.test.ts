@@ -291,7 +291,7 @@ describe('evacuation under faults', () => {
 
     // The normal procedure refuses a dead source; the dead-source one needs the cell id typed again.
     const refused = await evacuateTool(t, 'plan', '--event', eventId, '--to', A);
-    expect(refused.stderr).toContain('error cell_unavailable (source_down)');
+    expect(refused.stderr).toContain('error conflict (source_down)');
     const unconfirmed = await evacuateTool(t, 'plan', '--event', eventId, '--to', A, '--confirm-source-dead', 'cell-x');
     expect(unconfirmed.stderr).toContain('error validation_failed (confirmation_required)');
     const run = await evacuateTool(
