@@ -3,6 +3,7 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import {
   acceptedInputIssues,
   allowedMethods,
+  DomainError,
   errorResponse,
   httpMetrics,
   renderError,
@@ -10,6 +11,7 @@ import {
   validationIssues,
 } from '@onsale/contracts';
 import { bodyLimit } from 'hono/body-limit';
+import { CellCallError } from '../cells/client';
 import { createConsoleApp } from '../console/app';
 import { loadConsoleConfig } from '../console/config';
 import type { Services } from '../context';
@@ -80,7 +82,7 @@ export function createApp(services: Services): App {
   // GET and HEAD have no body (bodyLimit lets them through), and asking for one makes @hono/node-server build a
   // whole Request: about 12% of a waiting-room poll's CPU in its profile.
   app.use('*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)));
-  app.onError(renderError());
+  app.onError(renderError(cellRefusal));
   app.notFound(routeNotFound((path) => allowedMethods(app.routes, path)));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
@@ -122,4 +124,10 @@ export function createApp(services: Services): App {
   app.route('/console', createConsoleApp(services, loadConsoleConfig()));
   app.doc31('/openapi.json', { openapi: '3.1.0', info: { title: 'Onsale control plane', version: '1.0.0' } });
   return app;
+}
+
+/** A cell that does not answer is the state of that cell, not an outage of the control plane: 409 naming it. */
+function cellRefusal(err: Error) {
+  if (err instanceof CellCallError)
+    return new DomainError('conflict', err.message, { reason: 'cell_unreachable', status: err.status });
 }
