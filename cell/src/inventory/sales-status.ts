@@ -47,8 +47,10 @@ export async function setSalesStatus(
       });
     // Evacuation's freeze (freeze.ts) is lifted only by the mover, to the sale's state in the control plane.
     if ((current as string) === MOVING && input.status !== 'canceled')
-      throw new DomainError('event_moving', 'the event is moving between cells; change its sale after the move', {
+      // 409, not the buyers' 503: the caller (the control plane) must wait for the move, not retry blindly.
+      throw new DomainError('conflict', 'the event is moving between cells; change its sale after the move', {
         eventId: input.eventId,
+        reason: 'event_moving',
       });
     if (current !== input.status) {
       await tx.execute(sql`
