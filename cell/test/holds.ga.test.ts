@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { EventLoad } from '@onsale/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { admittedBuyer } from '../../test/support/buyer';
+import type { RunningRouter } from '../../router/src/router';
+import { type FakeControlPlane, routerFor, startFakeControlPlane } from '../../router/test/fakes';
+import { admittedBuyer as cellBuyer } from '../../test/support/buyer';
 import { startTestCell, type TestCell } from '../../test/support/cell';
 import { startIdentity, type TestIdentity } from '../../test/support/identity';
 import { eventLoad, loadIntoCell } from '../../test/support/seed';
@@ -9,14 +11,16 @@ import { workerContext } from '../../test/support/workers';
 import type { CellContext } from '../src/context';
 import { expireBatch } from '../src/expiry/expiry-worker';
 
-// Against the cell API, not through the router: the router adds a forward per request but no
-// decision about places, and admitting 2,000 buyers through the waiting room would spend the run
-// in the queue's release rate rather than in the hold transaction this test is about.
+// Buyers talk to the edge router, as in production. Their admission tokens are minted directly
+// (the identity stands in for the control plane's keys): admitting 2,000 buyers through the
+// waiting room would spend the run in the queue's release rate, not in the hold transaction.
 
 let identity: TestIdentity;
 let cell: TestCell;
 let event: EventLoad;
 let expiry: CellContext;
+let controlPlane: FakeControlPlane;
+let router: RunningRouter;
 const floor = randomUUID();
 const lawn = randomUUID();
 const tiers: NonNullable<EventLoad['tiers']> = [
@@ -37,12 +41,21 @@ beforeAll(async () => {
       { id: lawn, name: 'Lawn', capacity: 20, tier: 'ga' },
     ],
   });
+  controlPlane = await startFakeControlPlane();
+  controlPlane.addCell(cell.cellId, cell.url);
+  controlPlane.placeEvent(event.eventId, cell.cellId);
+  router = await routerFor(controlPlane, identity.admissionJwksUrl);
 });
 afterAll(async () => {
+  await router?.close();
+  await controlPlane?.close();
   await expiry?.database.close();
   await cell?.close();
   await identity?.close();
 });
+
+const admittedBuyer = (...[i, c, eventId]: Parameters<typeof cellBuyer>) =>
+  cellBuyer(i, c, eventId, undefined, router.url);
 
 async function remaining(areaId: string): Promise<number> {
   const rows = await cell.db.query<{ n: number }>(
@@ -87,7 +100,7 @@ async function holdGa(buyer: Awaited<ReturnType<typeof admittedBuyer>>, body: un
   }
 }
 
-describe('general admission', () => {
+describe('general admission, through the router', () => {
   it('2,000 concurrent buyers on an area of 500: exactly 500 places held, the rest refused, none twice', async () => {
     const buyers = await Promise.all(Array.from({ length: 2_000 }, () => admittedBuyer(identity, cell, event.eventId)));
     const responses = await Promise.all(buyers.map((b) => holdGa(b, { ga: [{ areaId: floor, quantity: 1 }] })));
@@ -101,7 +114,7 @@ describe('general admission', () => {
     expect(refused.error.details.gaAreas).toEqual([{ areaId: floor, requested: 1, remaining: 0 }]);
     expect(await remaining(floor)).toBe(0);
     expect(await heldUnits(floor)).toBe(500);
-    const avail = await (await fetch(`${cell.url}/events/${event.eventId}/availability`)).json();
+    const avail = await (await fetch(`${router.url}/events/${event.eventId}/availability`)).json();
     expect(avail.gaAreas).toContainEqual({ areaId: floor, name: 'Floor', capacity: 500, remaining: 0 });
   }, 120_000);
 

@@ -77,6 +77,74 @@ describe('seat map with general-admission areas', () => {
     });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body).toMatchObject({ seats: 0, gaAreas: [{ name: 'Lawn', capacity: 300, tier: 'floor' }] });
+    // With no seats it is still ready to sell: its onsale is scheduled and the cell gets the areas.
+    const now = h.clock.now().getTime();
+    const on = await h.req('PUT', `/events/${eventId}/onsale`, {
+      token: t.manager,
+      body: {
+        roomOpensAt: new Date(now + 60_000).toISOString(),
+        onsaleAt: new Date(now + 120_000).toISOString(),
+        perBuyerLimit: 4,
+        maxReleaseRate: 100,
+      },
+    });
+    expect(on.status, JSON.stringify(on.body)).toBe(200);
+    await runSchedulerTick(h.services);
+    const load = EventLoad.parse(cell.loads.filter((l) => l.body.eventId === eventId).at(-1)!.body);
+    expect(load.seats).toEqual([]);
+    expect(load.gaAreas).toEqual(r.body.gaAreas);
+  });
+
+  it('will not schedule the onsale of an event with neither seats nor GA areas', async () => {
+    const eventId = await newEvent();
+    const now = h.clock.now().getTime();
+    const on = await h.req('PUT', `/events/${eventId}/onsale`, {
+      token: t.manager,
+      body: {
+        roomOpensAt: new Date(now + 60_000).toISOString(),
+        onsaleAt: new Date(now + 120_000).toISOString(),
+        perBuyerLimit: 4,
+        maxReleaseRate: 100,
+      },
+    });
+    expect(on.status).toBe(400);
+    expect(on.body.error.details.issues).toContainEqual({ path: 'seatMap', message: 'upload a seat map first' });
+  });
+
+  it('reads GA areas from a CSV: a row with a capacity, named by its section', async () => {
+    const eventId = await newEvent();
+    const csv = [
+      'section,row,seat,tier,price,currency,capacity',
+      'A,1,1,seat,12000,eur,',
+      'A,1,2,seat,12000,eur,',
+      'Floor,,,floor,8000,eur,5000',
+      '"Lawn, east",,,floor,8000,eur,1200',
+    ].join('\n');
+    const r = await h.req('PUT', `/events/${eventId}/seat-map`, { token: t.manager, raw: csv });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.seats).toBe(2);
+    expect(
+      r.body.gaAreas.map((a: { name: string; capacity: number; tier: string }) => [a.name, a.capacity, a.tier]),
+    ).toEqual([
+      ['Floor', 5_000, 'floor'],
+      ['Lawn, east', 1_200, 'floor'],
+    ]);
+    // GA areas only: no row or seat column needed. A bad capacity, or a seat on a GA row, is named.
+    const gaOnly = await h.req('PUT', `/events/${await newEvent()}/seat-map`, {
+      token: t.manager,
+      raw: 'section,tier,price,currency,capacity\nPit,floor,9000,eur,800\n',
+    });
+    expect(gaOnly.status, JSON.stringify(gaOnly.body)).toBe(200);
+    expect(gaOnly.body).toMatchObject({ seats: 0, gaAreas: [{ name: 'Pit', capacity: 800, tier: 'floor' }] });
+    const bad = await h.req('PUT', `/events/${await newEvent()}/seat-map`, {
+      token: t.manager,
+      raw: 'section,row,seat,tier,price,currency,capacity\nPit,,,floor,9000,eur,lots\nBox,1,1,floor,9000,eur,4\n',
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details.issues.map((i: { path: string }) => i.path)).toEqual([
+      'line 2: capacity',
+      'line 3: capacity',
+    ]);
   });
 
   it('refuses bad GA areas and tier fees naming the row and field, storing nothing', async () => {

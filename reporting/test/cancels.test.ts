@@ -23,6 +23,8 @@ import { startCellWorkers } from '../../test/support/workers';
 import { ReportingConfig } from '../src/config';
 import { decodeFacts } from '../src/parquet';
 import { startReporter } from '../src/reporter';
+import type { ObjectStore } from '../src/s3';
+import { settledObjects } from './objects';
 
 let h: Harness;
 let identity: TestIdentity;
@@ -127,59 +129,20 @@ const snapshot = async () =>
     ),
   );
 
-/** The local S3 server, shared by every test running, now and then answers InternalError: ask again. */
-async function retried<T>(fn: () => Promise<T>, tries = 5): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (tries === 1) throw err;
-    await new Promise((r) => setTimeout(r, 500));
-    return retried(fn, tries - 1);
-  }
-}
-
 /**
- * The cell's objects: its batch plans and its facts, read a few at a time (the local S3
- * server drops connections past a few dozen). Not the whole prefix: it also holds the shared
- * control-plane topic's history, and the local S3 server fails a listing past 1,000 keys.
+ * The cell's objects: its batch plans and its facts. Not the whole prefix: it also holds the shared
+ * control-plane topic's history, and the local S3 server fails a listing past 1,000 keys. Facts of
+ * the control plane's (its release decisions) keep coming under the tenant: the cell's only.
  */
-async function objects(store: Awaited<ReturnType<typeof startReporter>>['store']) {
+const cellObjects = (store: ObjectStore) => async () => {
   const lists = await Promise.all(
     [
       `${prefix}_batches/${encodeURIComponent(cellTopics(cellId).purchase)}/`,
       `${prefix}facts/tenant=${tenant.id}/`,
-    ].map((p) => retried(() => store.list(p))),
+    ].map((p) => store.list(p)),
   );
-  // Facts of the control plane's (its release decisions) keep coming under the tenant: the cell's only.
-  const keys = lists
-    .flat()
-    .filter((k) => k.includes('/_batches/') || k.includes(`/cell=${encodeURIComponent(cellId)}/`))
-    .sort();
-  const read = async (k: string) => (await retried(() => store.get(k)))!;
-  const out: Record<string, string> = {};
-  for (let i = 0; i < keys.length; i += 4) {
-    await Promise.all(
-      keys.slice(i, i + 4).map(async (k) => {
-        out[k] = Buffer.from(await read(k)).toString('base64');
-      }),
-    );
-  }
-  return out;
-}
-
-/** The objects once the reporters stop writing them. */
-async function settledObjects(store: Awaited<ReturnType<typeof startReporter>>['store']) {
-  let last = await objects(store);
-  let changed: string[] = [];
-  for (const deadline = Date.now() + 90_000; Date.now() < deadline; ) {
-    await new Promise((r) => setTimeout(r, 2_000));
-    const now = await objects(store);
-    changed = Object.keys({ ...last, ...now }).filter((k) => last[k] !== now[k]);
-    if (!changed.length) return now;
-    last = now;
-  }
-  throw new Error(`the reporters did not catch up within 90 s; still changing: ${changed.slice(0, 5).join(', ')}`);
-}
+  return lists.flat().filter((k) => k.includes('/_batches/') || k.includes(`/cell=${encodeURIComponent(cellId)}/`));
+};
 
 beforeAll(async () => {
   h = await createHarness();
@@ -320,13 +283,13 @@ describe('sales figures after an event is cancelled', () => {
 
   it('a replay from the first offset rewrites byte-identical objects and changes no figure', async () => {
     const store = reporters[0]!.store;
-    const before = await settledObjects(store);
+    const before = await settledObjects(store, cellObjects(store));
     const projected = await snapshot();
     const figures = await summary();
     const replay = await startReporter(config(`reporting-cancel-replay-${randomUUID().slice(0, 6)}`), log);
     reporters.push(replay);
     await eventually(async () => replay.sources().includes(cellId), 'replay sources');
-    const after = await settledObjects(store);
+    const after = await settledObjects(store, cellObjects(store));
     expect(Object.keys({ ...before, ...after }).filter((k) => before[k] !== after[k])).toEqual([]);
     expect(await snapshot()).toEqual(projected);
     expect(await summary()).toEqual(figures);

@@ -17,6 +17,8 @@ import { ReportingConfig } from '../src/config';
 import { decodeFacts } from '../src/parquet';
 import { rebuildProjections } from '../src/rebuild';
 import { startReporter } from '../src/reporter';
+import type { ObjectStore } from '../src/s3';
+import { settledObjects } from './objects';
 
 let h: Harness;
 let identity: TestIdentity;
@@ -139,27 +141,11 @@ const snapshot = async () =>
     ),
   );
 
-async function objects(store: Awaited<ReturnType<typeof startReporter>>['store']) {
-  const keys = (await store.list(prefix)).sort();
-  return Object.fromEntries(
-    await Promise.all(keys.map(async (k) => [k, Buffer.from((await store.get(k))!).toString('base64')])),
-  );
-}
-
 /**
- * The objects once the reporters have caught up: the control plane's facts topic is shared by every
- * test that ran before this one, so a consumer starting from its first offset has history to read.
+ * The control plane's facts topic is shared by every test that ran before this one, so a consumer
+ * starting from its first offset has history to read before the objects settle.
  */
-async function settledObjects(store: Awaited<ReturnType<typeof startReporter>>['store']) {
-  let last = JSON.stringify(await objects(store));
-  for (const deadline = Date.now() + 90_000; Date.now() < deadline; ) {
-    await new Promise((r) => setTimeout(r, 2_000));
-    const now = JSON.stringify(await objects(store));
-    if (now === last) return JSON.parse(now) as Record<string, string>;
-    last = now;
-  }
-  throw new Error('the reporters did not catch up within 90 s');
-}
+const allObjects = (store: ObjectStore) => () => store.list(prefix);
 
 let a: Selling;
 let b: Selling;
@@ -243,13 +229,13 @@ describe('cross-cell reporting', () => {
 
   it('a replay from the first offset rewrites byte-identical objects and changes no projection', async () => {
     const store = reporters[0]!.store;
-    const before = await settledObjects(store);
+    const before = await settledObjects(store, allObjects(store));
     const projected = await snapshot();
     const replay = await startReporter(config(`reporting-replay-${randomUUID().slice(0, 6)}`), log);
     reporters.push(replay);
     await eventually(async () => [a.cellId, b.cellId].every((c) => replay.sources().includes(c)), 'replay sources');
     // The replay has caught up when its plan objects stop changing: then they must all be the live ones.
-    const after = await settledObjects(store);
+    const after = await settledObjects(store, allObjects(store));
     const changed = Object.keys({ ...before, ...after }).filter((k) => before[k] !== after[k]);
     expect(changed).toEqual([]);
     expect(await snapshot()).toEqual(projected);

@@ -110,9 +110,10 @@ export async function seedDemo(
         `/events/${e.eventId}/onsale`,
         promoter,
       );
-      if (onsale.ready) break;
+      // Loaded, and routed: the edge router learns the event from its next directory poll.
+      if (onsale.ready && (await fetch(`${platform.urls.router}/events/${e.eventId}/availability`)).ok) break;
       if (Date.now() > deadline)
-        throw new Error(`event ${e.eventId} not loaded into ${e.cellId}: ${onsale.load.lastError}`);
+        throw new Error(`event ${e.eventId} not loaded into ${e.cellId} or not routed: ${onsale.load.lastError}`);
       await new Promise((r) => setTimeout(r, 250));
     }
   }

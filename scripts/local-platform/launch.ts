@@ -75,7 +75,7 @@ async function ticketKeys() {
   const kid = `tickets-${randomBytes(4).toString('hex')}`;
   return {
     signing: JSON.stringify({ ...(await exportJWK(privateKey)), kid }),
-    public: JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid, alg: 'EdDSA', use: 'sig' }] }),
+    public: { ...(await exportJWK(publicKey)), kid, alg: 'EdDSA', use: 'sig' },
   };
 }
 
@@ -238,9 +238,13 @@ export async function startPlatform(options: PlatformOptions) {
     const admissionJwks = `${url(ports.controlPlane)}/.well-known/jwks.json`;
 
     const cells = new Map<string, CellHandle & { env: Record<string, string> }>();
+    // Each cell signs with its own key and publishes every cell's: a ticket issued in one cell
+    // still scans after its event moved to another (evacuation) and the scanner syncs there.
+    const cellKeys = await Promise.all(options.cells.map(() => ticketKeys()));
+    const keyRing = JSON.stringify({ keys: cellKeys.map((k) => k.public) });
     for (const [i, cell] of options.cells.entries()) {
       const cellPort = await port(options.ports?.cells?.[i]);
-      const keys = await ticketKeys();
+      const keys = cellKeys[i]!;
       const webhookSecret = `whsec_${randomBytes(24).toString('hex')}`;
       const env = {
         CELL_ID: cell.id,
@@ -254,7 +258,7 @@ export async function startPlatform(options: PlatformOptions) {
         ADMISSION_JWKS_URL: admissionJwks,
         CELL_INTERNAL_TOKEN: internalToken,
         TICKET_SIGNING_KEY: keys.signing,
-        TICKET_PUBLIC_JWKS: keys.public,
+        TICKET_PUBLIC_JWKS: keyRing,
         STRIPE_SECRET_KEY: stripeKey,
         STRIPE_API_BASE: url(ports.stripe),
         STRIPE_WEBHOOK_SECRET: webhookSecret,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createLogger } from '@onsale/contracts';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyTicketWithKeys } from '../../cell/src/tickets/signing';
 import { createHttpCellClient } from '../../control-plane/src/cells/client';
 import { createDb } from '../../control-plane/src/db/client';
 import type { EventMove, MoveStep } from '../../control-plane/src/db/schema';
@@ -190,5 +191,18 @@ describe('evacuating a live on-sale event from one cell to another', () => {
     expect(audit.violations).toEqual([]);
     expect(audit.sold).toBe(6);
     expect(audit.ticketedOrders).toBe(2);
+
+    // A door scanner syncs its keys through the edge, now from B: the tickets A signed before the
+    // move still verify, as B's own do.
+    const keys = await (await fetch(`${t.platform.urls.router}/events/${ev.eventId}/tickets/keys`)).json();
+    for (const [cell, orderId] of [
+      [A, orders[0]!.orderId],
+      [B, lateOrder],
+    ] as const) {
+      const [ticket] = await t
+        .cellDb(cell)
+        .query<{ token: string }>('SELECT token FROM tickets WHERE order_id = $1', [orderId]);
+      expect((await verifyTicketWithKeys(ticket!.token, keys)).cell).toBe(cell);
+    }
   });
 });

@@ -341,8 +341,9 @@ export async function createOnsaleEvent(
   });
   for (let i = 0; i < 240; i++) {
     const o = await controlPlaneCall<{ ready: boolean }>(t, 'GET', `/events/${ev.id}/onsale`, promoter);
-    if (o.ready) return ev.id;
+    // Loaded, and routed: the edge router learns the event from its next directory poll.
+    if (o.ready && (await fetch(`${t.platform.urls.router}/events/${ev.id}/availability`)).ok) return ev.id;
     await sleep(250);
   }
-  throw new Error(`event ${ev.id} not loaded into ${cellId}`);
+  throw new Error(`event ${ev.id} not loaded into ${cellId}, or not routed`);
 }

@@ -2,12 +2,16 @@ import { randomUUID } from 'node:crypto';
 import type { TestCell } from './cell';
 import type { TestIdentity } from './identity';
 
-/** A buyer as the cell sees one: a buyer JWT, an admission token for one event, retries by key. */
+/**
+ * A buyer as the cell sees one: a buyer JWT, an admission token for one event, retries by key.
+ * Requests go to the cell itself, or through an edge router when `via` is its URL.
+ */
 export async function admittedBuyer(
   identity: TestIdentity,
   cell: TestCell,
   eventId: string,
   userId = `buyer-${randomUUID()}`,
+  via: string = cell.url,
 ) {
   const bearer = await identity.buyerToken(userId);
   const admission = await identity.admissionToken({ sub: userId, eventId, purchaseCell: cell.cellId });
@@ -23,17 +27,17 @@ export async function admittedBuyer(
     bearer,
     admission,
     hold: (seatIds: string[], key: string = randomUUID(), extra?: Record<string, string>) =>
-      fetch(`${cell.url}/events/${eventId}/holds`, {
+      fetch(`${via}/events/${eventId}/holds`, {
         method: 'POST',
         headers: headers(key, extra),
         body: JSON.stringify({ seatIds }),
       }),
     holdRaw: (body: string, key: string = randomUUID(), extra?: Record<string, string>) =>
-      fetch(`${cell.url}/events/${eventId}/holds`, { method: 'POST', headers: headers(key, extra), body }),
+      fetch(`${via}/events/${eventId}/holds`, { method: 'POST', headers: headers(key, extra), body }),
     order: (orderId: string) =>
-      fetch(`${cell.url}/events/${eventId}/orders/${orderId}`, { headers: { authorization: `Bearer ${bearer}` } }),
+      fetch(`${via}/events/${eventId}/orders/${orderId}`, { headers: { authorization: `Bearer ${bearer}` } }),
     release: (orderId: string) =>
-      fetch(`${cell.url}/events/${eventId}/orders/${orderId}/hold`, {
+      fetch(`${via}/events/${eventId}/orders/${orderId}/hold`, {
         method: 'DELETE',
         headers: { authorization: `Bearer ${bearer}` },
       }),

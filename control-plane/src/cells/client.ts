@@ -2,6 +2,8 @@ import {
   CellSignals,
   type EventLoad,
   EventLoadAnswer,
+  RefundOrderAnswer,
+  type RefundOrderRequest,
   SalesStatusAnswer,
   type SalesStatusRequest,
 } from '@onsale/contracts';
@@ -28,6 +30,8 @@ export interface CellClient {
   signals(cell: CellTarget): Promise<CellSignals>;
   /** Pauses, resumes or cancels an event's sale in its cell (idempotent on the cell's side). */
   setSales(cell: CellTarget, eventId: string, body: SalesStatusRequest): Promise<SalesStatusAnswer>;
+  /** Refunds one paid order for its promoter (idempotent on the cell's side). */
+  refundOrder(cell: CellTarget, eventId: string, orderId: string, body: RefundOrderRequest): Promise<RefundOrderAnswer>;
 }
 
 export function createHttpCellClient(o: { token: string; timeoutMs: number; signalsTimeoutMs?: number }): CellClient {
@@ -77,6 +81,16 @@ export function createHttpCellClient(o: { token: string; timeoutMs: number; sign
       );
       const parsed = SalesStatusAnswer.safeParse(answer);
       if (!parsed.success) throw new CellCallError('cell sales answer does not match the contract', 200, answer);
+      return parsed.data;
+    },
+    async refundOrder(cell, eventId, orderId, body) {
+      const answer = await call(
+        `${base(cell)}/internal/events/${eventId}/orders/${orderId}/refund`,
+        { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) },
+        o.timeoutMs,
+      );
+      const parsed = RefundOrderAnswer.safeParse(answer);
+      if (!parsed.success) throw new CellCallError('cell refund answer does not match the contract', 200, answer);
       return parsed.data;
     },
     async signals(cell) {

@@ -273,6 +273,7 @@ export function* csvRecords(text: string): Generator<{ line: number; fields: str
 /**
  * CSV columns (header row required, any order): section, row, seat or label, tier, and optionally
  * price + currency (a tier's price may be given on its rows; all rows of a tier must agree).
+ * A row with a `capacity` is a general-admission area named by its section (row and seat empty).
  */
 export function parseSeatMapCsv(text: string, knownTiers: TierDecl[]): SeatMapParse {
   const issues = new Issues();
@@ -286,8 +287,12 @@ export function parseSeatMapCsv(text: string, knownTiers: TierDecl[]): SeatMapPa
   }
   const cols = header.value.fields.map((h) => h.trim().toLowerCase());
   const col = (name: string) => cols.indexOf(name);
-  const missing = ['section', 'row', 'tier'].filter((c) => col(c) < 0);
-  if (col('seat') < 0 && col('label') < 0) missing.push('seat or label');
+  const missing = ['section', 'tier'].filter((c) => col(c) < 0);
+  // A file of GA areas only needs no seat columns.
+  if (col('capacity') < 0) {
+    if (col('row') < 0) missing.push('row');
+    if (col('seat') < 0 && col('label') < 0) missing.push('seat or label');
+  }
   if (missing.length) {
     issues.add({
       row: null,
@@ -298,7 +303,7 @@ export function parseSeatMapCsv(text: string, knownTiers: TierDecl[]): SeatMapPa
     });
     return { ok: false, issues: issues.list, total: issues.total };
   }
-  const [cSection, cRow, cSeat, cLabel, cTier, cPrice, cCurrency] = [
+  const [cSection, cRow, cSeat, cLabel, cTier, cPrice, cCurrency, cCapacity] = [
     'section',
     'row',
     'seat',
@@ -306,8 +311,10 @@ export function parseSeatMapCsv(text: string, knownTiers: TierDecl[]): SeatMapPa
     'tier',
     'price',
     'currency',
+    'capacity',
   ].map(col) as number[];
   const seats: (SeatDecl & { at: (f: string) => Omit<SeatMapIssue, 'message'> })[] = [];
+  const gaAreas: (GaAreaDecl & { at: (f: string) => Omit<SeatMapIssue, 'message'> })[] = [];
   let dataRow = 0;
   for (const { line, fields } of records) {
     dataRow++;
@@ -319,11 +326,23 @@ export function parseSeatMapCsv(text: string, knownTiers: TierDecl[]): SeatMapPa
     const seat = get(cSeat);
     const label = get(cLabel) || (section && row && seat ? `${section}-${row}-${seat}` : '');
     const tier = get(cTier);
+    const capacity = get(cCapacity);
     checkText(issues, at, 'section', section, 64);
-    checkText(issues, at, 'row', row, 16);
-    if (!label) issues.add({ ...at('label'), message: 'label (or seat) is required' });
-    else if (label.length > 64) issues.add({ ...at('label'), message: 'label is longer than 64 characters' });
-    checkText(issues, at, 'tier', tier, 32);
+    if (capacity) {
+      const n = /^\d+$/.test(capacity) ? Number(capacity) : 0;
+      if (n < 1 || n > GA_CAPACITY_MAX)
+        issues.add({ ...at('capacity'), message: `capacity must be a whole number from 1 to ${GA_CAPACITY_MAX}` });
+      if (row || seat || get(cLabel))
+        issues.add({ ...at('capacity'), message: 'a GA area (a row with a capacity) has no row, seat or label' });
+      checkText(issues, at, 'tier', tier, 32);
+      gaAreas.push({ name: section, capacity: n, tier, at });
+    } else {
+      checkText(issues, at, 'row', row, 16);
+      if (!label) issues.add({ ...at('label'), message: 'label (or seat) is required' });
+      else if (label.length > 64) issues.add({ ...at('label'), message: 'label is longer than 64 characters' });
+      checkText(issues, at, 'tier', tier, 32);
+      seats.push({ label, section, row, tier, at });
+    }
     const rawPrice = get(cPrice);
     const rawCurrency = get(cCurrency);
     if (tier && (rawPrice || rawCurrency)) {
@@ -352,8 +371,7 @@ export function parseSeatMapCsv(text: string, knownTiers: TierDecl[]): SeatMapPa
         }
       }
     }
-    seats.push({ label, section, row, tier, at });
     if (dataRow > SEATS_PER_LOAD_MAX + 1) break;
   }
-  return finish(issues, tiers, seats);
+  return finish(issues, tiers, seats, gaAreas);
 }

@@ -34,6 +34,7 @@ import { registerOperatorTenants } from './routes/operator-tenants';
 import { registerJoinQueue } from './routes/queue-join';
 import { registerQueueMe } from './routes/queue-me';
 import { registerReleaseDecisions } from './routes/release-decisions';
+import { registerRefundOrder } from './routes/sales-order-refund';
 import { registerSalesSections } from './routes/sales-sections';
 import { registerSalesSettlement } from './routes/sales-settlement';
 import { registerSalesSummary } from './routes/sales-summary';
@@ -117,6 +118,7 @@ export function createApp(services: Services): App {
     registerSalesTimeline,
     registerSalesSections,
     registerSalesSettlement,
+    registerRefundOrder,
   ]) {
     register(app);
   }

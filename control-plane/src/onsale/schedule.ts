@@ -2,7 +2,7 @@ import { DomainError } from '@onsale/contracts';
 import { eq } from 'drizzle-orm';
 import { leastLoadedCell } from '../cells/cells';
 import type { Services } from '../context';
-import { events, onsales, releaseRates } from '../db/schema';
+import { events, gaAreas, onsales, releaseRates } from '../db/schema';
 import { bumpDirectoryVersion } from '../db/sql';
 import { eventForTenant } from '../events/events';
 import { assertRole, type PromoterActor } from '../lib/actors';
@@ -55,7 +55,11 @@ export async function scheduleOnsale({
       throw conflict(`event is ${ev.status}; its onsale can no longer be rescheduled`);
     if (input.onsaleAt.getTime() >= ev.startsAt.getTime())
       issues.push({ path: 'onsaleAt', message: 'the onsale must start before the event' });
-    if (ev.seatCount === 0) issues.push({ path: 'seatMap', message: 'upload a seat map first' });
+    if (ev.seatCount === 0) {
+      // An event of general-admission areas only has no seats and is still ready to sell.
+      const [area] = await tx.select({ id: gaAreas.id }).from(gaAreas).where(eq(gaAreas.eventId, ev.id)).limit(1);
+      if (!area) issues.push({ path: 'seatMap', message: 'upload a seat map first' });
+    }
     if (issues.length) throw new DomainError('validation_failed', 'the onsale schedule is not valid', { issues });
     let cellId = ev.cellId;
     let epoch = ev.directoryEpoch;

@@ -274,6 +274,16 @@ const Edge = z
   })
   .strict();
 
+/** A public key that verifies tickets. Never a private one: the signing keys are each cell's secret. */
+const TicketPublicKey = z
+  .object({
+    kty: z.literal('OKP'),
+    crv: z.literal('Ed25519'),
+    x: z.string().regex(/^[A-Za-z0-9_-]{43}$/, { error: 'must be a base64url Ed25519 public key' }),
+    kid: z.string().min(1).max(100),
+  })
+  .strict();
+
 export const ManifestSchema = z
   .object({
     images: z.object({ cell: Image, controlPlane: Image, router: Image }).strict(),
@@ -285,11 +295,22 @@ export const ManifestSchema = z
     controlPlane: ControlPlane,
     /** The buyers' and promoters' identity provider, whose tokens the control plane and the cells verify. */
     identity: z.object({ jwksUrl: HttpsUrl, issuer: z.string().min(1), audience: z.string().min(1) }).strict(),
+    /**
+     * Every cell's ticket-verifying key. Each cell publishes them all to door scanners, so a ticket
+     * issued before its event was evacuated to another cell still scans there.
+     */
+    ticketKeys: z.array(TicketPublicKey).min(1, { error: 'must list the ticket keys door scanners verify with' }),
     edge: Edge,
     cells: z.array(Cell).min(1, { error: 'must list at least one cell' }),
   })
   .strict()
   .superRefine((m, ctx) => {
+    const kids = new Set<string>();
+    m.ticketKeys.forEach((key, i) => {
+      if (kids.has(key.kid))
+        ctx.addIssue({ code: 'custom', path: ['ticketKeys', i, 'kid'], message: `duplicate kid "${key.kid}"` });
+      kids.add(key.kid);
+    });
     const seen = new Map<string, number>();
     m.cells.forEach((cell, i) => {
       const first = seen.get(cell.id);

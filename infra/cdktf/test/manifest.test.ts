@@ -50,6 +50,22 @@ describe('the cells manifest', () => {
     expect(manifest.images.cell.repositoryArn).toBe('arn:aws:ecr:eu-west-1:123456789012:repository/onsale/cell');
   });
 
+  it('refuses a private ticket key, or a duplicate kid, naming the entry', () => {
+    const input = defaultManifest();
+    const [first, second] = input.ticketKeys;
+    expectRejected(
+      { ...input, ticketKeys: [{ ...first!, d: 'c2VjcmV0LXNpZ25pbmcta2V5LXRoYXQtbXVzdC1ub3QtbGVhaw' } as never] },
+      'ticketKeys[0]',
+      /unrecognized key.*"d"/i,
+    );
+    expectRejected(
+      { ...input, ticketKeys: [first!, { ...second!, kid: first!.kid }] },
+      'ticketKeys[1].kid',
+      /duplicate kid/,
+    );
+    expectRejected({ ...input, ticketKeys: [] }, 'ticketKeys', /must list the ticket keys/);
+  });
+
   it('rejects a duplicate cell id, naming the second entry', () => {
     const input = withCells((cells) => [...cells, { id: 'c1', region: 'eu-west-1', cidr: '10.50.0.0/16' }]);
     expectRejected(input, 'cells[2].id', /duplicate cell id "c1" \(also cells\[0\]\)/);

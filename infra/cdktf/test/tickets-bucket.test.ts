@@ -71,3 +71,24 @@ describe("a cell's tickets bucket", () => {
     }
   });
 });
+
+/** Door scanners sync keys from the cell that sells the event, which an evacuation may have changed. */
+describe("a cell's published ticket keys", () => {
+  it("every cell's API publishes every cell's ticket key, and no worker is given them", () => {
+    const manifest = defaultManifest();
+    const synth = synthPlatform(manifest);
+    const expected = manifest.ticketKeys.map((k) => ({ ...k, alg: 'EdDSA', use: 'sig' }));
+    for (const [name, stack] of synth.stacks) {
+      if (!name.startsWith('cell-')) continue;
+      for (const task of resources(stack.json, 'aws_ecs_task_definition')) {
+        const published = containerDefinitions(task.body)
+          .flatMap((c) => c.environment)
+          .filter((e) => e.name === 'TICKET_PUBLIC_JWKS');
+        if (String(task.body.family).endsWith('-api')) {
+          expect(published, `${name} ${task.body.family}`).toHaveLength(1);
+          expect(JSON.parse(published[0]!.value).keys).toEqual(expected);
+        } else expect(published, `${name} ${task.body.family}`).toEqual([]);
+      }
+    }
+  });
+});

@@ -79,7 +79,8 @@ const route = createRoute({
   description:
     "JSON: `{ tiers: [{code, name, price (minor units), currency, fee?, fees?: 'included' | 'added'}], seats: [{section, row, seat | label, tier}], gaAreas?: [{name, capacity, tier}] }` " +
     '(general-admission areas: a capacity and a tier, no seats). ' +
-    'CSV (text/csv): header with section,row,seat|label,tier and optionally price,currency. ' +
+    'CSV (text/csv): header with section,row,seat|label,tier and optionally price,currency and capacity ' +
+    '(a row with a capacity is a GA area named by its section, its row and seat empty). ' +
     'A 400 lists each problem with its row (1-based data row; CSV also gives the file line) and field; nothing is stored.',
   security: bearerSecurity,
   middleware: [asPromoter] as const,

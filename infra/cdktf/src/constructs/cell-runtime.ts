@@ -59,6 +59,8 @@ export interface CellRuntimeProps {
   /** CELL_EPOCH of every task: the primary's, or the promotion's. */
   readonly epoch: number;
   readonly identity: Manifest['identity'];
+  /** Every cell's ticket-verifying key, which the API publishes to door scanners. */
+  readonly ticketKeys: Manifest['ticketKeys'];
   /** The control plane's API, where cells fetch the admission-token JWKS. */
   readonly controlPlaneApiUrl: string;
 }
@@ -240,6 +242,9 @@ export class CellRuntime extends Construct {
           IDENTITY_ISSUER: props.identity.issuer,
           IDENTITY_AUDIENCE: props.identity.audience,
           ADMISSION_JWKS_URL: `${props.controlPlaneApiUrl}/.well-known/jwks.json`,
+          TICKET_PUBLIC_JWKS: JSON.stringify({
+            keys: props.ticketKeys.map((k) => ({ ...k, alg: 'EdDSA', use: 'sig' })),
+          }),
         });
       } else {
         environment.HEALTH_PORT = String(WORKER_HEALTH_PORT);

@@ -53,6 +53,7 @@ export class CellDrStack extends OnsaleStack {
       certificateArn: certificateFor(manifest, dr.region),
       controlPlane: controlPlane.linkFor(controlPlaneRegion),
       identity: manifest.identity,
+      ticketKeys: manifest.ticketKeys,
       controlPlaneApiUrl: manifest.controlPlane.apiUrl,
     };
 

@@ -37,6 +37,7 @@ export class CellStack extends OnsaleStack {
       mode: { kind: 'primary', drRegion: cell.dr?.region },
       epoch: cell.epoch,
       identity: manifest.identity,
+      ticketKeys: manifest.ticketKeys,
       controlPlaneApiUrl: manifest.controlPlane.apiUrl,
     });
 

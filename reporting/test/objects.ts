@@ -1,0 +1,47 @@
+import type { ObjectStore } from '../src/s3';
+
+/**
+ * The local S3 server is not S3: it overwrites an object in place, so a read racing a replay's
+ * rewrite of the same key can be cut short ("aborted") or see half the bytes, and it sometimes
+ * answers InternalError under load. Reads are retried, and "settled" means two reads agree.
+ */
+export async function retried<T>(fn: () => Promise<T>, tries = 5): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (tries === 1) throw err;
+    await new Promise((r) => setTimeout(r, 500));
+    return retried(fn, tries - 1);
+  }
+}
+
+/** The objects under `keys()`, read a few at a time (the local S3 server drops connections past a few dozen). */
+export async function readObjects(store: ObjectStore, keys: () => Promise<string[]>): Promise<Record<string, string>> {
+  const sorted = (await retried(keys)).sort();
+  const out: Record<string, string> = {};
+  for (let i = 0; i < sorted.length; i += 4) {
+    await Promise.all(
+      sorted.slice(i, i + 4).map(async (k) => {
+        out[k] = Buffer.from((await retried(() => store.get(k)))!).toString('base64');
+      }),
+    );
+  }
+  return out;
+}
+
+/** The objects once the reporters stop writing them: two reads 2 s apart that agree. */
+export async function settledObjects(
+  store: ObjectStore,
+  keys: () => Promise<string[]>,
+): Promise<Record<string, string>> {
+  let last = await readObjects(store, keys);
+  let changed: string[] = [];
+  for (const deadline = Date.now() + 90_000; Date.now() < deadline; ) {
+    await new Promise((r) => setTimeout(r, 2_000));
+    const now = await readObjects(store, keys);
+    changed = Object.keys({ ...last, ...now }).filter((k) => last[k] !== now[k]);
+    if (!changed.length) return now;
+    last = now;
+  }
+  throw new Error(`the reporters did not catch up within 90 s; still changing: ${changed.slice(0, 5).join(', ')}`);
+}
