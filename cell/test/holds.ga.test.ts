@@ -72,11 +72,12 @@ async function heldUnits(areaId: string): Promise<number> {
   return rows[0]!.n;
 }
 /**
- * At most CONNECTIONS requests on the wire at once, as behind the router's connection pool: the
- * buyers all wait at the same time, but 2,000 simultaneous connects would overflow the listen
- * backlog. A request lost on the wire (a kept-alive socket the loaded server closed) or answered
- * 503 "retry shortly" (the admission check's key fetch timing out on this loaded machine) is sent
- * again with the same Idempotency-Key, as a buyer's page does: it can never hold twice.
+ * At most CONNECTIONS requests on the wire at once: the buyers all wait at the same time, but
+ * 2,000 simultaneous connects would overflow the listen backlog. A request lost on the wire (a
+ * kept-alive socket the loaded server closed), answered 503 "retry shortly" (the admission check's
+ * key fetch timing out on this loaded machine) or 504 by the router (the cell slower than its
+ * upstream timeout: the hold may have committed) is sent again with the same Idempotency-Key, as a
+ * buyer's page does: a retry can only return the original answer, it can never hold twice.
  */
 const CONNECTIONS = 200;
 let inFlight = 0;
@@ -89,7 +90,7 @@ async function holdGa(buyer: Awaited<ReturnType<typeof admittedBuyer>>, body: un
     try {
       const res = await buyer.holdRaw(JSON.stringify(body), key);
       const text = await res.text();
-      if (res.status !== 503 || attempt >= 5) return new Response(text, { status: res.status, headers: res.headers });
+      if ((res.status !== 503 && res.status !== 504) || attempt >= 5) return new Response(text, { status: res.status, headers: res.headers });
       await new Promise((r) => setTimeout(r, 200 * attempt));
     } catch (err) {
       if (attempt >= 5) throw err;

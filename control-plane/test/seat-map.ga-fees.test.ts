@@ -34,6 +34,20 @@ async function newEvent() {
   return r.body.id as string;
 }
 
+/** Schedules the event's onsale a minute from now (the room opens then, the sale a minute later). */
+function scheduleOnsale(eventId: string) {
+  const now = h.clock.now().getTime();
+  return h.req('PUT', `/events/${eventId}/onsale`, {
+    token: t.manager,
+    body: {
+      roomOpensAt: new Date(now + 60_000).toISOString(),
+      onsaleAt: new Date(now + 120_000).toISOString(),
+      perBuyerLimit: 4,
+      maxReleaseRate: 100,
+    },
+  });
+}
+
 const festival = {
   tiers: [
     { code: 'floor', name: 'Floor', price: 8_000, currency: 'eur', fee: 900, fees: 'added' },
@@ -78,16 +92,7 @@ describe('seat map with general-admission areas', () => {
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body).toMatchObject({ seats: 0, gaAreas: [{ name: 'Lawn', capacity: 300, tier: 'floor' }] });
     // With no seats it is still ready to sell: its onsale is scheduled and the cell gets the areas.
-    const now = h.clock.now().getTime();
-    const on = await h.req('PUT', `/events/${eventId}/onsale`, {
-      token: t.manager,
-      body: {
-        roomOpensAt: new Date(now + 60_000).toISOString(),
-        onsaleAt: new Date(now + 120_000).toISOString(),
-        perBuyerLimit: 4,
-        maxReleaseRate: 100,
-      },
-    });
+    const on = await scheduleOnsale(eventId);
     expect(on.status, JSON.stringify(on.body)).toBe(200);
     await runSchedulerTick(h.services);
     const load = EventLoad.parse(cell.loads.filter((l) => l.body.eventId === eventId).at(-1)!.body);
@@ -97,16 +102,7 @@ describe('seat map with general-admission areas', () => {
 
   it('will not schedule the onsale of an event with neither seats nor GA areas', async () => {
     const eventId = await newEvent();
-    const now = h.clock.now().getTime();
-    const on = await h.req('PUT', `/events/${eventId}/onsale`, {
-      token: t.manager,
-      body: {
-        roomOpensAt: new Date(now + 60_000).toISOString(),
-        onsaleAt: new Date(now + 120_000).toISOString(),
-        perBuyerLimit: 4,
-        maxReleaseRate: 100,
-      },
-    });
+    const on = await scheduleOnsale(eventId);
     expect(on.status).toBe(400);
     expect(on.body.error.details.issues).toContainEqual({ path: 'seatMap', message: 'upload a seat map first' });
   });
