@@ -413,4 +413,26 @@ describe('ticket documents', () => {
     ).rejects.toThrow(/signature/);
     server.close();
   });
+
+  it('a ticket store the cell cannot reach is a 503 with Retry-After, not a 500', async () => {
+    const cut = await startTestCell(identity, {
+      cellId: uniqueCellId('tdx'),
+      env: {
+        TICKETS_BUCKET: storeConfig.TICKETS_BUCKET,
+        S3_ENDPOINT: 'http://127.0.0.1:9',
+        S3_REGION: storeConfig.S3_REGION,
+        S3_ACCESS_KEY_ID: 'nobody',
+        S3_SECRET_ACCESS_KEY: 'nothing',
+      },
+    });
+    try {
+      const load = await loadIntoCell(cut, eventLoad(2));
+      const res = await fetch(`${cut.url}/events/${load.eventId}/tickets/voids`);
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('5');
+      expect((await res.json()).error.code).toBe('cell_unavailable');
+    } finally {
+      await cut.close();
+    }
+  });
 });

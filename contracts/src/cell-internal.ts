@@ -46,3 +46,27 @@ export type RefundOrderRequest = z.infer<typeof RefundOrderRequest>;
 
 export const RefundOrderAnswer = z.object({ orderId: z.string().uuid(), status: z.string() });
 export type RefundOrderAnswer = z.infer<typeof RefundOrderAnswer>;
+
+/** Evacuation (cell/src/http/routes/internal.evacuation.ts): an event's sales frozen for a move, or not. */
+export const EvacuationFreeze = z.object({ eventId: z.string(), frozen: z.boolean() });
+export type EvacuationFreeze = z.infer<typeof EvacuationFreeze>;
+
+/** The source's side of a move: the seats sold or held in this cell and what is still in flight. */
+export const LedgerView = z.object({
+  eventId: z.string(),
+  frozen: z.boolean(),
+  occupiedSeatIds: z.array(z.string()),
+  ticketedSeats: z.number(),
+  activeHolds: z.number(),
+  openOrders: z.number(),
+});
+export type LedgerView = z.infer<typeof LedgerView>;
+
+/** Seats the target blocks (or releases) for a source cell. */
+export const BlockedSeatsRequest = z.object({
+  sourceCell: z.string().min(1),
+  seatIds: z.array(z.string().uuid()).max(200_000),
+});
+export const BlockedSeatsAnswer = z.object({ eventId: z.string(), blocked: z.number() });
+export type BlockedSeatsAnswer = z.infer<typeof BlockedSeatsAnswer>;
+export const BlockedSeatsList = z.object({ eventId: z.string(), seatIds: z.array(z.string()) });

@@ -49,6 +49,8 @@ export const ConfigSchema = z.object({
   CONTROLLER_TICK_MS: int(5000),
   LOAD_RETRY_BASE_MS: int(1000),
   LOAD_RETRY_MAX_MS: int(60_000),
+  /** Failed loads in a row before the scheduler stops trying and shows the event as gave_up. */
+  LOAD_MAX_ATTEMPTS: int(10),
   CELL_REQUEST_TIMEOUT_MS: int(30_000),
   /** Additive increase per controller tick, as a fraction of the promoter's ceiling (at least 1/s). */
   CONTROLLER_INCREASE_FRACTION: num(0.05),

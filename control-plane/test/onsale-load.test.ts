@@ -5,7 +5,7 @@ import { controlPlaneTest, type TestTenant } from '../../test/support/fixtures';
 import { loadEventIntoCell } from '../src/onsale/load';
 import { runSchedulerTick } from '../src/onsale/scheduler';
 
-const it = controlPlaneTest({ cellId: 'cell-load' });
+const it = controlPlaneTest({ cellId: 'cell-load', env: { LOAD_MAX_ATTEMPTS: '5' } });
 
 const onsale = async (h: Harness, t: TestTenant, eventId: string) =>
   (await h.req('GET', `/events/${eventId}/onsale`, { token: t.viewer })).body;
@@ -99,6 +99,33 @@ describe('scheduling loads the event into its cell', () => {
     expect(s.ready).toBe(true);
     expect(s.room.releasing).toBe(true);
     expect((await h.req('GET', `/events/${eventId}`, { token: t.viewer })).body.status).toBe('on_sale');
+  });
+
+  it('gives up after LOAD_MAX_ATTEMPTS failures in a row and shows it, until an operator retries', async ({
+    h,
+    fakeCell: cell,
+    tenant: t,
+  }) => {
+    const { eventId } = await scheduledEvent(h, t.manager, { seats: 5 });
+    cell.refuse(1_000, 503);
+    const sent = () => cell.loads.filter((l) => l.body.eventId === eventId).length;
+    for (let i = 0; i < 5; i++) {
+      await runSchedulerTick(h.services);
+      h.clock.advance(16_000); // the backoff after the fourth failure
+    }
+    const s = await onsale(h, t, eventId);
+    expect(s).toMatchObject({ ready: false, load: { status: 'gave_up', attempts: 5, nextAttemptAt: null } });
+    expect(s.load.lastError).toMatch(/503.*cell_unavailable/);
+    expect(sent()).toBe(5);
+    // The scheduler leaves it alone, though the longest backoff (a minute) has passed twice over.
+    h.clock.advance(120_000);
+    await runSchedulerTick(h.services);
+    expect(sent()).toBe(5);
+    // An operator's retry tries once more; the cell answering, the event is ready.
+    cell.refuse(0);
+    const r = await h.req('POST', `/operator/events/${eventId}/load`, { token: h.operatorToken });
+    expect(r.status).toBe(200);
+    expect(r.body.load).toMatchObject({ status: 'loaded', attempts: 6 });
   });
 
   it('an operator can retry a load at once', async ({ h, fakeCell: cell, tenant: t }) => {

@@ -204,5 +204,17 @@ describe('evacuating a live on-sale event from one cell to another', () => {
         .query<{ token: string }>('SELECT token FROM tickets WHERE order_id = $1', [orderId]);
       expect((await verifyTicketWithKeys(ticket!.token, keys)).cell).toBe(cell);
     }
+
+    // The promoter refunds an order A sold before the move: the control plane finds it on A.
+    const refund = await fetch(
+      `${t.platform.urls.router}/events/${ev.eventId}/sales/orders/${orders[0]!.orderId}/refund`,
+      {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.demo.promoter}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ reason: 'refund after the move' }),
+      },
+    );
+    expect(refund.status, await refund.clone().text()).toBe(200);
+    expect(await untilStatus(A, orders[0]!.orderId, ['refunded'])).toBe('refunded');
   });
 });

@@ -12,6 +12,7 @@ import {
   validationIssues,
 } from '@onsale/contracts';
 import { EpochFencedError } from '../db/tx';
+import { TicketStoreUnavailable } from '../tickets/store';
 import type { CellEnv } from './env';
 import { registerRoutes } from './routes';
 import type { CellServices } from './services';
@@ -44,7 +45,7 @@ export function createCellApp(services: CellServices) {
     c.header('X-Correlation-Id', correlationId);
     await next();
   });
-  app.onError(renderError(fencedWriter));
+  app.onError(renderError(dependencyRefusal));
   app.notFound(routeNotFound((path) => allowedMethods(app.routes, path)));
   app.openAPIRegistry.registerComponent('securitySchemes', 'buyer', {
     type: 'http',
@@ -67,8 +68,13 @@ export function createCellApp(services: CellServices) {
 }
 export type CellApp = OpenAPIHono<CellEnv>;
 
-/** A fenced writer is a refusal the router recovers from: it follows the new epoch. */
-function fencedWriter(err: Error) {
+/**
+ * Failures of what the cell depends on that a client can wait out: a fenced writer (the router
+ * follows the new epoch) and an unreachable ticket store (503 with Retry-After, not a 500).
+ */
+function dependencyRefusal(err: Error) {
   if (err instanceof EpochFencedError)
     return new DomainError('epoch_fenced', 'this cell writer is fenced; retry through the router');
+  if (err instanceof TicketStoreUnavailable)
+    return new DomainError('cell_unavailable', 'ticket documents cannot be read right now; try again shortly');
 }

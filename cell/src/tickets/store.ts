@@ -32,6 +32,17 @@ export const TicketStoreConfig = z.object({
 });
 export type TicketStoreConfig = z.infer<typeof TicketStoreConfig>;
 
+/**
+ * The bucket could not be reached or refused the call (network, credentials, S3 itself). The API
+ * answers 503 with Retry-After; the ticket worker's step fails and is retried like any other.
+ */
+export class TicketStoreUnavailable extends Error {
+  override name = 'TicketStoreUnavailable';
+  constructor(cause: unknown) {
+    super(`ticket store unavailable: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
 export interface TicketStore {
   put(key: string, body: Uint8Array | string, contentType: string): Promise<void>;
   get(key: string): Promise<Uint8Array | null>;
@@ -60,11 +71,15 @@ export function createTicketStore(config: TicketStoreConfig): TicketStore {
       return true;
     } catch (err) {
       if (err instanceof NotFound || (err as { name?: string }).name === 'NotFound') return false;
-      throw err;
+      throw new TicketStoreUnavailable(err);
     }
   };
   const put = async (key: string, body: Uint8Array | string, contentType: string) => {
-    await client.send(new PutObjectCommand({ Bucket, Key: key, Body: body, ContentType: contentType }));
+    try {
+      await client.send(new PutObjectCommand({ Bucket, Key: key, Body: body, ContentType: contentType }));
+    } catch (err) {
+      throw new TicketStoreUnavailable(err);
+    }
   };
   return {
     exists,
@@ -75,7 +90,7 @@ export function createTicketStore(config: TicketStoreConfig): TicketStore {
         return await r.Body!.transformToByteArray();
       } catch (err) {
         if (err instanceof NoSuchKey || (err as { name?: string }).name === 'NoSuchKey') return null;
-        throw err;
+        throw new TicketStoreUnavailable(err);
       }
     },
     keys: {

@@ -1,30 +1,18 @@
-import { z } from 'zod';
+import { BlockedSeatsAnswer, BlockedSeatsList, EvacuationFreeze, LedgerView } from '@onsale/contracts';
+import type { z } from 'zod';
 import { CellCallError, type CellTarget } from '../cells/client';
 
 /** The cells' internal evacuation routes (cell/src/http/routes/internal.evacuation.ts), as the mover calls them. */
 
-export const LedgerView = z.object({
-  eventId: z.string(),
-  frozen: z.boolean(),
-  occupiedSeatIds: z.array(z.string()),
-  ticketedSeats: z.number(),
-  activeHolds: z.number(),
-  openOrders: z.number(),
-});
-export type LedgerView = z.infer<typeof LedgerView>;
-const Frozen = z.object({ eventId: z.string(), frozen: z.boolean() });
-const Blocked = z.object({ eventId: z.string(), blocked: z.number() });
-const BlockedList = z.object({ eventId: z.string(), seatIds: z.array(z.string()) });
-
 export interface EvacuationCellClient {
-  freeze(cell: CellTarget, eventId: string): Promise<z.infer<typeof Frozen>>;
+  freeze(cell: CellTarget, eventId: string): Promise<EvacuationFreeze>;
   /** Lifts the freeze to the sale's state the control plane records. */
-  unfreeze(cell: CellTarget, eventId: string, status: 'on_sale' | 'paused'): Promise<z.infer<typeof Frozen>>;
+  unfreeze(cell: CellTarget, eventId: string, status: 'on_sale' | 'paused'): Promise<EvacuationFreeze>;
   /** The cell answers /readyz (its database is reachable): false when it is down or unreachable. */
   ready(cell: CellTarget): Promise<boolean>;
   ledger(cell: CellTarget, eventId: string): Promise<LedgerView>;
-  block(cell: CellTarget, eventId: string, sourceCell: string, seatIds: string[]): Promise<z.infer<typeof Blocked>>;
-  unblock(cell: CellTarget, eventId: string, sourceCell: string, seatIds: string[]): Promise<z.infer<typeof Blocked>>;
+  block(cell: CellTarget, eventId: string, sourceCell: string, seatIds: string[]): Promise<BlockedSeatsAnswer>;
+  unblock(cell: CellTarget, eventId: string, sourceCell: string, seatIds: string[]): Promise<BlockedSeatsAnswer>;
   blocked(cell: CellTarget, eventId: string, sourceCell: string): Promise<string[]>;
 }
 
@@ -71,8 +59,9 @@ export function createEvacuationCellClient(o: { token: string; timeoutMs: number
   }
   const ev = (eventId: string) => `/internal/events/${encodeURIComponent(eventId)}`;
   return {
-    freeze: (cell, eventId) => call(cell, 'PUT', `${ev(eventId)}/sales-freeze`, Frozen),
-    unfreeze: (cell, eventId, status) => call(cell, 'DELETE', `${ev(eventId)}/sales-freeze?status=${status}`, Frozen),
+    freeze: (cell, eventId) => call(cell, 'PUT', `${ev(eventId)}/sales-freeze`, EvacuationFreeze),
+    unfreeze: (cell, eventId, status) =>
+      call(cell, 'DELETE', `${ev(eventId)}/sales-freeze?status=${status}`, EvacuationFreeze),
     ready: async (cell) => {
       try {
         const res = await fetch(`${cell.baseUrl.replace(/\/+$/, '')}/readyz`, {
@@ -86,16 +75,16 @@ export function createEvacuationCellClient(o: { token: string; timeoutMs: number
     },
     ledger: (cell, eventId) => call(cell, 'GET', `${ev(eventId)}/ledger`, LedgerView),
     block: (cell, eventId, sourceCell, seatIds) =>
-      call(cell, 'POST', `${ev(eventId)}/blocked-seats`, Blocked, { sourceCell, seatIds }),
+      call(cell, 'POST', `${ev(eventId)}/blocked-seats`, BlockedSeatsAnswer, { sourceCell, seatIds }),
     unblock: (cell, eventId, sourceCell, seatIds) =>
-      call(cell, 'POST', `${ev(eventId)}/blocked-seats/release`, Blocked, { sourceCell, seatIds }),
+      call(cell, 'POST', `${ev(eventId)}/blocked-seats/release`, BlockedSeatsAnswer, { sourceCell, seatIds }),
     blocked: async (cell, eventId, sourceCell) =>
       (
         await call(
           cell,
           'GET',
           `${ev(eventId)}/blocked-seats?sourceCell=${encodeURIComponent(sourceCell)}`,
-          BlockedList,
+          BlockedSeatsList,
         )
       ).seatIds,
   };

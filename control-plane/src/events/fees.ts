@@ -68,7 +68,7 @@ export async function setTierFees({
     );
     await client.query(
       `update onsales set load_status = 'pending', next_load_at = $2, load_attempts = 0, load_lease_until = null
-        where event_id = $1 and load_status in ('loaded', 'failed')`,
+        where event_id = $1 and load_status in ('loaded', 'failed', 'gave_up')`,
       [ev.id, ctx.clock.now()],
     );
     await client.query('commit');

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import type { EventRow } from '../db/schema';
+import { type EventRow, LOAD_STATUSES } from '../db/schema';
 
 export const EventIdParam = z.object({
   eventId: z
@@ -139,7 +139,7 @@ export const OnsaleSchema = z
     holdTtlSeconds: z.number().int(),
     ready: z.boolean(),
     load: z.object({
-      status: z.enum(['pending', 'loading', 'loaded', 'failed']),
+      status: z.enum(LOAD_STATUSES),
       attempts: z.number().int(),
       lastError: z.string().nullable(),
       lastAttemptAt: z.string().nullable(),

@@ -103,7 +103,9 @@ const backoff = (ctx: Services, attempts: number) =>
 /**
  * One load attempt, claimed with a lease so two schedulers never load the same event at once.
  * The outcome is recorded on the onsale: loaded (ready), or failed with the error, the attempt
- * count and the time of the next retry (exponential backoff). Never silent.
+ * count and the time of the next retry (exponential backoff), or, after LOAD_MAX_ATTEMPTS
+ * failures in a row, gave_up: the scheduler stops and the console shows the last error until an
+ * operator retries (`force`) or the promoter schedules again. Never silent, never forever.
  */
 export async function attemptLoad({
   ctx,
@@ -122,7 +124,9 @@ export async function attemptLoad({
       and(
         eq(onsales.eventId, eventId),
         or(
-          and(inArray(onsales.loadStatus, ['pending', 'failed']), force ? undefined : lte(onsales.nextLoadAt, now)),
+          force
+            ? inArray(onsales.loadStatus, ['pending', 'failed', 'gave_up'])
+            : and(inArray(onsales.loadStatus, ['pending', 'failed']), lte(onsales.nextLoadAt, now)),
           and(eq(onsales.loadStatus, 'loading'), lte(onsales.loadLeaseUntil, now)),
         ),
       ),
@@ -151,10 +155,11 @@ export async function attemptLoad({
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     const next = new Date(ctx.clock.now().getTime() + backoff(ctx, attempts));
+    const gaveUp = attempts >= ctx.config.LOAD_MAX_ATTEMPTS;
     const [row] = await ctx.db
       .update(onsales)
       .set({
-        loadStatus: 'failed',
+        loadStatus: gaveUp ? 'gave_up' : 'failed',
         loadAttempts: attempts,
         lastLoadError: message.slice(0, 1000),
         nextLoadAt: next,
@@ -162,12 +167,14 @@ export async function attemptLoad({
       })
       .where(and(eq(onsales.eventId, eventId), eq(onsales.loadStatus, 'loading')))
       .returning();
-    ctx.log.warn('event load failed; will retry', {
-      eventId,
-      attempts,
-      nextAttemptAt: next.toISOString(),
-      error: message,
-    });
+    if (gaveUp) ctx.log.error('event load gave up; an operator must retry it', { eventId, attempts, error: message });
+    else
+      ctx.log.warn('event load failed; will retry', {
+        eventId,
+        attempts,
+        nextAttemptAt: next.toISOString(),
+        error: message,
+      });
     return row ?? null;
   }
 }

@@ -92,7 +92,9 @@ export async function scheduleOnsale({
       .values({ eventId: ev.id, ...values, loadStatus: 'pending', nextLoadAt: ctx.clock.now() })
       .onConflictDoUpdate({
         target: onsales.eventId,
-        set: reload ? { ...values, loadStatus: 'pending', nextLoadAt: ctx.clock.now(), loadLeaseUntil: null } : values,
+        set: reload
+          ? { ...values, loadStatus: 'pending', loadAttempts: 0, nextLoadAt: ctx.clock.now(), loadLeaseUntil: null }
+          : values,
       })
       .returning();
     const rate = initialRate(ctx, floor, input.maxReleaseRate);

@@ -30,7 +30,7 @@ export async function runSchedulerTick(ctx: Services) {
   for (const { eventId } of due) {
     const r = await attemptLoad({ ctx, eventId });
     if (r?.loadStatus === 'loaded') summary.loaded++;
-    else if (r?.loadStatus === 'failed') summary.loadFailed++;
+    else if (r?.loadStatus === 'failed' || r?.loadStatus === 'gave_up') summary.loadFailed++;
   }
 
   const opening = await ctx.db

@@ -1,4 +1,11 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import {
+  BlockedSeatsAnswer,
+  BlockedSeatsList,
+  BlockedSeatsRequest,
+  EvacuationFreeze,
+  LedgerView,
+} from '@onsale/contracts';
 import type { Context } from 'hono';
 import type { CellContext } from '../../context';
 import { blockedSeats, blockSeats, freezeSales, ledgerView, unblockSeats, unfreezeSales } from '../../inventory/freeze';
@@ -13,18 +20,6 @@ import { EventParams, errors, internalSecurity } from './schemas';
  * writes), answer and the domain verb it calls; the shared parts (internal auth, body limit, the
  * event id, error answers) are added once below.
  */
-
-const Frozen = z.object({ eventId: z.string(), frozen: z.boolean() });
-const SeatList = z.object({ sourceCell: z.string().min(1), seatIds: z.array(z.string().uuid()).max(200_000) });
-const BlockAnswer = z.object({ eventId: z.string(), blocked: z.number() });
-const Ledger = z.object({
-  eventId: z.string(),
-  frozen: z.boolean(),
-  occupiedSeatIds: z.array(z.string()),
-  ticketedSeats: z.number(),
-  activeHolds: z.number(),
-  openOrders: z.number(),
-});
 
 interface Spec<I extends z.ZodObject | undefined, A extends z.ZodTypeAny> {
   method: 'get' | 'put' | 'post' | 'delete';
@@ -76,7 +71,7 @@ export const evacuationRoutes = [
     method: 'put',
     path: '/sales-freeze',
     summary: 'Freeze the event: new holds are refused (event_moving); holds already committed carry on. Idempotent',
-    answer: Frozen,
+    answer: EvacuationFreeze,
     errors: [401, 404, 409, 503],
     run: (ctx, eventId) => freezeSales(ctx, eventId),
   }),
@@ -85,7 +80,7 @@ export const evacuationRoutes = [
     path: '/sales-freeze',
     summary: "Lift the freeze to the sale's state in the control plane (on_sale or paused). Idempotent",
     input: z.object({ status: z.enum(['on_sale', 'paused']) }),
-    answer: Frozen,
+    answer: EvacuationFreeze,
     errors: [400, 401, 404, 503],
     run: (ctx, eventId, q) => unfreezeSales(ctx, eventId, q.status),
   }),
@@ -93,7 +88,7 @@ export const evacuationRoutes = [
     method: 'get',
     path: '/ledger',
     summary: "The event's seats sold or held here, and what is still in flight",
-    answer: Ledger,
+    answer: LedgerView,
     errors: [401, 404],
     run: (ctx, eventId) => ledgerView(ctx, eventId),
   }),
@@ -101,8 +96,8 @@ export const evacuationRoutes = [
     method: 'post',
     path: '/blocked-seats',
     summary: 'Block seats the source cell sold or holds. Idempotent',
-    input: SeatList,
-    answer: BlockAnswer,
+    input: BlockedSeatsRequest,
+    answer: BlockedSeatsAnswer,
     errors: [400, 401, 404, 413, 503],
     run: async (ctx, eventId, b) => ({
       eventId,
@@ -113,8 +108,8 @@ export const evacuationRoutes = [
     method: 'post',
     path: '/blocked-seats/release',
     summary: 'Release blocked seats the source reports free. Idempotent',
-    input: SeatList,
-    answer: BlockAnswer,
+    input: BlockedSeatsRequest,
+    answer: BlockedSeatsAnswer,
     errors: [400, 401, 413, 503],
     run: async (ctx, eventId, b) => ({
       eventId,
@@ -126,7 +121,7 @@ export const evacuationRoutes = [
     path: '/blocked-seats',
     summary: 'Seats blocked here for a source cell',
     input: z.object({ sourceCell: z.string().min(1) }),
-    answer: z.object({ eventId: z.string(), seatIds: z.array(z.string()) }),
+    answer: BlockedSeatsList,
     errors: [400, 401],
     run: async (ctx, eventId, q) => ({ eventId, seatIds: await blockedSeats(ctx, eventId, q.sourceCell) }),
   }),

@@ -21,6 +21,7 @@ export const ticketsPdfRoute = createRoute({
     401: ticketErrors[401],
     404: ticketErrors[404],
     410: ticketErrors[410],
+    503: ticketErrors[503],
   },
 });
 

@@ -30,6 +30,7 @@ export const voidListRoute = createRoute({
     200: { description: 'The signed void list', content: { 'application/jwt': { schema: z.string() } } },
     400: errors[400],
     404: errors[404],
+    503: errors[503],
   },
 });
 

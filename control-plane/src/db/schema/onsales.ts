@@ -4,7 +4,8 @@ import { check, index, integer, pgTable, text, uuid } from 'drizzle-orm/pg-core'
 import { timestamps, tstz } from './columns';
 import { events } from './events';
 
-export const LOAD_STATUSES = ['pending', 'loading', 'loaded', 'failed'] as const;
+/** `gave_up`: LOAD_MAX_ATTEMPTS failed in a row; only an operator's retry or a new schedule tries again. */
+export const LOAD_STATUSES = ['pending', 'loading', 'loaded', 'failed', 'gave_up'] as const;
 export type LoadStatus = (typeof LOAD_STATUSES)[number];
 
 export const onsales = pgTable(
