@@ -89,9 +89,15 @@ export async function ensureBundles(root = process.cwd(), log: (line: string) =>
 }
 
 /** The command that runs `entry` from its bundle, as the image does, or undefined for an entry no task runs. */
+/**
+ * The command that runs a process from its bundle. With ONSALE_CPU_PROF_DIR set (profiling a
+ * benchmark), each process writes a V8 CPU profile there when it exits.
+ */
 export function bundleCommand(entry: string, root = process.cwd()): string[] | undefined {
   const name = PROCESS_NAMES.find((n) => PROCESSES[n].entry === entry) as ProcessName | undefined;
-  return name ? [process.execPath, resolve(root, bundlePath(name))] : undefined;
+  const profile = process.env.ONSALE_CPU_PROF_DIR;
+  const flags = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
+  return name ? [process.execPath, ...flags, resolve(root, bundlePath(name))] : undefined;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -90,7 +90,8 @@ async function holdGa(buyer: Awaited<ReturnType<typeof admittedBuyer>>, body: un
     try {
       const res = await buyer.holdRaw(JSON.stringify(body), key);
       const text = await res.text();
-      if ((res.status !== 503 && res.status !== 504) || attempt >= 5) return new Response(text, { status: res.status, headers: res.headers });
+      if ((res.status !== 503 && res.status !== 504) || attempt >= 5)
+        return new Response(text, { status: res.status, headers: res.headers });
       await new Promise((r) => setTimeout(r, 200 * attempt));
     } catch (err) {
       if (attempt >= 5) throw err;
