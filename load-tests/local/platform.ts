@@ -4,7 +4,7 @@ import { seedDemo } from '../../scripts/local-platform/demo';
 import { repoRoot, startPlatform } from '../../scripts/local-platform/launch';
 import { createTestDatabase, type TestDatabase } from '../../test/support/db';
 import { dropCellTopics, uniqueCellId } from '../../test/support/kafka';
-import { serviceEnv } from '../../test/support/services';
+import { platformServices } from '../../test/support/services';
 
 /**
  * The platform the load scenarios run against: every process `scripts/platform up` starts, from its
@@ -13,7 +13,6 @@ import { serviceEnv } from '../../test/support/services';
  * event with seats for the hot section and the soak. `stop()` ends every process and drops what it made.
  */
 export async function startLoadPlatform() {
-  const env = serviceEnv();
   const dbs: TestDatabase[] = [];
   const db = async (prefix: string) => {
     const d = await createTestDatabase(prefix);
@@ -34,17 +33,7 @@ export async function startLoadPlatform() {
     platform = await startPlatform({
       cells: [{ id: cellId, databaseUrl: cell.url }],
       controlPlaneDatabaseUrl: controlPlane.url,
-      services: {
-        redisUrl: env.REDIS_URL!,
-        kafkaBrokers: env.KAFKA_BROKERS!,
-        s3: {
-          endpoint: env.S3_ENDPOINT!,
-          bucket: env.S3_BUCKET!,
-          region: env.S3_REGION!,
-          accessKeyId: env.S3_ACCESS_KEY_ID!,
-          secretAccessKey: env.S3_SECRET_ACCESS_KEY!,
-        },
-      },
+      services: platformServices(),
       reporting: { prefix: `${run}/`, groupPrefix: `reporting-${run}` },
       logDir: resolve(repoRoot, `.data/load/${run}`),
       report: () => {},

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { cellTopics, createLogger, parseEnv } from '@onsale/contracts';
+import { cellTopics, createLogger } from '@onsale/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildEventLoad } from '../../control-plane/src/onsale/load';
 import type { Emulator } from '../../stripe-emulator/src/index';
@@ -10,7 +10,6 @@ import { startIdentity, type TestIdentity } from '../../test/support/identity';
 import { dropCellTopics, eventually, provisionCellTopics, uniqueCellId } from '../../test/support/kafka';
 import { orderStatus } from '../../test/support/saga';
 import { loadIntoCell } from '../../test/support/seed';
-import { serviceEnv } from '../../test/support/services';
 import {
   newWebhookSecret,
   payInBrowser,
@@ -20,11 +19,10 @@ import {
   stripeClient,
 } from '../../test/support/stripe';
 import { startCellWorkers } from '../../test/support/workers';
-import { ReportingConfig } from '../src/config';
 import { decodeFacts } from '../src/parquet';
 import { startReporter } from '../src/reporter';
 import type { ObjectStore } from '../src/s3';
-import { settledObjects } from './objects';
+import { settledObjects, testReporterConfig } from './support';
 
 let h: Harness;
 let identity: TestIdentity;
@@ -43,16 +41,7 @@ let crashesLeft = 0;
 let crashed = 0;
 
 const config = (groupPrefix: string) =>
-  parseEnv(ReportingConfig, {
-    ...serviceEnv(),
-    DATABASE_URL_CONTROL_PLANE: h.config.DATABASE_URL_CONTROL_PLANE,
-    REPORTING_PREFIX: prefix,
-    REPORTING_GROUP_PREFIX: groupPrefix,
-    FLUSH_MAX_MESSAGES: '7',
-    FLUSH_MAX_AGE_MS: '300',
-    REGISTRY_POLL_MS: '300',
-    LOG_LEVEL: 'error',
-  });
+  testReporterConfig({ controlPlaneDatabaseUrl: h.config.DATABASE_URL_CONTROL_PLANE, prefix, groupPrefix });
 
 let nextSeat = 0;
 async function hold(n: number) {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createLogger, parseEnv } from '@onsale/contracts';
+import { createLogger } from '@onsale/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withWriteTx } from '../../cell/src/db/tx';
 import { appendEvent } from '../../cell/src/outbox/append';
@@ -11,14 +11,12 @@ import { startIdentity, type TestIdentity } from '../../test/support/identity';
 import { dropCellTopics, eventually, provisionCellTopics, uniqueCellId } from '../../test/support/kafka';
 import { envelope, inject, orderStatus, outboxEvents, recordPaymentIntent } from '../../test/support/saga';
 import { loadIntoCell } from '../../test/support/seed';
-import { serviceEnv } from '../../test/support/services';
 import { startCellWorkers, workerContext } from '../../test/support/workers';
-import { ReportingConfig } from '../src/config';
 import { decodeFacts } from '../src/parquet';
 import { rebuildProjections } from '../src/rebuild';
 import { startReporter } from '../src/reporter';
 import type { ObjectStore } from '../src/s3';
-import { settledObjects } from './objects';
+import { settledObjects, testReporterConfig } from './support';
 
 let h: Harness;
 let identity: TestIdentity;
@@ -28,16 +26,7 @@ const started: { cell: TestCell; workers: Awaited<ReturnType<typeof startCellWor
 const reporters: Awaited<ReturnType<typeof startReporter>>[] = [];
 
 const config = (groupPrefix: string) =>
-  parseEnv(ReportingConfig, {
-    ...serviceEnv(),
-    DATABASE_URL_CONTROL_PLANE: h.config.DATABASE_URL_CONTROL_PLANE,
-    REPORTING_PREFIX: prefix,
-    REPORTING_GROUP_PREFIX: groupPrefix,
-    FLUSH_MAX_MESSAGES: '7',
-    FLUSH_MAX_AGE_MS: '300',
-    REGISTRY_POLL_MS: '300',
-    LOG_LEVEL: 'error',
-  });
+  testReporterConfig({ controlPlaneDatabaseUrl: h.config.DATABASE_URL_CONTROL_PLANE, prefix, groupPrefix });
 
 /** A registered, running cell selling one event of the tenant (its seat map from the control plane). */
 async function sellingCell(token: string) {

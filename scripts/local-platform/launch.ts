@@ -8,6 +8,7 @@ import { CELL_ROLE_NAMES, CELL_ROLES, type CellRoleName } from '../../cell/src/r
 import { bundleCommand, ensureBundles } from '../bundle';
 import { repoRoot, startProcess } from './process';
 import { prometheusSetup, type ScrapeJob } from './prometheus';
+import type { PlatformServices } from './services';
 import { type Supervised, supervise } from './supervisor';
 
 /** Every process role a cell runs; each is its own entry point and OS process. */
@@ -16,7 +17,7 @@ export interface PlatformOptions {
   /** Cell ids; each gets its own database, topics and processes. */
   cells: { id: string; databaseUrl: string }[];
   controlPlaneDatabaseUrl: string;
-  services: { redisUrl: string; kafkaBrokers: string; s3: S3Service };
+  services: PlatformServices;
   /**
    * Where the reporting consumer writes inside the bucket and the prefix of its consumer groups:
    * platforms sharing one broker and one bucket (the e2e tests) each keep their own.
@@ -40,15 +41,6 @@ export interface PlatformOptions {
    * servers (the Stripe emulator, the identity issuer) have no bundle and always run under tsx.
    */
   runtime?: 'bundle' | 'tsx';
-}
-
-/** The S3-compatible store the reporting consumer writes its facts to (scripts/services' `S3_*`). */
-export interface S3Service {
-  endpoint: string;
-  bucket: string;
-  region: string;
-  accessKeyId: string;
-  secretAccessKey: string;
 }
 
 export interface CellHandle {

@@ -7,6 +7,7 @@ import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { seedDemo } from './demo';
 import { repoRoot, startPlatform } from './launch';
+import { servicesFrom } from './services';
 import { defaultStateFile } from './status';
 
 const env = process.env;
@@ -23,17 +24,7 @@ const platform = await startPlatform({
     { id: 'cell-2', databaseUrl: need('DATABASE_URL_CELL_2') },
   ],
   controlPlaneDatabaseUrl: need('DATABASE_URL_CONTROL_PLANE'),
-  services: {
-    redisUrl: need('REDIS_URL'),
-    kafkaBrokers: need('KAFKA_BROKERS'),
-    s3: {
-      endpoint: need('S3_ENDPOINT'),
-      bucket: need('S3_BUCKET'),
-      region: need('S3_REGION'),
-      accessKeyId: need('S3_ACCESS_KEY_ID'),
-      secretAccessKey: need('S3_SECRET_ACCESS_KEY'),
-    },
-  },
+  services: servicesFrom(need),
   logDir: resolve(repoRoot, '.data/platform/logs'),
   ports: { router: 8080, controlPlane: 4000, identity: 4100, stripe: 12111, cells: [8101, 8102] },
   stateFile: defaultStateFile,

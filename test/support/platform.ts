@@ -4,7 +4,7 @@ import { seedDemo } from '../../scripts/local-platform/demo';
 import { repoRoot, startPlatform } from '../../scripts/local-platform/launch';
 import { createTestDatabase, type TestDatabase } from './db';
 import { dropCellTopics, uniqueCellId } from './kafka';
-import { serviceEnv } from './services';
+import { platformServices } from './services';
 
 /**
  * The whole platform as `scripts/platform up` runs it, on fresh databases and cell ids of its
@@ -25,7 +25,6 @@ export async function startTestPlatform(options: {
   /** A real Prometheus scraping every process, with these rule files. */
   prometheus?: { ruleFiles?: string[] };
 }) {
-  const env = serviceEnv();
   const dbs: TestDatabase[] = [];
   const db = async (prefix: string) => {
     const d = await createTestDatabase(prefix);
@@ -40,17 +39,7 @@ export async function startTestPlatform(options: {
   const platform = await startPlatform({
     cells: cells.map(({ id, databaseUrl }) => ({ id, databaseUrl })),
     controlPlaneDatabaseUrl: controlPlane.url,
-    services: {
-      redisUrl: env.REDIS_URL!,
-      kafkaBrokers: env.KAFKA_BROKERS!,
-      s3: {
-        endpoint: env.S3_ENDPOINT!,
-        bucket: env.S3_BUCKET!,
-        region: env.S3_REGION!,
-        accessKeyId: env.S3_ACCESS_KEY_ID!,
-        secretAccessKey: env.S3_SECRET_ACCESS_KEY!,
-      },
-    },
+    services: platformServices(),
     reporting: { prefix: `${run}/`, groupPrefix: `reporting-${run}` },
     logDir: resolve(repoRoot, `.data/e2e/${run}`),
     stateFile: options.stateFile,

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type PlatformServices, servicesFrom } from '../../scripts/local-platform/services';
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -17,4 +18,14 @@ export function serviceEnv(): Record<string, string> {
   for (const k of Object.keys(env)) if (process.env[k]) env[k] = process.env[k]!;
   if (!env.ONSALE_PG_URL) throw new Error('services are not up: run `bash scripts/services up` first');
   return env;
+}
+
+/** The services as the platform launcher takes them, from `serviceEnv()`. */
+export function platformServices(): PlatformServices {
+  const env = serviceEnv();
+  return servicesFrom((name) => {
+    const value = env[name];
+    if (!value) throw new Error(`${name} is not in .data/services.env: run \`bash scripts/services up\``);
+    return value;
+  });
 }

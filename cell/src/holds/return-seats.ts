@@ -1,11 +1,10 @@
-import { metrics } from '@onsale/contracts';
-import { sql } from 'drizzle-orm';
 import type { CellContext } from '../context';
 import type { Tx } from '../db/client';
 import { withWriteTx } from '../db/tx';
 import { DomainError } from '../errors';
-import { salesStatusOf } from '../inventory/sales-status';
-import { type LockedOrder, lockOrder, setOrderStatus } from '../orders/orders';
+import { correlationOf, salesStatusOf } from '../inventory/sales-status';
+import { type LockedOrder, lockOrder } from '../orders/orders';
+import { requestRefund, voidTickets } from '../orders/request-refund';
 import { appendEvent, type Causation } from '../outbox/append';
 import { releaseHoldSeats } from './release-seats';
 
@@ -27,21 +26,10 @@ export async function refundPaidOrder(
       throw new DomainError('order_not_releasable', `an order in status ${order.status} has no payment to refund`, {
         status: order.status,
       });
-    const pay = await tx.execute<{ payment_intent_id: string; correlation_id: string }>(sql`
-      SELECT p.payment_intent_id, o.correlation_id FROM payments p JOIN orders o ON o.id = p.order_id
-       WHERE p.order_id = ${order.id}`);
-    const payment = pay.rows[0];
-    if (!payment) throw new Error(`order ${order.id} is ${order.status} without a payment`);
-    const cause = { cellId: ctx.cellId, correlationId: payment.correlation_id, causationId: input.correlationId };
-    await setOrderStatus(tx, order, 'refunding', input.reason);
-    metrics.compensations.inc({ kind: 'refund' });
-    await appendEvent(tx, cause, 'RefundRequested', order.id, {
-      orderId: order.id,
-      paymentIntentId: payment.payment_intent_id,
-      amount: order.amount,
-      reason: input.reason,
-    });
-    await tx.execute(sql`UPDATE tickets SET voided_at = now() WHERE order_id = ${order.id} AND voided_at IS NULL`);
+    // The refund continues the order's own saga: its correlation id, caused by this request.
+    const correlationId = await correlationOf(tx, order.id, input.correlationId);
+    const cause = { cellId: ctx.cellId, correlationId, causationId: input.correlationId };
+    await requestRefund(tx, cause, order, input.reason);
     return { orderId: order.id, status: order.status };
   });
 }
@@ -56,7 +44,7 @@ export async function returnRefundedSeats(tx: Tx, cause: Causation, order: Locke
   if ((await salesStatusOf(tx, order.event_id)) === 'canceled') return false;
   const released = await releaseHoldSeats(tx, order.id, ['confirmed']);
   if (!released) return false;
-  await tx.execute(sql`UPDATE tickets SET voided_at = now() WHERE order_id = ${order.id} AND voided_at IS NULL`);
+  await voidTickets(tx, order.id);
   await appendEvent(tx, cause, 'HoldReleased', order.id, { orderId: order.id, ...released, reason: 'refunded' });
   return true;
 }

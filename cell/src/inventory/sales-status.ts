@@ -1,4 +1,3 @@
-import { metrics } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import type { CellContext } from '../context';
 import type { Tx } from '../db/client';
@@ -7,6 +6,7 @@ import { DomainError } from '../errors';
 import { releaseHoldSeats } from '../holds/release-seats';
 import { requestAuthorizationCancel } from '../orders/cancel-authorization';
 import { type LockedOrder, lockOrder, setOrderStatus } from '../orders/orders';
+import { requestRefund } from '../orders/request-refund';
 import { appendEvent, type Causation } from '../outbox/append';
 import { MOVING } from './freeze';
 
@@ -104,7 +104,8 @@ async function cancelBatch(tx: Tx, cause: Causation, eventId: string, after: str
   return out;
 }
 
-async function correlationOf(tx: Tx, orderId: string, fallback: string): Promise<string> {
+/** The saga an order belongs to, for events caused from outside it (a promoter's call, a cancel). */
+export async function correlationOf(tx: Tx, orderId: string, fallback: string): Promise<string> {
   const r = await tx.execute<{ correlation_id: string }>(sql`SELECT correlation_id FROM orders WHERE id = ${orderId}`);
   return r.rows[0]?.correlation_id ?? fallback;
 }
@@ -122,29 +123,9 @@ export async function cancelUnpaid(tx: Tx, cause: Causation, order: LockedOrder,
   return released !== null;
 }
 
-/**
- * A paid order of a cancelled event: refunding, RefundRequested (the payment worker refunds with
- * an idempotency key of its own), tickets voided. Returns the number of tickets voided.
- */
-export async function refundForCancel(tx: Tx, cause: Causation, order: LockedOrder): Promise<number> {
-  const pay = await tx.execute<{ payment_intent_id: string }>(
-    sql`SELECT payment_intent_id FROM payments WHERE order_id = ${order.id}`,
-  );
-  const pi = pay.rows[0]?.payment_intent_id;
-  if (!pi) throw new Error(`order ${order.id} is ${order.status} without a payment`);
-  await setOrderStatus(tx, order, 'refunding', 'event_canceled');
-  metrics.compensations.inc({ kind: 'refund' });
-  await appendEvent(tx, cause, 'RefundRequested', order.id, {
-    orderId: order.id,
-    paymentIntentId: pi,
-    amount: order.amount,
-    reason: 'event_canceled',
-  });
-  const voided = await tx.execute(
-    sql`UPDATE tickets SET voided_at = now() WHERE order_id = ${order.id} AND voided_at IS NULL`,
-  );
-  return voided.rowCount ?? 0;
-}
+/** A paid order of a cancelled event is refunded. Returns the number of tickets voided. */
+export const refundForCancel = (tx: Tx, cause: Causation, order: LockedOrder): Promise<number> =>
+  requestRefund(tx, cause, order, 'event_canceled');
 
 /** The event's sale status, read inside the caller's transaction. */
 export async function salesStatusOf(tx: Tx, eventId: string): Promise<SalesStatus | undefined> {

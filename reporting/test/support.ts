@@ -1,4 +1,24 @@
+import { parseEnv } from '@onsale/contracts';
+import { serviceEnv } from '../../test/support/services';
+import { ReportingConfig } from '../src/config';
 import type { ObjectStore } from '../src/s3';
+
+/**
+ * A reporting consumer's configuration for a test: the local services, the test's control-plane
+ * database, its own object prefix and consumer groups, and small batches flushed quickly.
+ */
+export function testReporterConfig(o: { controlPlaneDatabaseUrl: string; prefix: string; groupPrefix: string }) {
+  return parseEnv(ReportingConfig, {
+    ...serviceEnv(),
+    DATABASE_URL_CONTROL_PLANE: o.controlPlaneDatabaseUrl,
+    REPORTING_PREFIX: o.prefix,
+    REPORTING_GROUP_PREFIX: o.groupPrefix,
+    FLUSH_MAX_MESSAGES: '7',
+    FLUSH_MAX_AGE_MS: '300',
+    REGISTRY_POLL_MS: '300',
+    LOG_LEVEL: 'error',
+  });
+}
 
 /**
  * The local S3 server is not S3: it overwrites an object in place, so a read racing a replay's
