@@ -12,11 +12,6 @@ afterAll(async () => {
   await t?.stop();
 });
 
-async function seatsOf(eventId: string): Promise<string[]> {
-  const res = await fetch(`${t.platform.urls.router}/events/${eventId}/availability`);
-  return ((await res.json()) as { availableSeatIds: string[] }).availableSeatIds;
-}
-
 async function counters() {
   return (await (await fetch(`${t.platform.urls.stripe}/__emulator/counters`)).json()) as {
     paymentIntentsCreated: number;
@@ -27,8 +22,8 @@ async function counters() {
 describe('blast radius: one cell stops in the middle of its onsale', () => {
   it('the other cell keeps selling, the stopped one answers 503, and after a restart it finishes every paid order', async () => {
     const [a, b] = t.demo.events;
-    const seatsA = await seatsOf(a!.eventId);
-    const seatsB = await seatsOf(b!.eventId);
+    const seatsA = await t.seatsOf(a!.eventId);
+    const seatsB = await t.seatsOf(b!.eventId);
 
     // A buyer on cell b holds seats and has the payment form open when the cell goes down.
     const stranded = await shopper(t.platform, b!.eventId, 'fan-stranded');

@@ -33,21 +33,6 @@ const createEvent = (cellId: string, name: string, seats: number, onsale = true)
 const api = <T>(method: string, path: string, token: string, body?: unknown) =>
   controlPlaneCall<T>(t, method, path, token, body);
 
-async function directory() {
-  const res = await fetch(`${t.platform.urls.controlPlane}/directory`);
-  return (await res.json()) as {
-    events: { eventId: string; cellId: string; moving?: boolean }[];
-    cells: { id: string; status: string }[];
-  };
-}
-
-async function seatsOf(eventId: string): Promise<string[]> {
-  const res = await fetch(`${t.platform.urls.router}/events/${eventId}/availability`);
-  return ((await res.json()) as { availableSeatIds: string[] }).availableSeatIds;
-}
-
-const allCells = () => t.platform.cells.map((c) => ({ id: c.id, db: t.cellDb(c.id) }));
-
 beforeAll(async () => {
   t = await startTestPlatform({ seatsPerEvent: 30, maxReleaseRate: 50, holdTtlSeconds: 30, cellCount: 3 });
   [A, B, C] = t.platform.cells.map((c) => c.id) as [string, string, string];
@@ -129,7 +114,7 @@ describe('evacuating a whole cell with the operators’ tool', () => {
     const stop = { done: false };
     const live: ReturnType<typeof keepBuying>[] = [];
     for (const [i, eventId] of sourceEvents.entries()) {
-      const seats = await seatsOf(eventId);
+      const seats = await t.seatsOf(eventId);
       const s = await shopper(t.platform, eventId, `cell-fan-${i}`);
       await s.admit();
       const res = await s.hold(seats.slice(0, 2), randomUUID());
@@ -162,7 +147,7 @@ describe('evacuating a whole cell with the operators’ tool', () => {
 
     await Promise.all(live.map((l) => l.run));
 
-    const dir = await directory();
+    const dir = await t.directory();
     const placed = sourceEvents.map((id) => dir.events.find((e) => e.eventId === id)!.cellId);
     expect(placed.filter((c) => c === B)).toHaveLength(2);
     expect(placed.filter((c) => c === C)).toHaveLength(1);
@@ -193,7 +178,7 @@ describe('evacuating a whole cell with the operators’ tool', () => {
       expect(tickets).toHaveLength(2);
       const audit = await auditEvent({
         eventId: p.eventId,
-        cells: allCells(),
+        cells: t.cells(),
         ownerCell: placed[i]!,
         stripeUrl: t.platform.urls.stripe,
       });
@@ -251,7 +236,7 @@ describe('evacuating a whole cell with the operators’ tool', () => {
     await fan.until(orderId, ['ticketed']);
     const audit = await auditEvent({
       eventId: home,
-      cells: allCells(),
+      cells: t.cells(),
       ownerCell: A,
       stripeUrl: t.platform.urls.stripe,
     });
@@ -275,6 +260,6 @@ describe('evacuating a whole cell with the operators’ tool', () => {
     expect(viaApi.step).toBe('done');
     const listed = await api<{ moves: { id: string }[] }>('GET', `/operator/evacuations?cellId=${A}`, t.demo.operator);
     expect(listed.moves.map((m) => m.id)).toContain(viaApi.id);
-    expect((await directory()).events.find((e) => e.eventId === second)?.cellId).toBe(A);
+    expect((await t.directory()).events.find((e) => e.eventId === second)?.cellId).toBe(A);
   });
 });

@@ -1,17 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { createLogger } from '@onsale/contracts';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHttpCellClient } from '../../control-plane/src/cells/client';
-import { createDb } from '../../control-plane/src/db/client';
 import type { EventMove, MoveStep } from '../../control-plane/src/db/schema';
-import { createEvacuationCellClient } from '../../control-plane/src/evacuation/cell-calls';
 import { MoverCrash, type MoverDeps, planMove, runMove } from '../../control-plane/src/evacuation/move';
-import { systemClock } from '../../control-plane/src/lib/clock';
 import { devToken } from '../../scripts/local-platform/demo';
-import { auditEvent, createOnsaleEvent, evacuateTool, keepBuying, pauseReport } from '../support/audit';
+import { auditEvent, createOnsaleEvent, evacuateTool, keepBuying, pauseReport, testMover } from '../support/audit';
 import { startTestPlatform, type TestPlatform } from '../support/platform';
-import { serviceEnv } from '../support/services';
 import { shopper } from '../support/shopper';
 
 /**
@@ -25,48 +18,21 @@ const HOLD_TTL = 30;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let t: TestPlatform;
-let pool: ReturnType<typeof createDb>['pool'];
-let redis: Redis;
-let baseDeps: MoverDeps;
+let mover: ReturnType<typeof testMover>;
 let operator: string;
 
 beforeAll(async () => {
   t = await startTestPlatform({ seatsPerEvent: 40, maxReleaseRate: 50, holdTtlSeconds: HOLD_TTL });
-  const created = createDb(t.controlPlaneDb.url, 4);
-  pool = created.pool;
-  redis = new Redis(serviceEnv().REDIS_URL!);
-  baseDeps = {
-    db: created.db,
-    redis,
-    prefix: t.reportingPrefix.replace(/\/$/, ':'),
-    log: createLogger({ service: 'evacuation-test' }, 'warn'),
-    clock: systemClock,
-    cells: createHttpCellClient({ token: t.platform.internalToken, timeoutMs: 15_000 }),
-    evac: createEvacuationCellClient({ token: t.platform.internalToken, timeoutMs: 15_000 }),
-    claimWindowSeconds: 60,
-    pollMs: 100,
-  };
+  mover = testMover(t);
+
   operator = await devToken(t.platform.urls.identity, { kind: 'operator', sub: 'sre-on-call' });
 });
 afterAll(async () => {
-  await pool?.end();
-  redis?.disconnect();
+  await mover?.close();
   await t?.stop();
 });
 
 const router = () => t.platform.urls.router;
-const cellsOf = () => t.platform.cells.map((c) => ({ id: c.id, db: t.cellDb(c.id) }));
-
-async function seatsOf(eventId: string): Promise<string[]> {
-  const res = await fetch(`${router()}/events/${eventId}/availability`);
-  return ((await res.json()) as { availableSeatIds: string[] }).availableSeatIds;
-}
-
-async function directoryEntry(eventId: string) {
-  const res = await fetch(`${t.platform.urls.controlPlane}/directory`);
-  const dir = (await res.json()) as { events: { eventId: string; cellId: string; moving?: boolean }[] };
-  return dir.events.find((e) => e.eventId === eventId);
-}
 
 const operatorApi = (method: string, path: string, body?: unknown) =>
   fetch(`${t.platform.urls.controlPlane}${path}`, {
@@ -78,28 +44,12 @@ const operatorApi = (method: string, path: string, body?: unknown) =>
     body: body === undefined ? undefined : JSON.stringify(body),
   });
 
-async function orderStatus(cellId: string, orderId: string) {
-  const rows = await t.cellDb(cellId).query<{ status: string }>('SELECT status FROM orders WHERE id = $1', [orderId]);
-  return rows[0]?.status;
-}
-
-async function untilStatus(cellId: string, orderId: string, want: string[], timeoutMs = 90_000) {
-  const deadline = Date.now() + timeoutMs;
-  let last: string | undefined;
-  while (Date.now() < deadline) {
-    last = await orderStatus(cellId, orderId);
-    if (last && want.includes(last)) return last;
-    await sleep(300);
-  }
-  throw new Error(`order ${orderId} on ${cellId} stuck in ${last} (wanted ${want.join('|')})`);
-}
-
 describe('evacuation under faults', () => {
   it('abort before the switch: the event sells on its cell as before', async () => {
     const ev = t.demo.events[0]!;
     const A = ev.cellId;
     const B = t.platform.cells.map((c) => c.id).find((id) => id !== A)!;
-    const seats = await seatsOf(ev.eventId);
+    const seats = await t.seatsOf(ev.eventId);
 
     // The operator API's dry run names the move and changes nothing.
     const planned = await operatorApi('POST', '/operator/evacuation-plans', { eventId: ev.eventId, to: [B] });
@@ -116,8 +66,8 @@ describe('evacuation under faults', () => {
     const { orderId: earlyOrder } = (await before.json()) as { orderId: string };
 
     // The mover stops after copying (fenced, drained, the target loaded with the seat blocked): the last step before the flip.
-    const move = await planMove(baseDeps, { eventId: ev.eventId, toCell: B, drainSeconds: 1 });
-    await expect(runMove({ ...baseDeps, crashAfter: 'copied' }, move.id)).rejects.toBeInstanceOf(MoverCrash);
+    const move = await planMove(mover.deps, { eventId: ev.eventId, toCell: B, drainSeconds: 1 });
+    await expect(runMove({ ...mover.deps, crashAfter: 'copied' }, move.id)).rejects.toBeInstanceOf(MoverCrash);
     const buyer = await shopper(t.platform, ev.eventId, 'fan-abort');
     await buyer.admit();
     const paused = await buyer.hold([seats[1]!], randomUUID());
@@ -136,8 +86,9 @@ describe('evacuation under faults', () => {
     );
 
     // The router's directory drops `moving` within a refresh; the event sells on A again, paid and ticketed there.
-    for (let i = 0; i < 100 && (await directoryEntry(ev.eventId))?.moving; i++) await sleep(100);
-    expect(await directoryEntry(ev.eventId)).toMatchObject({ cellId: A });
+    for (let i = 0; i < 100 && (await t.directory()).events.find((e) => e.eventId === ev.eventId)?.moving; i++)
+      await sleep(100);
+    expect((await t.directory()).events.find((e) => e.eventId === ev.eventId)).toMatchObject({ cellId: A });
     let res = await buyer.hold([seats[1]!], randomUUID());
     for (let i = 0; i < 50 && res.status === 503; i++) {
       await sleep(100);
@@ -145,8 +96,8 @@ describe('evacuation under faults', () => {
     }
     expect(res.status).toBe(202);
     const { orderId } = (await res.json()) as { orderId: string };
-    expect(await orderStatus(A, orderId)).toBe('pending_payment');
-    expect(await orderStatus(B, orderId)).toBeUndefined();
+    expect(await t.orderStatus(A, orderId)).toBe('pending_payment');
+    expect(await t.orderStatus(B, orderId)).toBeUndefined();
     await buyer.pay(orderId, 'pm_card_visa');
     expect((await buyer.until(orderId, ['ticketed'])).tickets).toHaveLength(1);
     await early.pay(earlyOrder, 'pm_card_visa');
@@ -155,7 +106,7 @@ describe('evacuation under faults', () => {
 
     const audit = await auditEvent({
       eventId: ev.eventId,
-      cells: cellsOf(),
+      cells: t.cells(),
       ownerCell: A,
       stripeUrl: t.platform.urls.stripe,
     });
@@ -168,7 +119,7 @@ describe('evacuation under faults', () => {
     const ev = t.demo.events[1]!;
     const from = ev.cellId;
     const to = t.platform.cells.map((c) => c.id).find((id) => id !== from)!;
-    const seats = await seatsOf(ev.eventId);
+    const seats = await t.seatsOf(ev.eventId);
     expect(seats.length).toBe(40);
 
     // In flight on the source when the move starts: one pays, one is declined, one lets the hold lapse.
@@ -204,11 +155,11 @@ describe('evacuation under faults', () => {
     const crashes: string[] = [];
     const seen: MoveStep[] = [];
     const deps = (crash: Partial<Pick<MoverDeps, 'crashAfter' | 'crashBefore'>>): MoverDeps => ({
-      ...baseDeps,
+      ...mover.deps,
       ...crash,
       onStep: (m: EventMove) => seen.push(m.step),
     });
-    const move = await planMove(baseDeps, { eventId: ev.eventId, toCell: to, drainSeconds: 2 });
+    const move = await planMove(mover.deps, { eventId: ev.eventId, toCell: to, drainSeconds: 2 });
     let last: EventMove | undefined;
     for (const step of steps)
       for (const crash of [{ crashBefore: step }, { crashAfter: step }]) {
@@ -238,9 +189,9 @@ describe('evacuation under faults', () => {
     // The source's orders finish there with nothing from the buyer but Stripe's answer.
     await inflight[0]!.confirm(orders[0]!.intent, 'pm_card_visa');
     await inflight[1]!.confirm(orders[1]!.intent, 'pm_card_chargeDeclined');
-    expect(await untilStatus(from, orders[0]!.orderId, ['ticketed'])).toBe('ticketed');
-    await untilStatus(from, orders[1]!.orderId, ['failed', 'expired']);
-    await untilStatus(from, orders[2]!.orderId, ['expired'], (HOLD_TTL + 60) * 1000);
+    expect(await t.untilStatus(from, orders[0]!.orderId, ['ticketed'])).toBe('ticketed');
+    await t.untilStatus(from, orders[1]!.orderId, ['failed', 'expired']);
+    await t.untilStatus(from, orders[2]!.orderId, ['expired'], (HOLD_TTL + 60) * 1000);
 
     // Killed once more while settling: before and after `done` is recorded.
     for (const crash of [{ crashBefore: 'done' as const }, { crashAfter: 'done' as const }])
@@ -249,7 +200,7 @@ describe('evacuation under faults', () => {
 
     const audit = await auditEvent({
       eventId: ev.eventId,
-      cells: cellsOf(),
+      cells: t.cells(),
       ownerCell: to,
       stripeUrl: t.platform.urls.stripe,
     });
@@ -264,7 +215,7 @@ describe('evacuation under faults', () => {
     const A = t.demo.events[0]!.cellId;
     const B = t.platform.cells.map((c) => c.id).find((id) => id !== A)!;
     const eventId = await createOnsaleEvent(t, B, 'Dead Cell Night', 20);
-    const seats = await seatsOf(eventId);
+    const seats = await t.seatsOf(eventId);
 
     // Before the cell dies: one order paid and ticketed, one hold in flight (it will lapse).
     const paid = await shopper(t.platform, eventId, 'dead-paid');
@@ -280,7 +231,7 @@ describe('evacuation under faults', () => {
     const { orderId: heldOrder } = (await h.json()) as { orderId: string };
     // The control plane knows what the cell published (the reporting projection) before it died.
     for (let i = 0; i < 200; i++) {
-      const r = await pool.query<{ n: number }>(
+      const r = await mover.pool.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM reporting.orders WHERE event_id = $1 AND status IN ('held', 'ticketed')`,
         [eventId],
       );
@@ -309,7 +260,7 @@ describe('evacuation under faults', () => {
     expect(run.stderr).toBe('');
     expect(run.stdout).toContain('(DEAD: confirmed by the operator)');
     expect(run.stdout).toContain('step resumed');
-    expect((await directoryEntry(eventId))?.cellId).toBe(A);
+    expect((await t.directory()).events.find((e) => e.eventId === eventId)?.cellId).toBe(A);
 
     // On the target: what the dead cell sold or held is refused, the rest sells.
     const fan = await shopper(t.platform, eventId, 'dead-after');
@@ -324,7 +275,7 @@ describe('evacuation under faults', () => {
 
     // The cell comes back: resume freezes it, its lapsed hold is released there and the seats come back on A.
     await t.platform.startCell(B);
-    await untilStatus(B, heldOrder, ['expired'], (HOLD_TTL + 60) * 1000);
+    await t.untilStatus(B, heldOrder, ['expired'], (HOLD_TTL + 60) * 1000);
     const resumed = await evacuateTool(t, 'resume', '--event', eventId, '--settle-wait-seconds', '120');
     expect(resumed.stderr).toBe('');
     expect(resumed.stdout).toContain('step done');
@@ -340,7 +291,7 @@ describe('evacuation under faults', () => {
     });
     expect(rel.ok).toBe(true);
 
-    const audit = await auditEvent({ eventId, cells: cellsOf(), ownerCell: A, stripeUrl: t.platform.urls.stripe });
+    const audit = await auditEvent({ eventId, cells: t.cells(), ownerCell: A, stripeUrl: t.platform.urls.stripe });
     expect(audit.violations).toEqual([]);
     expect(audit.sold).toBe(3);
   });

@@ -1,17 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { createLogger } from '@onsale/contracts';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyTicketWithKeys } from '../../cell/src/tickets/signing';
-import { createHttpCellClient } from '../../control-plane/src/cells/client';
-import { createDb } from '../../control-plane/src/db/client';
 import type { EventMove, MoveStep } from '../../control-plane/src/db/schema';
-import { createEvacuationCellClient } from '../../control-plane/src/evacuation/cell-calls';
 import { MoverCrash, type MoverDeps, planMove, runMove } from '../../control-plane/src/evacuation/move';
-import { systemClock } from '../../control-plane/src/lib/clock';
-import { auditEvent, keepBuying, pauseReport } from '../support/audit';
+import { auditEvent, keepBuying, pauseReport, testMover } from '../support/audit';
 import { startTestPlatform, type TestPlatform } from '../support/platform';
-import { serviceEnv } from '../support/services';
 import { shopper } from '../support/shopper';
 
 /**
@@ -24,60 +17,23 @@ const HOLD_TTL = 30;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let t: TestPlatform;
-let pool: ReturnType<typeof createDb>['pool'];
-let redis: Redis;
-let baseDeps: MoverDeps;
+let mover: ReturnType<typeof testMover>;
 
 beforeAll(async () => {
   t = await startTestPlatform({ seatsPerEvent: 60, maxReleaseRate: 50, holdTtlSeconds: HOLD_TTL });
-  const created = createDb(t.controlPlaneDb.url, 4);
-  pool = created.pool;
-  redis = new Redis(serviceEnv().REDIS_URL!);
-  baseDeps = {
-    db: created.db,
-    redis,
-    prefix: t.reportingPrefix.replace(/\/$/, ':'),
-    log: createLogger({ service: 'evacuation-test' }, 'warn'),
-    clock: systemClock,
-    cells: createHttpCellClient({ token: t.platform.internalToken, timeoutMs: 15_000 }),
-    evac: createEvacuationCellClient({ token: t.platform.internalToken, timeoutMs: 15_000 }),
-    claimWindowSeconds: 60,
-    pollMs: 100,
-  };
+  mover = testMover(t);
 });
 afterAll(async () => {
-  await pool?.end();
-  redis?.disconnect();
+  await mover?.close();
   await t?.stop();
 });
-
-async function seatsOf(eventId: string): Promise<string[]> {
-  const res = await fetch(`${t.platform.urls.router}/events/${eventId}/availability`);
-  return ((await res.json()) as { availableSeatIds: string[] }).availableSeatIds;
-}
-
-async function orderStatus(cellId: string, orderId: string) {
-  const rows = await t.cellDb(cellId).query<{ status: string }>('SELECT status FROM orders WHERE id = $1', [orderId]);
-  return rows[0]?.status;
-}
-
-async function untilStatus(cellId: string, orderId: string, want: string[], timeoutMs = 90_000) {
-  const deadline = Date.now() + timeoutMs;
-  let last: string | undefined;
-  while (Date.now() < deadline) {
-    last = await orderStatus(cellId, orderId);
-    if (last && want.includes(last)) return last;
-    await sleep(300);
-  }
-  throw new Error(`order ${orderId} on ${cellId} stuck in ${last} (wanted ${want.join('|')})`);
-}
 
 describe('evacuating a live on-sale event from one cell to another', () => {
   it('moves the event while buyers keep buying: in-flight orders finish on A, new holds go to B, nothing sold twice, the mover resumes after crashes', async () => {
     const ev = t.demo.events[0]!;
     const A = ev.cellId;
     const B = t.platform.cells.map((c) => c.id).find((id) => id !== A)!;
-    const seats = await seatsOf(ev.eventId);
+    const seats = await t.seatsOf(ev.eventId);
     expect(seats.length).toBe(60);
 
     // In flight on A when the move starts: one will pay, one will be declined, one lets the hold lapse.
@@ -114,12 +70,12 @@ describe('evacuating a live on-sale event from one cell to another', () => {
     // The move, killed after three different steps and resumed each time.
     const steps: { step: MoveStep; at: number }[] = [];
     const deps = (crashAfter?: MoveStep): MoverDeps => ({
-      ...baseDeps,
+      ...mover.deps,
       crashAfter,
       onStep: (m: EventMove) => steps.push({ step: m.step, at: Date.now() }),
     });
     const moveStarted = Date.now();
-    const planned = await planMove(baseDeps, { eventId: ev.eventId, toCell: B, drainSeconds: 2 });
+    const planned = await planMove(mover.deps, { eventId: ev.eventId, toCell: B, drainSeconds: 2 });
     let crashes = 0;
     let move: EventMove | undefined;
     for (const crashAfter of ['fencing', 'drained', 'flipped', undefined] as const) {
@@ -161,9 +117,9 @@ describe('evacuating a live on-sale event from one cell to another', () => {
     // Orders started on A finish on A, with no action from the buyer but Stripe's.
     await inflight[0]!.confirm(orders[0]!.intent, 'pm_card_visa');
     await inflight[1]!.confirm(orders[1]!.intent, 'pm_card_chargeDeclined');
-    expect(await untilStatus(A, orders[0]!.orderId, ['ticketed'])).toBe('ticketed');
-    expect(await untilStatus(A, orders[1]!.orderId, ['failed', 'expired'])).toBeTruthy();
-    expect(await untilStatus(A, orders[2]!.orderId, ['expired'], (HOLD_TTL + 60) * 1000)).toBe('expired');
+    expect(await t.untilStatus(A, orders[0]!.orderId, ['ticketed'])).toBe('ticketed');
+    expect(await t.untilStatus(A, orders[1]!.orderId, ['failed', 'expired'])).toBeTruthy();
+    expect(await t.untilStatus(A, orders[2]!.orderId, ['expired'], (HOLD_TTL + 60) * 1000)).toBe('expired');
 
     // The seats sold on A are not for sale on B; the seats A released come back on B once settled.
     const late = await shopper(t.platform, ev.eventId, 'fan-after-move');
@@ -177,8 +133,8 @@ describe('evacuating a live on-sale event from one cell to another', () => {
     const { orderId: lateOrder } = (await back.json()) as { orderId: string };
     await late.pay(lateOrder, 'pm_card_visa');
     expect((await late.until(lateOrder, ['ticketed'])).tickets).toHaveLength(4);
-    expect(await orderStatus(B, lateOrder)).toBe('ticketed');
-    expect(await orderStatus(A, lateOrder)).toBeUndefined();
+    expect(await t.orderStatus(B, lateOrder)).toBe('ticketed');
+    expect(await t.orderStatus(A, lateOrder)).toBeUndefined();
 
     // Across both cells: the audit (no seat with two tickets or two live holds, every order terminal,
     // every paid order ticketed once, captures = paid orders, sold + free = the map).
@@ -215,6 +171,6 @@ describe('evacuating a live on-sale event from one cell to another', () => {
       },
     );
     expect(refund.status, await refund.clone().text()).toBe(200);
-    expect(await untilStatus(A, orders[0]!.orderId, ['refunded'])).toBe('refunded');
+    expect(await t.untilStatus(A, orders[0]!.orderId, ['refunded'])).toBe('refunded');
   });
 });

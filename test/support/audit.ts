@@ -1,5 +1,12 @@
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { createLogger } from '@onsale/contracts';
+import { Redis } from 'ioredis';
+import { createHttpCellClient } from '../../control-plane/src/cells/client';
+import { createDb } from '../../control-plane/src/db/client';
+import { createEvacuationCellClient } from '../../control-plane/src/evacuation/cell-calls';
+import type { MoverDeps } from '../../control-plane/src/evacuation/move';
+import { systemClock } from '../../control-plane/src/lib/clock';
 import { demoSeatMap } from '../../scripts/local-platform/demo';
 import { repoRoot } from '../../scripts/local-platform/launch';
 import type { TestDatabase } from './db';
@@ -277,6 +284,38 @@ function toolEnv(t: TestPlatform): NodeJS.ProcessEnv {
     IDENTITY_AUDIENCE: 'onsale:platform',
     CELL_INTERNAL_TOKEN: t.platform.internalToken,
     SIGNING_KEY_KEK: randomBytes(32).toString('base64'),
+  };
+}
+
+/**
+ * The mover's dependencies against a test platform's control plane, for tests that drive the move
+ * in process (to crash it at a chosen step); `close()` ends its pool and Redis connection.
+ */
+export function testMover(t: TestPlatform): {
+  deps: MoverDeps;
+  pool: ReturnType<typeof createDb>['pool'];
+  close(): Promise<void>;
+} {
+  const { db, pool } = createDb(t.controlPlaneDb.url, 4);
+  const redis = new Redis(serviceEnv().REDIS_URL!);
+  const deps: MoverDeps = {
+    db,
+    redis,
+    prefix: t.reportingPrefix.replace(/\/$/, ':'),
+    log: createLogger({ service: 'evacuation-test' }, 'warn'),
+    clock: systemClock,
+    cells: createHttpCellClient({ token: t.platform.internalToken, timeoutMs: 15_000 }),
+    evac: createEvacuationCellClient({ token: t.platform.internalToken, timeoutMs: 15_000 }),
+    claimWindowSeconds: 60,
+    pollMs: 100,
+  };
+  return {
+    deps,
+    pool,
+    async close() {
+      await pool.end();
+      redis.disconnect();
+    },
   };
 }
 

@@ -64,13 +64,43 @@ export async function startTestPlatform(options: {
     maxReleaseRate: options.maxReleaseRate,
     holdTtlSeconds: options.holdTtlSeconds,
   });
+  const cellDb = (cellId: string) => cells.find((c) => c.id === cellId)!.db;
+  const orderStatus = async (cellId: string, orderId: string) =>
+    (await cellDb(cellId).query<{ status: string }>('SELECT status FROM orders WHERE id = $1', [orderId]))[0]?.status;
   return {
     platform,
     demo,
     /** Where this platform's reporting consumer writes in the bucket. */
     reportingPrefix: `${run}/`,
-    cellDb: (cellId: string) => cells.find((c) => c.id === cellId)!.db,
+    cellDb,
     controlPlaneDb: controlPlane,
+    /** Every cell with its ledger, as the audit reads them. */
+    cells: () => cells.map(({ id, db }) => ({ id, db })),
+    /** The seats the router's availability route offers for an event (wherever it sells now). */
+    async seatsOf(eventId: string): Promise<string[]> {
+      const res = await fetch(`${platform.urls.router}/events/${eventId}/availability`);
+      return ((await res.json()) as { availableSeatIds: string[] }).availableSeatIds;
+    },
+    /** The control plane's public directory: which cell sells each event, and the cells' states. */
+    async directory() {
+      const res = await fetch(`${platform.urls.controlPlane}/directory`);
+      return (await res.json()) as {
+        events: { eventId: string; cellId: string; moving?: boolean }[];
+        cells: { id: string; status: string }[];
+      };
+    },
+    orderStatus,
+    /** Waits until an order in a cell's ledger reaches one of `want`; fails naming where it stuck. */
+    async untilStatus(cellId: string, orderId: string, want: string[], timeoutMs = 90_000) {
+      const deadline = Date.now() + timeoutMs;
+      let last: string | undefined;
+      while (Date.now() < deadline) {
+        last = await orderStatus(cellId, orderId);
+        if (last && want.includes(last)) return last;
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      throw new Error(`order ${orderId} on ${cellId} stuck in ${last} (wanted ${want.join('|')})`);
+    },
     async stop() {
       await platform.stop();
       for (const id of cellIds) await dropCellTopics(id);
