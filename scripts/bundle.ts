@@ -88,10 +88,10 @@ export async function ensureBundles(root = process.cwd(), log: (line: string) =>
   log(`bundles built (${reason}) in ${Math.round(performance.now() - started)} ms`);
 }
 
-/** The command that runs `entry` from its bundle, as the image does, or undefined for an entry no task runs. */
 /**
- * The command that runs a process from its bundle. With ONSALE_CPU_PROF_DIR set (profiling a
- * benchmark), each process writes a V8 CPU profile there when it exits.
+ * The command that runs `entry` from its bundle, as the image does, or undefined for an entry no
+ * task runs. With ONSALE_CPU_PROF_DIR set (profiling a benchmark), the process writes a V8 CPU
+ * profile there when it exits (`pnpm profile:summary` reads it).
  */
 export function bundleCommand(entry: string, root = process.cwd()): string[] | undefined {
   const name = PROCESS_NAMES.find((n) => PROCESSES[n].entry === entry) as ProcessName | undefined;

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { GaQuantity, HoldResponse } from '@onsale/contracts';
+import type { GaQuantity, HoldResponse, SaleContext } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import type { CellContext } from '../context';
 import type { Tx } from '../db/client';
@@ -7,7 +7,7 @@ import { holdGaUnits, holdSeats, holds, orders } from '../db/schema';
 import { uuids } from '../db/sql';
 import { withWriteTx } from '../db/tx';
 import { DomainError } from '../errors';
-import { refuseIfFrozen } from '../inventory/freeze';
+import { MOVING } from '../inventory/freeze';
 import { appendEvent, type Causation } from '../outbox/append';
 import { expireOrders } from './expire';
 import { type GaLine, type GaTaken, priceGaAreas, takeGaUnits, unitsByArea } from './ga-units';
@@ -29,8 +29,8 @@ export interface PlaceHoldResult {
   replayed: boolean;
 }
 
-type SaleRules = { hold_ttl_seconds: number; max_seats_per_order: number };
-type PricedSeat = { id: string; price: number; currency: string };
+type SaleRules = { tenant_id: string; hold_ttl_seconds: number; max_seats_per_order: number };
+type PricedSeat = { id: string; section: string; tier: string | null; price: number; currency: string };
 
 /**
  * The hold: one transaction takes every requested seat and general-admission place or none.
@@ -53,7 +53,6 @@ export async function placeHold(ctx: CellContext, input: PlaceHoldInput): Promis
   return withWriteTx(ctx, async (tx) => {
     const prior = await claimIdempotencyKey(tx, input.userId, input.idempotencyKey, requestHash);
     if (prior) return { body: prior as HoldResponse, replayed: true };
-    await refuseIfFrozen(tx, input.eventId);
     const rules = await saleRules(tx, input.eventId, places);
     const seats = await lockSeats(tx, input.eventId, seatIds);
     const gaLines = await priceGaAreas(tx, input.eventId, ga);
@@ -68,12 +67,20 @@ export async function placeHold(ctx: CellContext, input: PlaceHoldInput): Promis
   });
 }
 
-/** The event's hold rules; a paused or cancelled sale, or more places than an order may have, is refused. */
+/**
+ * The event's hold rules, read under FOR SHARE of the event row before any seat is locked: the
+ * evacuation's freeze updates that row, so a hold racing it either commits before the freeze
+ * returns or sees `moving` here (inventory/freeze.ts). A moving, paused or cancelled sale, or more
+ * places than an order may have, is refused.
+ */
 async function saleRules(tx: Tx, eventId: string, places: number): Promise<SaleRules> {
   const ev = await tx.execute<SaleRules & { sales_status: string; sales_status_reason: string | null }>(sql`
-    SELECT hold_ttl_seconds, max_seats_per_order, sales_status, sales_status_reason FROM events WHERE id = ${eventId}`);
+    SELECT tenant_id, hold_ttl_seconds, max_seats_per_order, sales_status, sales_status_reason
+      FROM events WHERE id = ${eventId} FOR SHARE`);
   const rules = ev.rows[0];
   if (!rules) throw new DomainError('not_found', 'event not found in this cell', { eventId });
+  if (rules.sales_status === MOVING)
+    throw new DomainError('event_moving', 'this event is moving to another cell; retry shortly', { eventId });
   const reason = rules.sales_status_reason;
   if (rules.sales_status === 'paused')
     throw new DomainError(
@@ -99,7 +106,7 @@ async function saleRules(tx: Tx, eventId: string, places: number): Promise<SaleR
 async function lockSeats(tx: Tx, eventId: string, seatIds: string[]): Promise<PricedSeat[]> {
   if (seatIds.length === 0) return [];
   const locked = await tx.execute<PricedSeat>(sql`
-    SELECT s.id, ${seatPrice} AS price, trim(coalesce(t.currency, s.currency)) AS currency
+    SELECT s.id, s.section, s.tier, ${seatPrice} AS price, trim(coalesce(t.currency, s.currency)) AS currency
       FROM seats s LEFT JOIN price_tiers t ON t.event_id = s.event_id AND t.code = s.tier
      WHERE s.event_id = ${eventId} AND s.id = ANY(${uuids(seatIds)})
      ORDER BY s.id FOR UPDATE OF s`);
@@ -201,17 +208,32 @@ async function insertHold(
   if (seatIds.length > 0) await tx.insert(holdSeats).values(seatIds.map((seatId) => ({ holdId, seatId })));
   const gaUnits = unitsByArea(gaTaken);
   if (gaTaken.length > 0) await tx.insert(holdGaUnits).values(perStripe(holdId, gaTaken));
-  await appendEvent(tx, cause, 'HoldCreated', orderId, {
-    orderId,
-    holdId,
+  // The sale context of the v2 event is what was just priced and written: no need to read it back.
+  const sale: SaleContext = {
+    tenantId: rules.tenant_id,
     eventId: input.eventId,
-    userId: input.userId,
-    seatIds,
-    ...(gaUnits.length ? { gaUnits } : {}),
     amount,
     currency,
-    expiresAt,
-  });
+    seats: seats.map((s) => ({ seatId: s.id, section: s.section, tier: s.tier, price: s.price })),
+  };
+  await appendEvent(
+    tx,
+    cause,
+    'HoldCreated',
+    orderId,
+    {
+      orderId,
+      holdId,
+      eventId: input.eventId,
+      userId: input.userId,
+      seatIds,
+      ...(gaUnits.length ? { gaUnits } : {}),
+      amount,
+      currency,
+      expiresAt,
+    },
+    sale,
+  );
   return { orderId, holdId, status: 'pending_payment', expiresAt };
 }
 

@@ -26,15 +26,6 @@ export const BLOCK_ORDER_STATUS = 'evacuation_block';
 /** The sales status of an event that is moving between cells: no new holds in this cell. */
 export const MOVING = 'moving';
 
-/** Inside the hold transaction, before any seat is locked: a moving event takes no new holds. */
-export async function refuseIfFrozen(tx: Tx, eventId: string): Promise<void> {
-  const r = await tx.execute<{ sales_status: string }>(
-    sql`SELECT sales_status FROM events WHERE id = ${eventId} FOR SHARE`,
-  );
-  if (r.rows[0]?.sales_status === MOVING)
-    throw new DomainError('event_moving', 'this event is moving to another cell; retry shortly', { eventId });
-}
-
 async function salesStatus(tx: Tx, eventId: string): Promise<string> {
   const r = await tx.execute<{ sales_status: string }>(sql`SELECT sales_status FROM events WHERE id = ${eventId}`);
   if (!r.rows[0]) throw new DomainError('not_found', 'event not found in this cell', { eventId });

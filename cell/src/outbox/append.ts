@@ -76,6 +76,8 @@ export async function appendEvent<T extends EventType>(
   eventType: T,
   aggregateId: string,
   payload: EventPayload<T>,
+  /** The sale context of a v2 event, when the caller has just written it (else read from the ledger). */
+  sale?: SaleContext,
 ): Promise<TypedEnvelope<T>> {
   const v2 = hasV2(eventType);
   const envelope = {
@@ -90,7 +92,7 @@ export async function appendEvent<T extends EventType>(
     // The span that wrote it (a request's transaction, a consumer's handling): the trace goes on from here.
     ...traceparent(),
     payload: (v2
-      ? eventPayloadsV2[eventType].parse({ ...payload, sale: await saleContext(tx, aggregateId) })
+      ? eventPayloadsV2[eventType].parse({ ...payload, sale: sale ?? (await saleContext(tx, aggregateId)) })
       : eventPayloads[eventType].parse(payload)) as EventPayload<T>,
   };
   await tx.insert(outbox).values({
