@@ -2,7 +2,7 @@ import type { CellContext } from '../context';
 import type { Tx } from '../db/client';
 import { withWriteTx } from '../db/tx';
 import { DomainError } from '../errors';
-import { correlationOf, salesStatusOf } from '../inventory/sales-status';
+import { salesStatusOf } from '../inventory/sales-status';
 import { type LockedOrder, lockOrder } from '../orders/orders';
 import { requestRefund, voidTickets } from '../orders/request-refund';
 import { appendEvent, type Causation } from '../outbox/append';
@@ -26,9 +26,8 @@ export async function refundPaidOrder(
       throw new DomainError('order_not_releasable', `an order in status ${order.status} has no payment to refund`, {
         status: order.status,
       });
-    // The refund continues the order's own saga: its correlation id, caused by this request.
-    const correlationId = await correlationOf(tx, order.id, input.correlationId);
-    const cause = { cellId: ctx.cellId, correlationId, causationId: input.correlationId };
+    // The refund continues the order's own saga, caused by this request.
+    const cause = { cellId: ctx.cellId, correlationId: order.correlation_id, causationId: input.correlationId };
     await requestRefund(tx, cause, order, input.reason);
     return { orderId: order.id, status: order.status };
   });

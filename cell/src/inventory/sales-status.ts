@@ -91,23 +91,17 @@ async function cancelBatch(tx: Tx, cause: Causation, eventId: string, after: str
     out.last = id;
     const order = await lockOrder(tx, id);
     if (!order) continue;
-    const orderCause = { ...cause, correlationId: await correlationOf(tx, id, cause.correlationId) };
+    const orderCause = { ...cause, correlationId: order.correlation_id };
     if (order.status === 'pending_payment') {
       if (await cancelUnpaid(tx, orderCause, order, 'event_canceled')) out.holdsReleased++;
     } else if (order.status === 'paid' || order.status === 'ticketed') {
-      out.ticketsVoided += await refundForCancel(tx, orderCause, order);
+      out.ticketsVoided += await requestRefund(tx, orderCause, order, 'event_canceled');
       out.refundsRequested++;
     } else if (order.status === 'confirmed') {
       out.pendingCapture++;
     }
   }
   return out;
-}
-
-/** The saga an order belongs to, for events caused from outside it (a promoter's call, a cancel). */
-export async function correlationOf(tx: Tx, orderId: string, fallback: string): Promise<string> {
-  const r = await tx.execute<{ correlation_id: string }>(sql`SELECT correlation_id FROM orders WHERE id = ${orderId}`);
-  return r.rows[0]?.correlation_id ?? fallback;
 }
 
 /** An unpaid order of a cancelled event: seats released, order cancelled, any authorization cancelled. */
@@ -122,10 +116,6 @@ export async function cancelUnpaid(tx: Tx, cause: Causation, order: LockedOrder,
   if (pi) await requestAuthorizationCancel(tx, cause, order.id, pi, reason);
   return released !== null;
 }
-
-/** A paid order of a cancelled event is refunded. Returns the number of tickets voided. */
-export const refundForCancel = (tx: Tx, cause: Causation, order: LockedOrder): Promise<number> =>
-  requestRefund(tx, cause, order, 'event_canceled');
 
 /** The event's sale status, read inside the caller's transaction. */
 export async function salesStatusOf(tx: Tx, eventId: string): Promise<SalesStatus | undefined> {

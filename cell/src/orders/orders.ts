@@ -11,12 +11,14 @@ export type LockedOrder = {
   amount: number;
   currency: string;
   version: number;
+  /** The order's saga: events caused from outside it (a promoter's call, a cancel) continue it. */
+  correlation_id: string;
 };
 
 /** Every saga transition starts here: the order row locked, its state read under the lock. */
 export async function lockOrder(tx: Tx, orderId: string): Promise<LockedOrder | undefined> {
   const rows = await tx.execute<LockedOrder>(sql`
-    SELECT id, event_id, user_id, status, amount, trim(currency) AS currency, version
+    SELECT id, event_id, user_id, status, amount, trim(currency) AS currency, version, correlation_id
       FROM orders WHERE id = ${orderId} FOR UPDATE`);
   return rows.rows[0];
 }

@@ -5,10 +5,11 @@ import { PermanentError } from '../errors';
 import { expireOrders } from '../holds/expire';
 import { releaseHoldSeats } from '../holds/release-seats';
 import { returnRefundedSeats } from '../holds/return-seats';
-import { cancelUnpaid, refundForCancel, salesStatusOf } from '../inventory/sales-status';
+import { cancelUnpaid, salesStatusOf } from '../inventory/sales-status';
 import type { Handlers } from '../messaging/consumer-runner';
 import { requestAuthorizationCancel } from '../orders/cancel-authorization';
 import { confirmedSeats, type LockedOrder, lockOrder, setOrderStatus, setPaymentStatus } from '../orders/orders';
+import { requestRefund } from '../orders/request-refund';
 import { ENDED_UNPAID } from '../orders/state';
 import { appendEvent } from '../outbox/append';
 
@@ -100,7 +101,7 @@ export const sagaHandlers: Handlers = {
     if (order.status === 'confirmed' && (await salesStatusOf(tx, order.event_id)) === 'canceled') {
       // Captured for an event cancelled meanwhile: refund it, issue nothing.
       await setPaymentStatus(tx, order.id, 'captured');
-      await refundForCancel(tx, cause, order);
+      await requestRefund(tx, cause, order, 'event_canceled');
       return;
     }
     if (order.status === 'confirmed') {
