@@ -13,7 +13,7 @@
  * check of `--checks all`) and prints the number of requests sent per document.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -108,16 +108,26 @@ function schemathesisRun(run: Run, seconds: number): Promise<{ requests: number;
     ...(run.url ? ['--url', run.url] : []),
     ...(run.includePathRegex ? ['--include-path-regex', run.includePathRegex] : []),
   ];
+  // Schemathesis closes with pytest-style banners ("=== 2 warnings in 60.00s ==="), which CI would
+  // read as a pytest run that executed no test: its report goes to a file, printed only on failure.
+  const output = resolve(dir, 'output.log');
   console.log(`\n===== ${run.name}: schemathesis ${argv.join(' ')}`);
   return new Promise((done, fail) => {
+    const log = openSync(output, 'w');
     const child = spawn(schemathesis, argv, {
-      stdio: 'inherit',
+      stdio: ['ignore', log, log],
       env: { ...process.env, ...run.env, NO_COLOR: '1' },
     });
     child.once('error', fail);
     child.once('exit', (code) => {
+      closeSync(log);
+      const exitCode = code ?? 1;
+      if (exitCode !== 0) process.stdout.write(readFileSync(output, 'utf8'));
       const requests = (JSON.parse(readFileSync(har, 'utf8')) as { log: { entries: unknown[] } }).log.entries.length;
-      done({ requests, exitCode: code ?? 1 });
+      console.log(
+        `----- ${run.name}: ${exitCode === 0 ? 'no issues' : `FAILED (exit ${exitCode})`}, report in ${output}`,
+      );
+      done({ requests, exitCode });
     });
   });
 }
