@@ -10,9 +10,8 @@ import {
   type SaleContext,
   type TypedEnvelope,
 } from '@onsale/contracts';
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import type { Tx } from '../db/client';
-import { outbox } from '../db/schema';
 import { seatPrice } from '../holds/seat-price';
 
 export interface Causation {
@@ -66,9 +65,7 @@ const traceparent = (): { traceparent?: string } => {
 
 /**
  * Records a saga event in the outbox inside the caller's transaction, so it commits (or not)
- * with the business write. The payload is validated against the shared contract first: a
- * producer can never publish what consumers would reject. Events whose outcome reporting
- * counts go out as version 2, carrying the sale context (a superset of v1).
+ * with the business write.
  */
 export async function appendEvent<T extends EventType>(
   tx: Tx,
@@ -79,8 +76,26 @@ export async function appendEvent<T extends EventType>(
   /** The sale context of a v2 event, when the caller has just written it (else read from the ledger). */
   sale?: SaleContext,
 ): Promise<TypedEnvelope<T>> {
+  const envelope = await outboxEnvelope(tx, cause, eventType, aggregateId, payload, sale);
+  await tx.execute(outboxInsert(cause.cellId, envelope));
+  return envelope;
+}
+
+/**
+ * A saga event's envelope. The payload is validated against the shared contract first: a
+ * producer can never publish what consumers would reject. Events whose outcome reporting
+ * counts go out as version 2, carrying the sale context (a superset of v1).
+ */
+export async function outboxEnvelope<T extends EventType>(
+  tx: Tx,
+  cause: Causation,
+  eventType: T,
+  aggregateId: string,
+  payload: EventPayload<T>,
+  sale?: SaleContext,
+): Promise<TypedEnvelope<T>> {
   const v2 = hasV2(eventType);
-  const envelope = {
+  return {
     eventId: randomUUID(),
     eventType,
     schemaVersion: v2 ? 2 : 1,
@@ -95,12 +110,10 @@ export async function appendEvent<T extends EventType>(
       ? eventPayloadsV2[eventType].parse({ ...payload, sale: sale ?? (await saleContext(tx, aggregateId)) })
       : eventPayloads[eventType].parse(payload)) as EventPayload<T>,
   };
-  await tx.insert(outbox).values({
-    eventId: envelope.eventId,
-    aggregateId,
-    eventType,
-    topic: cellTopics(cause.cellId).purchase,
-    envelope,
-  });
-  return envelope;
 }
+
+/** The outbox row of an envelope, as a statement (the hold writes it in the same statement as the hold). */
+export const outboxInsert = (cellId: string, envelope: TypedEnvelope<EventType>): SQL => sql`
+    INSERT INTO outbox (event_id, aggregate_id, event_type, topic, envelope)
+    VALUES (${envelope.eventId}, ${envelope.aggregateId}, ${envelope.eventType}, ${cellTopics(cellId).purchase},
+            ${JSON.stringify(envelope)}::jsonb)`;
