@@ -16,11 +16,20 @@ export interface RelayOptions {
   onPass?: () => void;
 }
 
+/**
+ * A claimed row: the envelope as PostgreSQL's text, sent as it is, with what the headers and the
+ * producer span need read out beside it. Parsing every row only to serialize it again held the
+ * relay at 10.5k events/s in pnpm bench:relay; passing the text through, 13.3k.
+ */
 type Claimed = {
   id: number;
   topic: string;
   aggregate_id: string;
-  envelope: Envelope;
+  event_type: string;
+  event_id: string;
+  correlation_id: string;
+  traceparent: string | null;
+  envelope: string;
 };
 
 /** Batches one pass sends back to back, each claimed while the one before it is on its way to the broker. */
@@ -53,7 +62,9 @@ export function createRelay(ctx: CellContext, broker: Broker, options: RelayOpti
          WHERE id IN (SELECT id FROM outbox
                        WHERE published_at IS NULL AND (lease_until IS NULL OR lease_until < now())
                        ORDER BY id LIMIT ${options.batchSize} FOR UPDATE SKIP LOCKED)
-        RETURNING id, topic, aggregate_id, envelope`);
+        RETURNING id, topic, aggregate_id, event_type, envelope->>'eventId' AS event_id,
+                  envelope->>'correlationId' AS correlation_id, envelope->>'traceparent' AS traceparent,
+                  envelope::text AS envelope`);
       return { owner, rows: rows.rows.sort((a, b) => a.id - b.id) };
     });
   }
@@ -68,9 +79,9 @@ export function createRelay(ctx: CellContext, broker: Broker, options: RelayOpti
     for (const [topic, batch] of byTopic) {
       // One span per row, child of the span that wrote it; the consumer's span becomes its child.
       const spans = batch.map((r) =>
-        startSpanFrom(`relay.publish ${r.envelope.eventType}`, r.envelope.traceparent, {
+        startSpanFrom(`relay.publish ${r.event_type}`, r.traceparent, {
           kind: SpanKind.PRODUCER,
-          attributes: { 'messaging.destination.name': topic, 'onsale.event_id': r.envelope.eventId },
+          attributes: { 'messaging.destination.name': topic, 'onsale.event_id': r.event_id },
         }),
       );
       try {
@@ -78,8 +89,10 @@ export function createRelay(ctx: CellContext, broker: Broker, options: RelayOpti
           topic,
           batch.map((r, i) => ({
             key: r.aggregate_id,
-            value: JSON.stringify(spans[i] ? { ...r.envelope, traceparent: spans[i].traceparent } : r.envelope),
-            headers: { eventType: r.envelope.eventType, correlationId: r.envelope.correlationId },
+            value: spans[i]
+              ? JSON.stringify({ ...(JSON.parse(r.envelope) as Envelope), traceparent: spans[i].traceparent })
+              : r.envelope,
+            headers: { eventType: r.event_type, correlationId: r.correlation_id },
           })),
         );
         for (const s of spans) s?.end();
