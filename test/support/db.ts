@@ -94,7 +94,16 @@ export async function createTestDatabase(prefix: string, schema: Schema = 'empty
     query: async (text, values) => (await pool.query(text, values as unknown[])).rows,
     async drop() {
       await pool.end();
-      await withClient(adminUrl(), (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+      await withClient(adminUrl(), async (c) => {
+        // pg-pool's end() resolves before its clients' sockets close: a FORCE drop that terminated
+        // one still closing would surface as an uncaught 57P01 in the test process. Give them 2 s.
+        for (let i = 0; i < 100; i++) {
+          const left = await c.query('SELECT 1 FROM pg_stat_activity WHERE datname = $1 LIMIT 1', [name]);
+          if (left.rowCount === 0) break;
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      });
     },
   };
 }
