@@ -62,9 +62,8 @@ export function createRelay(ctx: CellContext, broker: Broker, options: RelayOpti
          WHERE id IN (SELECT id FROM outbox
                        WHERE published_at IS NULL AND (lease_until IS NULL OR lease_until < now())
                        ORDER BY id LIMIT ${options.batchSize} FOR UPDATE SKIP LOCKED)
-        RETURNING id, topic, aggregate_id, event_type, envelope->>'eventId' AS event_id,
-                  envelope->>'correlationId' AS correlation_id, envelope->>'traceparent' AS traceparent,
-                  envelope::text AS envelope`);
+        RETURNING id, topic, aggregate_id, event_type, event_id, envelope->>'correlationId' AS correlation_id,
+                  envelope->>'traceparent' AS traceparent, envelope::text AS envelope`);
       return { owner, rows: rows.rows.sort((a, b) => a.id - b.id) };
     });
   }
