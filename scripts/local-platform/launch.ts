@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { exportJWK, generateKeyPair } from 'jose';
@@ -51,15 +51,29 @@ export interface CellHandle {
   running: boolean;
 }
 
+const handedOut = new Set<number>();
+
+/**
+ * A port for a child process to listen on later. It is picked below the kernel's ephemeral range:
+ * a port from `listen(0)` comes from that range, and in the seconds before the child binds it,
+ * any outgoing connection (to PostgreSQL, Kafka, Redis) may take it as its local port.
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const srv = createServer();
-    srv.once('error', rej);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => res(port));
+  const [ephemeralLow] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+  const low = 20_000;
+  const high = Math.max(low + 1_000, (ephemeralLow ?? 32_768) - 1);
+  for (;;) {
+    const candidate = low + Math.floor(Math.random() * (high - low));
+    if (handedOut.has(candidate)) continue;
+    const bound = await new Promise<boolean>((res) => {
+      const srv = createServer();
+      srv.once('error', () => res(false));
+      srv.listen(candidate, '127.0.0.1', () => srv.close(() => res(true)));
     });
-  });
+    if (!bound) continue;
+    handedOut.add(candidate);
+    return candidate;
+  }
 }
 
 async function ticketKeys() {

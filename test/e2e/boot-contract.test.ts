@@ -11,6 +11,7 @@ import {
   synthPlatform,
 } from '../../infra/cdktf/test/support/terraform';
 import { buildBundles } from '../../scripts/bundle';
+import { freePort } from '../../scripts/local-platform/launch';
 import { createTestDatabase, type TestDatabase } from '../support/db';
 import { BUYER_ISSUER, startIdentity, type TestIdentity } from '../support/identity';
 import { dropCellTopics, uniqueCellId } from '../support/kafka';
@@ -49,18 +50,6 @@ const firstPassLog = (task: Task) =>
 
 const isDeployStep = (task: Task) =>
   task.container.command.some((part) => /-(migrate|provision-topics)\.mjs$/.test(part));
-
-async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 interface Running {
   task: Task;
