@@ -10,6 +10,7 @@ export * from './input-rules';
 export * from './instant';
 export * from './methods';
 export * from './orders';
+export * from './runtime/body-limit';
 export * from './runtime/env';
 export * from './runtime/health';
 export * from './runtime/http-errors';

@@ -119,8 +119,8 @@ await runBench('waiting-room', async (bench) => {
     await openRoom(ctx, eventId);
     const memBefore = await usedMemory(info);
 
-    results.joins = await pool(BUYERS, CONCURRENCY, (i) =>
-      joinQueue({ ctx, actor: { kind: 'buyer', sub: `buyer-${i}` }, eventId }),
+    results.joins = await bench.measured(() =>
+      pool(BUYERS, CONCURRENCY, (i) => joinQueue({ ctx, actor: { kind: 'buyer', sub: `buyer-${i}` }, eventId })),
     );
     const memAfter = await usedMemory(info);
     results.memory = {
@@ -129,8 +129,10 @@ await runBench('waiting-room', async (bench) => {
       bytesPerQueuedBuyer: Math.round((memAfter - memBefore) / BUYERS),
       queued: await ctx.redis.zcard(k.queue),
     };
-    results.polls = await pool(BUYERS, CONCURRENCY, (i) =>
-      queueStatus({ ctx, actor: { kind: 'buyer', sub: `buyer-${(i * 7919) % BUYERS}` }, eventId }),
+    results.polls = await bench.measured(() =>
+      pool(BUYERS, CONCURRENCY, (i) =>
+        queueStatus({ ctx, actor: { kind: 'buyer', sub: `buyer-${(i * 7919) % BUYERS}` }, eventId }),
+      ),
     );
     // Idempotent re-joins (a refresh storm) cost about as much as polls.
     results.rejoins = await pool(Math.min(BUYERS, 50_000), CONCURRENCY, (i) =>
@@ -202,15 +204,17 @@ await runBench('waiting-room', async (bench) => {
     results.httpOverSockets = {
       pollBodyBytes: Buffer.byteLength(pollBody),
       connections: HTTP_CONNECTIONS,
-      bareNodeServer: await pool(HTTP_REQUESTS, HTTP_CONNECTIONS, () => bareGet()),
-      polls: await pool(HTTP_REQUESTS, HTTP_CONNECTIONS, (i) => poll(tokens[i % sample]!)),
-      joins: await pool(half, HTTP_CONNECTIONS, (i) => join(joinTokens[i]!)),
+      bareNodeServer: await bench.measured(() => pool(HTTP_REQUESTS, HTTP_CONNECTIONS, () => bareGet())),
+      polls: await bench.measured(() => pool(HTTP_REQUESTS, HTTP_CONNECTIONS, (i) => poll(tokens[i % sample]!))),
+      joins: await bench.measured(() => pool(half, HTTP_CONNECTIONS, (i) => join(joinTokens[i]!))),
       // Joins of new buyers and polls of queued ones alternating on the same connections: the request rate the
       // buyers' side of the waiting room sustains.
-      mixed: await pool(HTTP_REQUESTS - half, HTTP_CONNECTIONS, async (i) => {
-        if (i % 2 === 0) await join(joinTokens[half + i]!);
-        else await poll(tokens[i % sample]!);
-      }),
+      mixed: await bench.measured(() =>
+        pool(HTTP_REQUESTS - half, HTTP_CONNECTIONS, async (i) => {
+          if (i % 2 === 0) await join(joinTokens[half + i]!);
+          else await poll(tokens[i % sample]!);
+        }),
+      ),
     };
 
     // Releasing: one release step of 500 buyers, and collecting their tokens (EdDSA signing).

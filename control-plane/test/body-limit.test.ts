@@ -1,3 +1,6 @@
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../../test/support/control-plane';
 
@@ -32,5 +35,51 @@ describe('the body limit', () => {
   it('does not hold up a GET (no body to measure)', async () => {
     const res = await h.app.request('/healthz');
     expect(res.status).toBe(200);
+  });
+
+  it("behind Node's HTTP parser: judges a declared length by its header, counts a chunked body, lets a body-less POST through", async () => {
+    const server = serve({ fetch: h.app.fetch, port: 0, hostname: '127.0.0.1' });
+    await new Promise<void>((r) => server.once('listening', () => r()));
+    const { port } = server.address() as AddressInfo;
+    const token = await h.buyer('limit-2');
+    const send = (headers: Record<string, string>, chunks: string[]) =>
+      new Promise<{ status: number; code?: string }>((resolve, reject) => {
+        const req = httpRequest(
+          {
+            host: '127.0.0.1',
+            port,
+            method: 'POST',
+            path: '/events/00000000-0000-4000-8000-000000000001/queue',
+            headers,
+          },
+          (res) => {
+            let body = '';
+            res.on('data', (d: Buffer) => {
+              body += d;
+            });
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, code: JSON.parse(body || '{}').error?.code }));
+          },
+        );
+        req.on('error', reject);
+        for (const chunk of chunks) req.write(chunk);
+        req.end();
+      });
+    try {
+      const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+      const big = 'x'.repeat(2048);
+      expect(await send({ ...auth, 'content-length': '2048' }, [big])).toEqual({
+        status: 413,
+        code: 'payload_too_large',
+      });
+      // No Content-Length: Node sends it chunked (Transfer-Encoding), and the limit counts it as it arrives.
+      expect(await send(auth, [big.slice(0, 1024), big.slice(1024)])).toEqual({
+        status: 413,
+        code: 'payload_too_large',
+      });
+      // A join has no body: it reaches the route (404 for an event without a waiting room), not the limit.
+      expect(await send({ authorization: `Bearer ${token}` }, [])).toEqual({ status: 404, code: 'not_found' });
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 });

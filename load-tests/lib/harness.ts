@@ -9,6 +9,7 @@ import { delimiter, join } from 'node:path';
 import { bundleCommand, ensureBundles } from '../../scripts/bundle';
 import type { RunningProcess } from '../../scripts/local-platform/process';
 import { repoRoot } from '../../test/support/services';
+import { type CpuReading, cpuMeter } from './cpu';
 
 type Stop = () => unknown;
 
@@ -26,6 +27,8 @@ export interface Bench {
    * stopped with the benchmark when that is interrupted meanwhile (the event loop stays free for signals).
    */
   exec(name: string, file: string, args: string[], options?: { cwd?: string }): Promise<string>;
+  /** Measures `phase` and the cores each process used meanwhile (cpu.ts): the reading goes beside its figures. */
+  measured<T>(phase: () => Promise<T>): Promise<T & { cpu: CpuReading }>;
 }
 
 const say = (line: string) => process.stderr.write(`[bench] ${line}\n`);
@@ -70,6 +73,11 @@ export async function runBench(name: string, main: (bench: Bench) => Promise<unk
     runtime,
     command: (entry) => (runtime === 'bundle' ? bundleCommand(entry, repoRoot) : undefined),
     defer: (stop) => stops.push(stop),
+    async measured(phase) {
+      const meter = cpuMeter(() => pids);
+      const result = await phase();
+      return { ...result, cpu: meter.read() };
+    },
     exec(name, file, args, options = {}) {
       const child = spawn(file, args, { cwd: options.cwd ?? repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';

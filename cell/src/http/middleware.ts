@@ -1,5 +1,5 @@
+import { limitBody as limitDeclaredBody } from '@onsale/contracts';
 import type { MiddlewareHandler } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { DomainError } from '../errors';
 import type { CellEnv } from './env';
 
@@ -28,9 +28,6 @@ export const internalAuth: MiddlewareHandler<CellEnv> = async (c, next) => {
 };
 
 export const limitBody = (maxSize: number): MiddlewareHandler =>
-  bodyLimit({
-    maxSize,
-    onError: () => {
-      throw new DomainError('payload_too_large', `request body exceeds ${maxSize} bytes`);
-    },
+  limitDeclaredBody(maxSize, () => {
+    throw new DomainError('payload_too_large', `request body exceeds ${maxSize} bytes`);
   });

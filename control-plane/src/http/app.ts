@@ -6,11 +6,11 @@ import {
   DomainError,
   errorResponse,
   httpMetrics,
+  limitBody,
   renderError,
   routeNotFound,
   validationIssues,
 } from '@onsale/contracts';
-import { bodyLimit } from 'hono/body-limit';
 import { CellCallError } from '../cells/client';
 import { createConsoleApp } from '../console/app';
 import { loadConsoleConfig } from '../console/config';
@@ -75,14 +75,12 @@ export function createApp(services: Services): App {
       ms: Math.round(performance.now() - started),
     });
   });
-  const limitBody = bodyLimit({
-    maxSize: services.config.MAX_BODY_BYTES,
-    onError: (c) =>
+  app.use(
+    '*',
+    limitBody(services.config.MAX_BODY_BYTES, (c) =>
       errorResponse(c, 'payload_too_large', `the body is larger than ${services.config.MAX_BODY_BYTES} bytes`),
-  });
-  // GET and HEAD have no body (bodyLimit lets them through), and asking for one makes @hono/node-server build a
-  // whole Request: about 12% of a waiting-room poll's CPU in its profile.
-  app.use('*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)));
+    ),
+  );
   app.onError(renderError(cellRefusal));
   app.notFound(routeNotFound((path) => allowedMethods(app.routes, path)));
 

@@ -1,0 +1,99 @@
+/**
+ * Where a phase's CPU went, from /proc: the cores each process used between `cpuMeter()` and `read()`,
+ * grouped by role (a process the benchmark started by its name, the load generator itself, the services by
+ * their program), beside the whole machine's busy cores and the cores the hypervisor took away (steal). This is what says whether a ratio is held back by
+ * the code under test or by a machine whose cores are all taken.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+
+const TICKS_PER_SECOND = 100; // USER_HZ: 100 on every Linux kernel Node supports
+
+interface ProcSample {
+  ppid: number;
+  comm: string;
+  ticks: number;
+}
+
+function processes(): Map<number, ProcSample> {
+  const out = new Map<number, ProcSample>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // comm is in parentheses and may itself hold spaces or parentheses: the fields start after the last ')'.
+      const close = stat.lastIndexOf(')');
+      const comm = stat.slice(stat.indexOf('(') + 1, close);
+      const fields = stat.slice(close + 2).split(' ');
+      out.set(Number(entry), { ppid: Number(fields[1]), comm, ticks: Number(fields[11]) + Number(fields[12]) });
+    } catch {
+      // the process ended while we read the list
+    }
+  }
+  return out;
+}
+
+function machineTicks() {
+  const [, ...values] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
+  // user nice system idle iowait irq softirq steal (guest time is already counted in user)
+  const n = values.slice(0, 8).map(Number);
+  return { total: n.reduce((a, b) => a + b, 0), idle: n[3]! + n[4]!, steal: n[7]! };
+}
+
+const SERVICE_PROGRAMS: Record<string, string> = {
+  postgres: 'postgresql',
+  'redis-server': 'redis',
+  java: 'kafka (java)',
+  nginx: 'nginx',
+};
+
+/** Starts a meter; `named` gives the role of each process the caller started (its descendants count as it). */
+export function cpuMeter(named: () => ReadonlyMap<number, string>) {
+  const startedAt = performance.now();
+  const before = processes();
+  const machineBefore = machineTicks();
+  return {
+    read() {
+      const seconds = (performance.now() - startedAt) / 1000;
+      const after = processes();
+      const machineAfter = machineTicks();
+      const names = named();
+      const role = (pid: number): string => {
+        for (let p = pid, hops = 0; p > 1 && hops < 16; hops++) {
+          if (p === process.pid) return 'load generator (this process)';
+          const name = names.get(p);
+          if (name) return name;
+          p = after.get(p)?.ppid ?? before.get(p)?.ppid ?? 0;
+        }
+        return SERVICE_PROGRAMS[after.get(pid)?.comm ?? ''] ?? 'other';
+      };
+      const cores: Record<string, number> = {};
+      for (const [pid, s] of after) {
+        const used = s.ticks - (before.get(pid)?.ticks ?? 0);
+        if (used <= 0) continue;
+        const r = role(pid);
+        cores[r] = (cores[r] ?? 0) + used / TICKS_PER_SECOND / seconds;
+      }
+      const total = machineAfter.total - machineBefore.total;
+      const share = (ticks: number) => (total > 0 ? ticks / total : 0);
+      const stealShare = share(machineAfter.steal - machineBefore.steal);
+      const busyShare = 1 - share(machineAfter.idle - machineBefore.idle) - stealShare;
+      const round = (n: number) => Math.round(n * 100) / 100;
+      return {
+        seconds: round(seconds),
+        machineCores: cpus().length,
+        machineBusyCores: round(busyShare * cpus().length),
+        // Cores the hypervisor gave to other guests while ours wanted them: a run with steal is not comparable.
+        stolenCores: round(stealShare * cpus().length),
+        coresByProcess: Object.fromEntries(
+          Object.entries(cores)
+            .filter(([, c]) => c >= 0.01)
+            .sort(([, a], [, b]) => b - a)
+            .map(([k, c]) => [k, round(c)]),
+        ),
+      };
+    },
+  };
+}
+
+export type CpuReading = ReturnType<ReturnType<typeof cpuMeter>['read']>;
