@@ -84,7 +84,9 @@ await runBench('holds', async (bench) => {
     into.set(res.status, (into.get(res.status) ?? 0) + 1);
   };
   const started = performance.now();
-  const durations = await runPool(holds, CONCURRENCY, (i) => hold(buyers[i]!, httpEvent.eventId, statuses));
+  const { durations, cpu: httpCpu } = await bench.measured(async () => ({
+    durations: await runPool(holds, CONCURRENCY, (i) => hold(buyers[i]!, httpEvent.eventId, statuses)),
+  }));
   const httpSeconds = (performance.now() - started) / 1000;
   const http = {
     holds: statuses.get(202) ?? 0,
@@ -92,6 +94,7 @@ await runBench('holds', async (bench) => {
     holdsPerSecond: round((statuses.get(202) ?? 0) / httpSeconds),
     p50Ms: round(percentile(durations, 50), 2),
     p99Ms: round(percentile(durations, 99), 2),
+    cpu: httpCpu,
   };
 
   // pgbench: the same statements on the other 20,000-seat event, as many clients as the cell's pool.
@@ -110,26 +113,28 @@ await runBench('holds', async (bench) => {
       .replaceAll('{{EVENT_ID}}', sqlEvent.eventId),
   );
   const perClient = Math.floor(holds / POOL);
-  const output = await bench.exec(
-    'pgbench',
-    pgbenchBinary,
-    [
-      '-n',
-      '-f',
-      script,
-      '-c',
-      String(POOL),
-      '-j',
-      '2',
-      '-t',
-      String(perClient),
-      '-l',
-      '--log-prefix',
-      join(work, 'log'),
-      db.url,
-    ],
-    { cwd: work },
-  );
+  const { output, cpu: pgbenchCpu } = await bench.measured(async () => ({
+    output: await bench.exec(
+      'pgbench',
+      pgbenchBinary,
+      [
+        '-n',
+        '-f',
+        script,
+        '-c',
+        String(POOL),
+        '-j',
+        '2',
+        '-t',
+        String(perClient),
+        '-l',
+        '--log-prefix',
+        join(work, 'log'),
+        db.url,
+      ],
+      { cwd: work },
+    ),
+  }));
   const latencies: number[] = [];
   for (const f of readdirSync(work).filter((n) => n.startsWith('log'))) {
     for (const line of readFileSync(join(work, f), 'utf8').trim().split('\n'))
@@ -145,6 +150,7 @@ await runBench('holds', async (bench) => {
     holdsPerSecond: round(tps),
     p50Ms: round(percentile(latencies, 50), 2),
     p99Ms: round(percentile(latencies, 99), 2),
+    cpu: pgbenchCpu,
   };
 
   // Half the saturated HTTP rate, arriving on schedule whatever the answers take: the latency a buyer sees

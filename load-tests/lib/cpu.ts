@@ -13,6 +13,8 @@ interface ProcSample {
   ppid: number;
   comm: string;
   ticks: number;
+  /** CPU of its children that ended and were reaped: a reference tool run to its end. */
+  reapedTicks: number;
 }
 
 function processes(): Map<number, ProcSample> {
@@ -25,7 +27,12 @@ function processes(): Map<number, ProcSample> {
       const close = stat.lastIndexOf(')');
       const comm = stat.slice(stat.indexOf('(') + 1, close);
       const fields = stat.slice(close + 2).split(' ');
-      out.set(Number(entry), { ppid: Number(fields[1]), comm, ticks: Number(fields[11]) + Number(fields[12]) });
+      out.set(Number(entry), {
+        ppid: Number(fields[1]),
+        comm,
+        ticks: Number(fields[11]) + Number(fields[12]),
+        reapedTicks: Number(fields[13]) + Number(fields[14]),
+      });
     } catch {
       // the process ended while we read the list
     }
@@ -68,11 +75,16 @@ export function cpuMeter(named: () => ReadonlyMap<number, string>) {
         return SERVICE_PROGRAMS[after.get(pid)?.comm ?? ''] ?? 'other';
       };
       const cores: Record<string, number> = {};
+      const add = (who: string, ticks: number) => {
+        if (ticks > 0) cores[who] = (cores[who] ?? 0) + ticks / TICKS_PER_SECOND / seconds;
+      };
       for (const [pid, s] of after) {
-        const used = s.ticks - (before.get(pid)?.ticks ?? 0);
-        if (used <= 0) continue;
-        const r = role(pid);
-        cores[r] = (cores[r] ?? 0) + used / TICKS_PER_SECOND / seconds;
+        const was = before.get(pid);
+        add(role(pid), s.ticks - (was?.ticks ?? 0));
+        // Children that ended meanwhile count as their parent (PostgreSQL's backends of a pgbench run), except
+        // this process's own: those are the reference tools it ran.
+        const reaped = s.reapedTicks - (was?.reapedTicks ?? 0);
+        add(pid === process.pid ? 'tools run to their end (pgbench, Kafka tools)' : role(pid), reaped);
       }
       const total = machineAfter.total - machineBefore.total;
       const share = (ticks: number) => (total > 0 ? ticks / total : 0);

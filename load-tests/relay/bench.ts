@@ -92,28 +92,33 @@ await runBench('relay', async (bench) => {
   });
   await broker.publish(topics.purchase, [{ key: 'warmup', value: '{}' }]);
   const started = performance.now();
-  let published = 0;
-  while (published < EVENTS) published += await relay.publishOnce();
+  const { cpu: relayCpu } = await bench.measured(async () => {
+    let published = 0;
+    while (published < EVENTS) published += await relay.publishOnce();
+    return {};
+  });
   const relaySeconds = (performance.now() - started) / 1000;
   await broker.close();
   await ctx.database.close();
 
   // 2. The broker's own producer, same size, same durability.
-  const perf = await kafkaTool(bench, 'ProducerPerformance', [
-    'org.apache.kafka.tools.ProducerPerformance',
-    '--topic',
-    perfTopic,
-    '--num-records',
-    String(EVENTS),
-    '--record-size',
-    String(messageBytes),
-    '--throughput',
-    '-1',
-    '--producer-props',
-    `bootstrap.servers=${kafkaBrokers()[0]}`,
-    'acks=all',
-    'enable.idempotence=true',
-  ]);
+  const { output: perf, cpu: perfCpu } = await bench.measured(async () => ({
+    output: await kafkaTool(bench, 'ProducerPerformance', [
+      'org.apache.kafka.tools.ProducerPerformance',
+      '--topic',
+      perfTopic,
+      '--num-records',
+      String(EVENTS),
+      '--record-size',
+      String(messageBytes),
+      '--throughput',
+      '-1',
+      '--producer-props',
+      `bootstrap.servers=${kafkaBrokers()[0]}`,
+      'acks=all',
+      'enable.idempotence=true',
+    ]),
+  }));
   const perfRate = Number(/([\d.]+) records\/sec/.exec(perf.trim().split('\n').at(-1) ?? '')?.[1]);
 
   // 3. Delivery latency under a steady hold load: real API and relay processes.
@@ -213,8 +218,8 @@ await runBench('relay', async (bench) => {
     messageBytes,
     events: EVENTS,
     partitions: PARTITIONS,
-    relay: { eventsPerSecond: round(relayRate) },
-    producerPerformance: { recordsPerSecond: round(perfRate) },
+    relay: { eventsPerSecond: round(relayRate), cpu: relayCpu },
+    producerPerformance: { recordsPerSecond: round(perfRate), cpu: perfCpu },
     ratio: round(relayRate / perfRate, 3),
     steadyHoldLoad: {
       holdsPerSecond: HOLD_RATE,

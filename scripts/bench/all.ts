@@ -14,6 +14,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import type { CpuReading } from '../../load-tests/lib/cpu';
 import { repoRoot } from '../local-platform/process';
 
 const BENCHES = {
@@ -45,6 +46,8 @@ export interface Row {
   ratio?: number;
   target: string;
   met: boolean;
+  /** Where the cores went while the figure and its reference were measured (load-tests/lib/cpu.ts). */
+  cpu?: { measured?: CpuReading; reference?: CpuReading };
 }
 
 /** The figures of issue 19's table, each from one benchmark's result, with its reference from the same run. */
@@ -57,6 +60,7 @@ export function rows(bench: BenchName, r: Result): Row[] {
     unit: string,
     ref: { name: string; value: number },
     min: number,
+    cpu?: Row['cpu'],
   ): Row => {
     const q = ratio(value, ref.value);
     return {
@@ -69,6 +73,7 @@ export function rows(bench: BenchName, r: Result): Row[] {
       ratio: q,
       target: `≥ ${min} of reference`,
       met: q >= min,
+      cpu,
     };
   };
   const limit = (path: string, measure: string, value: number, unit: string, target: string, met: boolean): Row => ({
@@ -93,6 +98,7 @@ export function rows(bench: BenchName, r: Result): Row[] {
             value: r.pgbench.holdsPerSecond,
           },
           0.5,
+          { measured: r.http.cpu, reference: r.pgbench.cpu },
         ),
         limit(
           'hold API at half the max rate',
@@ -115,6 +121,7 @@ export function rows(bench: BenchName, r: Result): Row[] {
             value: r.producerPerformance.recordsPerSecond,
           },
           0.5,
+          { measured: r.relay.cpu, reference: r.producerPerformance.cpu },
         ),
         limit(
           'outbox age at 1,000 events/s',
@@ -139,6 +146,7 @@ export function rows(bench: BenchName, r: Result): Row[] {
             value: rb['EVALSHA join (idempotent) -P 1'].rps,
           },
           0.5,
+          { measured: r.joins.cpu },
         ),
         vs(
           'waiting room polls, in process',
@@ -150,6 +158,7 @@ export function rows(bench: BenchName, r: Result): Row[] {
             value: rb['EVALSHA status -P 1'].rps,
           },
           0.5,
+          { measured: r.polls.cpu },
         ),
         limit(
           'Redis per queued buyer',
@@ -169,15 +178,19 @@ export function rows(bench: BenchName, r: Result): Row[] {
             value: http.bareNodeServer.perSec,
           },
           0.5,
+          { measured: http.polls.cpu, reference: http.bareNodeServer.cpu },
         ),
-        limit(
-          'waiting room joins + polls over HTTP',
-          'requests/s',
-          http.mixed.perSec,
-          '/s',
-          '≥ 10,000/s',
-          http.mixed.perSec >= 10_000,
-        ),
+        {
+          ...limit(
+            'waiting room joins + polls over HTTP',
+            'requests/s',
+            http.mixed.perSec,
+            '/s',
+            '≥ 10,000/s',
+            http.mixed.perSec >= 10_000,
+          ),
+          cpu: { measured: http.mixed.cpu },
+        },
       ];
     }
     case 'router': {
@@ -272,9 +285,31 @@ function markdown(report: {
         `| ${r.path} | ${r.measure} | ${fmt(r.value)} ${r.unit} | ${r.reference ? `${r.reference.name}: ${fmt(r.reference.value)}` : '–'} | ${fmt(r.ratio)} | ${r.target} | ${r.met ? 'yes' : '**no**'} | ${r.runs.join(', ')} (median: run ${r.medianOfRun}) |`,
     ),
     '',
+    ...cpuSection(report.rows),
     ...(report.failures.length > 0 ? ['**Failed:**', '', ...report.failures.map((f) => `- ${f}`), ''] : []),
   ];
   return lines.join('\n');
+}
+
+/** For each row measured with a CPU reading: whether the machine's cores were all taken, and by whom. */
+function cpuSection(rows: Row[]): string[] {
+  const cores = (c?: CpuReading) =>
+    c
+      ? `${c.machineBusyCores} of ${c.machineCores} busy${c.stolenCores > 0.05 ? `, ${c.stolenCores} stolen` : ''}: ` +
+        Object.entries(c.coresByProcess)
+          .map(([who, n]) => `${who} ${n}`)
+          .join(', ')
+      : '–';
+  const measured = rows.filter((r) => r.cpu?.measured);
+  if (measured.length === 0) return [];
+  return [
+    '## Where the cores went (the median run)',
+    '',
+    '| path | while measured | while the reference ran |',
+    '|---|---|---|',
+    ...measured.map((r) => `| ${r.path} | ${cores(r.cpu?.measured)} | ${cores(r.cpu?.reference)} |`),
+    '',
+  ];
 }
 
 async function main() {
