@@ -109,3 +109,24 @@ export function cpuMeter(named: () => ReadonlyMap<number, string>) {
 }
 
 export type CpuReading = ReturnType<ReturnType<typeof cpuMeter>['read']>;
+
+/** Several readings of one path (its rounds), weighted by their length, as one. */
+export function mergeReadings(readings: CpuReading[]): CpuReading | undefined {
+  const seconds = readings.reduce((a, r) => a + r.seconds, 0);
+  if (readings.length === 0 || seconds === 0) return undefined;
+  const weighted = (pick: (r: CpuReading) => number) =>
+    Math.round((readings.reduce((a, r) => a + pick(r) * r.seconds, 0) / seconds) * 100) / 100;
+  const who = new Set(readings.flatMap((r) => Object.keys(r.coresByProcess)));
+  return {
+    seconds: Math.round(seconds * 100) / 100,
+    machineCores: readings[0]!.machineCores,
+    machineBusyCores: weighted((r) => r.machineBusyCores),
+    stolenCores: weighted((r) => r.stolenCores),
+    coresByProcess: Object.fromEntries(
+      [...who]
+        .map((w) => [w, weighted((r) => r.coresByProcess[w] ?? 0)] as const)
+        .filter(([, c]) => c >= 0.01)
+        .sort(([, a], [, b]) => b - a),
+    ),
+  };
+}

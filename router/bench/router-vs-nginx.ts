@@ -20,6 +20,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { resolve } from 'node:path';
 import { Agent, request } from 'undici';
+import { type CpuReading, mergeReadings } from '../../load-tests/lib/cpu';
 import { type Bench, reference, runBench } from '../../load-tests/lib/harness';
 import { percentile, round } from '../../load-tests/lib/stats';
 import { startProcess } from '../../scripts/local-platform/process';
@@ -109,7 +110,8 @@ await runBench('router', async (bench) => {
   const client = new Agent({ connections: CONCURRENCY, pipelining: 1 });
   bench.defer(() => client.close());
 
-  type Sample = { durations: number[]; seconds: number; statuses: Record<number, number> };
+  /** `cpu`: where the cores went in each round this path was driven at saturation (cpu.ts). */
+  type Sample = { durations: number[]; seconds: number; statuses: Record<number, number>; cpu: CpuReading[] };
   let nextBuyer = 0;
   /** One hold with the next fresh buyer and seats through one path. */
   async function hold(path: Path, into?: Sample) {
@@ -135,12 +137,17 @@ await runBench('router', async (bench) => {
   async function run(path: Path, count: number, into?: Sample) {
     const end = nextBuyer + count;
     const started = performance.now();
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (nextBuyer < end) await hold(path, into);
-      }),
-    );
-    if (into) into.seconds += (performance.now() - started) / 1000;
+    const { cpu } = await bench.measured(async () => {
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          while (nextBuyer < end) await hold(path, into);
+        }),
+      );
+      return {};
+    });
+    if (!into) return;
+    into.seconds += (performance.now() - started) / 1000;
+    into.cpu.push(cpu);
   }
   /** Sends `count` holds through one path at `rate` per second, on schedule whatever the answers take (open loop). */
   async function paced(path: Path, count: number, rate: number, into: Sample) {
@@ -160,13 +167,13 @@ await runBench('router', async (bench) => {
     reqPerSecond: round(s.durations.length / s.seconds),
     p50Ms: round(percentile(s.durations, 50), 2),
     p99Ms: round(percentile(s.durations, 99), 2),
+    cpu: mergeReadings(s.cpu),
   });
 
   const empty = () =>
-    Object.fromEntries(PATHS.map((p) => [p, { durations: [], seconds: 0, statuses: {} }])) as unknown as Record<
-      Path,
-      Sample
-    >;
+    Object.fromEntries(
+      PATHS.map((p) => [p, { durations: [], seconds: 0, statuses: {}, cpu: [] }]),
+    ) as unknown as Record<Path, Sample>;
   const samples = empty();
   for (const path of PATHS) await run(path, WARMUP);
   const perRound = Math.floor(HOLDS / ROUNDS);

@@ -196,7 +196,7 @@ export function rows(bench: BenchName, r: Result): Row[] {
     case 'router': {
       // Below half a millisecond an added latency is within the noise of one machine: the floor keeps a
       // negative nginx figure (noise) from making any router figure fail.
-      const added = (phase: string, router: number, nginx: number): Row => ({
+      const added = (phase: string, router: number, nginx: number, cpu?: Row['cpu']): Row => ({
         bench,
         path: `router added p50 latency, ${phase}`,
         measure: 'added p50 vs direct',
@@ -206,9 +206,13 @@ export function rows(bench: BenchName, r: Result): Row[] {
         ratio: nginx > 0 ? ratio(router, nginx) : undefined,
         target: '≤ 1.5 × nginx (0.5 ms floor)',
         met: router <= Math.max(1.5 * nginx, 0.5),
+        cpu,
       });
       return [
-        added('saturation', r.ratios.routerAddedP50Ms, r.ratios.nginxAddedP50Ms),
+        added('saturation', r.ratios.routerAddedP50Ms, r.ratios.nginxAddedP50Ms, {
+          measured: r.results.router.cpu,
+          reference: r.results.nginx.cpu,
+        }),
         added('half load', r.ratios.halfLoad.routerAddedP50Ms, r.ratios.halfLoad.nginxAddedP50Ms),
         {
           bench,
