@@ -15,6 +15,8 @@ const EVENTS_PER_ORDER = 10;
 let db: TestDatabase;
 let cellId: string;
 let broker: Broker;
+/** Cells whose topics go once the shared producer is closed: it refreshes metadata for every topic it sent to. */
+const cellsToDrop: string[] = [];
 
 beforeAll(async () => {
   cellId = uniqueCellId('rly');
@@ -24,7 +26,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await broker?.close();
-  await dropCellTopics(cellId).catch(() => {});
+  for (const cell of [cellId, ...cellsToDrop]) await dropCellTopics(cell).catch(() => {});
   await db?.drop();
 });
 
@@ -68,7 +70,8 @@ describe('the relay pipelines claims and marks with its sends', () => {
     expect(await relay.publishOnce()).toBe(56);
     expect(await relay.publishOnce()).toBe(ORDERS * EVENTS_PER_ORDER - 56);
     const [left] = await db.query<{ n: number }>(
-      'SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL OR lease_owner IS NOT NULL',
+      `SELECT ((SELECT count(*) FROM outbox WHERE published_at IS NULL)
+             + (SELECT count(*) FROM relay_leases WHERE until > now()))::int AS n`,
     );
     expect(left!.n).toBe(0);
     const seqs = await sequencesOnTopic(topics.purchase, ORDERS * EVENTS_PER_ORDER);
@@ -95,7 +98,7 @@ describe('the relay pipelines claims and marks with its sends', () => {
     await expect(createRelay(ctx, failing, options).publishOnce()).rejects.toThrow('broker unreachable');
     const state = await db.query<{ published: number; leased: number }>(
       `SELECT count(*) FILTER (WHERE published_at IS NOT NULL)::int AS published,
-              count(*) FILTER (WHERE lease_owner IS NOT NULL)::int AS leased FROM outbox`,
+              (SELECT count(*) FROM relay_leases WHERE until > now())::int AS leased FROM outbox`,
     );
     // The first batch went and is marked; nothing is left under a lease waiting for it to lapse.
     expect(state[0]).toEqual({ published: 7, leased: 0 });
@@ -105,6 +108,51 @@ describe('the relay pipelines claims and marks with its sends', () => {
     const seqs = await sequencesOnTopic(topics.purchase, ORDERS * EVENTS_PER_ORDER);
     for (const o of orders) expect(seqs.get(o)).toEqual(inOrder);
     await ctx.database.close();
-    await dropCellTopics(faultCell).catch(() => {});
+    cellsToDrop.push(faultCell);
+  });
+
+  it('a lease keeps its rows from every other relay until it lapses; a relay whose lease lapsed marks nothing', async () => {
+    await db.query('DELETE FROM outbox');
+    const leaseCell = uniqueCellId('rll');
+    const topics = await provisionCellTopics(leaseCell, 3);
+    await writeOutbox(topics.purchase);
+    const total = ORDERS * EVENTS_PER_ORDER;
+    const ctx = workerContext(cellId, db.url, 'relay-lease');
+    let resume!: () => void;
+    const stalled = new Promise<void>((r) => {
+      resume = r;
+    });
+    const stalling: Broker = {
+      ...broker,
+      publish: async (topic, messages) => {
+        await stalled;
+        await broker.publish(topic, messages);
+      },
+    };
+    const options = { batchSize: 7, idleMs: 5, retainPublishedMs: 60_000 };
+    // A claims its first batch, and the one behind it while the first send hangs: 14 rows under 1 s leases.
+    const slow = createRelay(ctx, stalling, { ...options, leaseMs: 1_000 }).publishOnce();
+    const fast = createRelay(ctx, broker, { ...options, batchSize: 1_000, leaseMs: 30_000 });
+    const leased = async () =>
+      (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM relay_leases WHERE until > now()'))[0]!.n;
+    for (let i = 0; (await leased()) < 2 && i < 100; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await leased()).toBe(2);
+    // While A's leases live, B claims every other row and none of A's.
+    expect(await fast.publishOnce()).toBe(total - 14);
+    const unpublished = async () =>
+      (await db.query<{ id: string }>('SELECT id FROM outbox WHERE published_at IS NULL ORDER BY id')).map((r) => r.id);
+    const first14 = (await db.query<{ id: string }>('SELECT id FROM outbox ORDER BY id LIMIT 14')).map((r) => r.id);
+    expect(await unpublished()).toEqual(first14);
+    // Once they lapse, B takes them.
+    await new Promise((r) => setTimeout(r, 1_100));
+    expect(await fast.publishOnce()).toBe(14);
+    const markedByB = await db.query('SELECT id, published_at FROM outbox ORDER BY id');
+    // A's sends then go through (duplicates the inboxes absorb), but its marks find no lease of its own.
+    resume();
+    await slow;
+    expect(await db.query('SELECT id, published_at FROM outbox ORDER BY id')).toEqual(markedByB);
+    expect(await leased()).toBe(0);
+    await ctx.database.close();
+    cellsToDrop.push(leaseCell);
   });
 });

@@ -35,12 +35,19 @@ type Claimed = {
 /** Batches one pass sends back to back, each claimed while the one before it is on its way to the broker. */
 const BATCHES_PER_PASS = 8;
 
+/** Serializes claims (a transaction-scoped advisory lock): each claim sees every lease taken before it. */
+const CLAIM_LOCK = 0x6f7574626f78; // "outbox"
+
 /**
- * The outbox relay. It claims a batch of unpublished rows under a lease (SKIP LOCKED, so
- * relays never wait on each other) and commits the claim, publishes with acks from all
- * in-sync replicas, then marks the rows published only if the lease is still its own. A crash
- * after publishing and before marking re-publishes the batch later: a duplicate the inboxes
- * absorb, never a loss.
+ * The outbox relay. It claims a batch of unpublished rows under a lease and commits the claim,
+ * publishes with acks from all in-sync replicas, then marks the rows published only if the lease
+ * is still its own. A crash after publishing and before marking re-publishes the batch once its
+ * lease lapses: a duplicate the inboxes absorb, never a loss.
+ *
+ * A lease is one row of relay_leases covering the batch's id range, not a write on every outbox
+ * row: each outbox row is then written once, when marked, which halved the claim's time. Claims
+ * take turns on an advisory lock, held only for the claim's two statements, so a claim always
+ * sees the leases taken before it and two relays never claim the same row.
  *
  * A pass is a pipeline: sends go one at a time in claim order (so one order's events reach its
  * partition in the order they were written; the idempotent producer keeps one request in
@@ -57,14 +64,24 @@ export function createRelay(ctx: CellContext, broker: Broker, options: RelayOpti
   async function claim(): Promise<Batch> {
     const owner = `${relayId}:${randomUUID()}`;
     return withWriteTx(ctx, async (tx) => {
+      // Its own statement: the claim below then reads with a snapshot taken after the lock was granted.
+      await tx.execute(sql`SELECT pg_advisory_xact_lock(${CLAIM_LOCK})`);
+      // A lapsed lease is ended by the claim that may take its rows: its relay's mark then finds no lease.
       const rows = await tx.execute<Claimed>(sql`
-        UPDATE outbox SET lease_owner = ${owner}, lease_until = now() + make_interval(secs => ${options.leaseMs / 1000})
-         WHERE id IN (SELECT id FROM outbox
-                       WHERE published_at IS NULL AND (lease_until IS NULL OR lease_until < now())
-                       ORDER BY id LIMIT ${options.batchSize} FOR UPDATE SKIP LOCKED)
-        RETURNING id, topic, aggregate_id, event_type, event_id, envelope->>'correlationId' AS correlation_id,
-                  envelope->>'traceparent' AS traceparent, envelope::text AS envelope`);
-      return { owner, rows: rows.rows.sort((a, b) => a.id - b.id) };
+        WITH lapsed AS (DELETE FROM relay_leases WHERE until <= now()),
+        claimed AS (
+          SELECT id, topic, aggregate_id, event_type, event_id, envelope->>'correlationId' AS correlation_id,
+                 envelope->>'traceparent' AS traceparent, envelope::text AS envelope
+            FROM outbox o
+           WHERE published_at IS NULL
+             AND NOT EXISTS (SELECT 1 FROM relay_leases l WHERE o.id BETWEEN l.first_id AND l.last_id AND l.until > now())
+           ORDER BY id LIMIT ${options.batchSize}),
+        lease AS (
+          INSERT INTO relay_leases (owner, first_id, last_id, until)
+          SELECT ${owner}, min(id), max(id), now() + make_interval(secs => ${options.leaseMs / 1000})
+            FROM claimed HAVING count(*) > 0)
+        SELECT * FROM claimed ORDER BY id`);
+      return { owner, rows: rows.rows.map((r) => ({ ...r, id: Number(r.id) })) };
     });
   }
 
@@ -102,11 +119,16 @@ export function createRelay(ctx: CellContext, broker: Broker, options: RelayOpti
     }
   }
 
-  /** Marks a sent batch published, only where the lease is still this batch's own. */
+  /**
+   * Marks a sent batch published and ends its lease, unless another relay's claim ended it first. A lease
+   * that lapsed during a slow send (a broker coming back) but that nobody took over still marks its rows:
+   * refusing it would only publish them again.
+   */
   async function mark({ owner, rows }: Batch): Promise<void> {
     await ctx.db.execute(sql`
-      UPDATE outbox SET published_at = now(), lease_owner = NULL, lease_until = NULL
-       WHERE id = ANY(${sql.param(rows.map((r) => r.id))}::bigint[]) AND lease_owner = ${owner}`);
+      WITH lease AS (DELETE FROM relay_leases WHERE owner = ${owner} RETURNING owner)
+      UPDATE outbox SET published_at = now()
+       WHERE id = ANY(${sql.param(rows.map((r) => r.id))}::bigint[]) AND EXISTS (SELECT 1 FROM lease)`);
   }
 
   /**
@@ -115,9 +137,7 @@ export function createRelay(ctx: CellContext, broker: Broker, options: RelayOpti
    * events that failed. A send that did reach the broker before failing becomes a duplicate.
    */
   async function giveBack(owners: string[]): Promise<void> {
-    await ctx.db.execute(sql`
-      UPDATE outbox SET lease_owner = NULL, lease_until = NULL
-       WHERE lease_owner = ANY(${sql.param(owners)}::text[]) AND published_at IS NULL`);
+    await ctx.db.execute(sql`DELETE FROM relay_leases WHERE owner = ANY(${sql.param(owners)}::text[])`);
   }
 
   /** One pipelined pass; `more` when its last batch came back full (more rows are waiting). */

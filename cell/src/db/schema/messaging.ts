@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigserial, index, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, index, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -14,12 +14,22 @@ export const outbox = pgTable(
     topic: text('topic').notNull(),
     envelope: jsonb('envelope').notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
-    leaseOwner: text('lease_owner'),
-    leaseUntil: ts('lease_until'),
     publishedAt: ts('published_at'),
   },
   (t) => [index('outbox_unpublished_idx').on(t.id).where(sql`published_at IS NULL`)],
 );
+
+/**
+ * The relay's leases: one row per claimed batch, covering the outbox ids from `first_id` to `last_id`,
+ * instead of a lease written on every outbox row. A row is written once, when it is marked published;
+ * writing a lease on each row as well doubled the claim's cost.
+ */
+export const relayLeases = pgTable('relay_leases', {
+  owner: text('owner').primaryKey(),
+  firstId: bigint('first_id', { mode: 'number' }).notNull(),
+  lastId: bigint('last_id', { mode: 'number' }).notNull(),
+  until: ts('until').notNull(),
+});
 
 /** Inbox: one row per (consumer, eventId) applied; a redelivery finds it and does nothing. */
 export const inbox = pgTable(
