@@ -9,6 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { cellTopics, createLogger } from '@onsale/contracts';
+import { CellRelayConfig } from '../../cell/src/config';
 import { migrateCell } from '../../cell/src/db/migrate';
 import { createKafkaBroker, deleteTopics } from '../../cell/src/messaging/kafka-broker';
 import { createRelay } from '../../cell/src/relay/relay';
@@ -84,11 +85,17 @@ await runBench('relay', async (bench) => {
     clientId: 'bench-relay',
     log: createLogger({ role: 'bench' }, 'error'),
   });
+  // The relay role's own defaults (RELAY_BATCH_SIZE and the rest), as production runs it.
+  const relayDefaults = CellRelayConfig.pick({
+    RELAY_BATCH_SIZE: true,
+    RELAY_LEASE_MS: true,
+    RELAY_RETAIN_PUBLISHED_MS: true,
+  }).parse({});
   const relay = createRelay(ctx, broker, {
-    batchSize: 1_000,
-    leaseMs: 30_000,
+    batchSize: relayDefaults.RELAY_BATCH_SIZE,
+    leaseMs: relayDefaults.RELAY_LEASE_MS,
     idleMs: 5,
-    retainPublishedMs: 3_600_000,
+    retainPublishedMs: relayDefaults.RELAY_RETAIN_PUBLISHED_MS,
   });
   await broker.publish(topics.purchase, [{ key: 'warmup', value: '{}' }]);
   const started = performance.now();
@@ -218,7 +225,7 @@ await runBench('relay', async (bench) => {
     messageBytes,
     events: EVENTS,
     partitions: PARTITIONS,
-    relay: { eventsPerSecond: round(relayRate), cpu: relayCpu },
+    relay: { eventsPerSecond: round(relayRate), batchSize: relayDefaults.RELAY_BATCH_SIZE, cpu: relayCpu },
     producerPerformance: { recordsPerSecond: round(perfRate), cpu: perfCpu },
     ratio: round(relayRate / perfRate, 3),
     steadyHoldLoad: {
