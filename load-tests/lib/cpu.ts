@@ -78,12 +78,17 @@ export function cpuMeter(named: () => ReadonlyMap<number, string>) {
       const add = (who: string, ticks: number) => {
         if (ticks > 0) cores[who] = (cores[who] ?? 0) + ticks / TICKS_PER_SECOND / seconds;
       };
+      // A child that ended meanwhile brings its whole life's CPU to its parent's reaped total: what it had
+      // used before the phase began is taken off again.
+      const usedBefore = new Map<number, number>();
+      for (const [pid, s] of before)
+        if (!after.has(pid)) usedBefore.set(s.ppid, (usedBefore.get(s.ppid) ?? 0) + s.ticks + s.reapedTicks);
       for (const [pid, s] of after) {
         const was = before.get(pid);
         add(role(pid), s.ticks - (was?.ticks ?? 0));
         // Children that ended meanwhile count as their parent (PostgreSQL's backends of a pgbench run), except
         // this process's own: those are the reference tools it ran.
-        const reaped = s.reapedTicks - (was?.reapedTicks ?? 0);
+        const reaped = s.reapedTicks - (was?.reapedTicks ?? 0) - (usedBefore.get(pid) ?? 0);
         add(pid === process.pid ? 'tools run to their end (pgbench, Kafka tools)' : role(pid), reaped);
       }
       const total = machineAfter.total - machineBefore.total;
