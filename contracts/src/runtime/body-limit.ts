@@ -9,7 +9,10 @@ import { bodyLimit } from 'hono/body-limit';
  * one with a Content-Length carries no more than it declares, so the header is the judge. A chunked
  * body, or any request that did not come through Node's parser (`app.request`), is counted as it streams.
  */
-export function limitBody(maxSize: number, onTooLarge: (c: Context) => Response | Promise<Response>): MiddlewareHandler {
+export function limitBody(
+  maxSize: number,
+  onTooLarge: (c: Context) => Response | Promise<Response>,
+): MiddlewareHandler {
   const streamed = bodyLimit({ maxSize, onError: onTooLarge });
   return (c, next) => {
     const parsedByNode = (c.env as { incoming?: unknown } | undefined)?.incoming !== undefined;
