@@ -31,6 +31,7 @@ describe('cell migrations', () => {
         'tickets',
         'idempotency_keys',
         'outbox',
+        'relay_leases',
         'inbox',
         'stripe_events',
         'incidents',
