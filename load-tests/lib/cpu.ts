@@ -1,11 +1,13 @@
 /**
  * Where a phase's CPU went, from /proc: the cores each process used between `cpuMeter()` and `read()`,
  * grouped by role (a process the benchmark started by its name, the load generator itself, the services by
- * their program), beside the whole machine's busy cores and the cores the hypervisor took away (steal). This is what says whether a ratio is held back by
- * the code under test or by a machine whose cores are all taken.
+ * their program), beside the whole machine's busy cores and the cores the hypervisor took away (steal).
+ * This is what says whether a ratio is held back by the code under test or by a machine whose cores are
+ * all taken.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
+import { round } from './stats';
 
 const TICKS_PER_SECOND = 100; // USER_HZ: 100 on every Linux kernel Node supports
 
@@ -95,18 +97,17 @@ export function cpuMeter(named: () => ReadonlyMap<number, string>) {
       const share = (ticks: number) => (total > 0 ? ticks / total : 0);
       const stealShare = share(machineAfter.steal - machineBefore.steal);
       const busyShare = 1 - share(machineAfter.idle - machineBefore.idle) - stealShare;
-      const round = (n: number) => Math.round(n * 100) / 100;
       return {
-        seconds: round(seconds),
+        seconds: round(seconds, 2),
         machineCores: cpus().length,
-        machineBusyCores: round(busyShare * cpus().length),
+        machineBusyCores: round(busyShare * cpus().length, 2),
         // Cores the hypervisor gave to other guests while ours wanted them: a run with steal is not comparable.
-        stolenCores: round(stealShare * cpus().length),
+        stolenCores: round(stealShare * cpus().length, 2),
         coresByProcess: Object.fromEntries(
           Object.entries(cores)
             .filter(([, c]) => c >= 0.01)
             .sort(([, a], [, b]) => b - a)
-            .map(([k, c]) => [k, round(c)]),
+            .map(([k, c]) => [k, round(c, 2)]),
         ),
       };
     },
@@ -120,10 +121,10 @@ export function mergeReadings(readings: CpuReading[]): CpuReading | undefined {
   const seconds = readings.reduce((a, r) => a + r.seconds, 0);
   if (readings.length === 0 || seconds === 0) return undefined;
   const weighted = (pick: (r: CpuReading) => number) =>
-    Math.round((readings.reduce((a, r) => a + pick(r) * r.seconds, 0) / seconds) * 100) / 100;
+    round(readings.reduce((a, r) => a + pick(r) * r.seconds, 0) / seconds, 2);
   const who = new Set(readings.flatMap((r) => Object.keys(r.coresByProcess)));
   return {
-    seconds: Math.round(seconds * 100) / 100,
+    seconds: round(seconds, 2),
     machineCores: readings[0]!.machineCores,
     machineBusyCores: weighted((r) => r.machineBusyCores),
     stolenCores: weighted((r) => r.stolenCores),
