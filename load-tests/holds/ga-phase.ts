@@ -7,6 +7,7 @@ import type { TestDatabase } from '../../test/support/db';
 import type { startIdentity } from '../../test/support/identity';
 import { eventLoad } from '../../test/support/seed';
 import { repoRoot } from '../../test/support/services';
+import type { keepAlivePool } from '../lib/http';
 import { percentile, round, runPool } from '../lib/stats';
 
 type Identity = Awaited<ReturnType<typeof startIdentity>>;
@@ -21,7 +22,8 @@ export interface GaPgbench {
 export interface GaPhaseOptions {
   identity: Identity;
   cellId: string;
-  port: number;
+  /** The client every phase of the hold bench sends through. */
+  http: ReturnType<typeof keepAlivePool>;
   db: TestDatabase;
   loadEvent: (load: EventLoad) => Promise<EventLoad>;
   holds: number;
@@ -106,7 +108,7 @@ async function gaPhase(o: GaPhaseOptions, layout: 'striped' | 'one-row') {
   const body = JSON.stringify({ ga: [{ areaId, quantity: o.placesPerHold }] });
   const started = performance.now();
   const durations = await runPool(o.holds, o.concurrency, async (i) => {
-    const res = await fetch(`http://127.0.0.1:${o.port}/events/${event.eventId}/holds`, {
+    const res = await o.http.request(`/events/${event.eventId}/holds`, {
       method: 'POST',
       headers: {
         authorization: `Bearer ${buyers[i]!.bearer}`,
@@ -116,7 +118,6 @@ async function gaPhase(o: GaPhaseOptions, layout: 'striped' | 'one-row') {
       },
       body,
     });
-    await res.arrayBuffer();
     statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
   });
   const seconds = (performance.now() - started) / 1000;
