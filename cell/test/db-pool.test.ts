@@ -24,7 +24,7 @@ async function backends(database: Database): Promise<number[]> {
 
 describe('the cell database pool', () => {
   it('keeps the API pool connections through a quiet spell, where a default pool closes them', async () => {
-    const warm = openDatabase(db.url, 4, 'pool-test-warm', undefined, true);
+    const warm = openDatabase(db.url, 4, 'pool-test-warm', undefined, { keepIdleConnections: true });
     const cold = openDatabase(db.url, 4, 'pool-test-cold');
     opened.push(warm, cold);
     const [warmBefore, coldBefore] = await Promise.all([backends(warm), backends(cold)]);

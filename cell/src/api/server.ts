@@ -20,7 +20,9 @@ import { createTicketStore } from '../tickets/store';
 /** Builds the cell API from its configuration: one pool, one Redis, one app. */
 export function buildCellApi(config: CellApiConfig) {
   const log = createLogger({ role: 'cell-api', cellId: config.CELL_ID, region: config.CELL_REGION }, config.LOG_LEVEL);
-  const database = openDatabase(config.DATABASE_URL, config.DB_POOL_SIZE, `cell-${config.CELL_ID}-api`, config, true);
+  const database = openDatabase(config.DATABASE_URL, config.DB_POOL_SIZE, `cell-${config.CELL_ID}-api`, config, {
+    keepIdleConnections: true,
+  });
   const redis = new Redis(config.REDIS_URL, {
     ...redisConnectOptions(config),
     enableOfflineQueue: false,

@@ -17,17 +17,19 @@ export function openDatabase(
   poolSize: number,
   applicationName: string,
   auth: DatabaseAuthConfig = { DATABASE_AUTH: 'password' },
-  /**
-   * Keeps every connection once opened instead of closing it after 10 s idle. For the buyers' API: a
-   * burst after a quiet spell (the onsale minute) otherwise opens its connections (TCP, TLS, SCRAM or an
-   * IAM token) on its first requests again; in pnpm bench:holds that put those requests at 100-190 ms.
-   */
-  keepWarm = false,
+  options: {
+    /**
+     * Keeps every connection once opened instead of closing it after 10 s idle. For the buyers' API: a
+     * burst after a quiet spell (the onsale minute) otherwise opens its connections (TCP, TLS, SCRAM or an
+     * IAM token) on its first requests again; in pnpm bench:holds that put those requests at 100-190 ms.
+     */
+    keepIdleConnections?: boolean;
+  } = {},
 ): Database {
   const pool = new pg.Pool({
     ...pgConnection(url, auth),
     max: poolSize,
-    ...(keepWarm && { min: poolSize }),
+    ...(options.keepIdleConnections && { min: poolSize }),
     application_name: applicationName,
   });
   // An idle client's error (a restarted server) must not crash the process; the next query reconnects.
