@@ -5,7 +5,8 @@
  * written straight into the outbox at a fixed rate (1,000/s: the target's figure) for the
  * relay process to deliver. `pnpm bench:relay` (Kafka's tools jar comes with the broker's,
  * fetched by scripts/services). Knobs: BENCH_EVENTS (rows to relay), BENCH_HOLD_RATE (holds/s),
- * BENCH_HOLD_SECONDS, BENCH_OUTBOX_RATE (events/s), BENCH_OUTBOX_SECONDS, BENCH_RUNTIME=tsx.
+ * BENCH_HOLD_SECONDS, BENCH_OUTBOX_RATE (events/s), BENCH_OUTBOX_SECONDS, BENCH_RUNTIME=tsx; the relay
+ * role's own RELAY_BATCH_SIZE and RELAY_LEASE_MS are read as the role reads them.
  */
 import { randomUUID } from 'node:crypto';
 import { cellTopics, createLogger } from '@onsale/contracts';
@@ -85,12 +86,12 @@ await runBench('relay', async (bench) => {
     clientId: 'bench-relay',
     log: createLogger({ role: 'bench' }, 'error'),
   });
-  // The relay role's own defaults (RELAY_BATCH_SIZE and the rest), as production runs it.
+  // The relay role's own configuration (RELAY_BATCH_SIZE and the rest), parsed as the role parses it.
   const relayDefaults = CellRelayConfig.pick({
     RELAY_BATCH_SIZE: true,
     RELAY_LEASE_MS: true,
     RELAY_RETAIN_PUBLISHED_MS: true,
-  }).parse({});
+  }).parse(process.env);
   const relay = createRelay(ctx, broker, {
     batchSize: relayDefaults.RELAY_BATCH_SIZE,
     leaseMs: relayDefaults.RELAY_LEASE_MS,
