@@ -6,10 +6,10 @@
  * relay process to deliver. `pnpm bench:relay` (Kafka's tools jar comes with the broker's,
  * fetched by scripts/services). Knobs: BENCH_EVENTS (rows to relay), BENCH_HOLD_RATE (holds/s),
  * BENCH_HOLD_SECONDS, BENCH_OUTBOX_RATE (events/s), BENCH_OUTBOX_SECONDS, BENCH_RUNTIME=tsx; the relay
- * role's own RELAY_BATCH_SIZE and RELAY_LEASE_MS are read as the role reads them.
+ * role's own RELAY_BATCH_SIZE, RELAY_LEASE_MS and RELAY_RETAIN_PUBLISHED_MS are read as the role reads them.
  */
 import { randomUUID } from 'node:crypto';
-import { cellTopics, createLogger } from '@onsale/contracts';
+import { cellTopics, createLogger, parseEnv } from '@onsale/contracts';
 import { CellRelayConfig } from '../../cell/src/config';
 import { migrateCell } from '../../cell/src/db/migrate';
 import { createKafkaBroker, deleteTopics } from '../../cell/src/messaging/kafka-broker';
@@ -87,16 +87,14 @@ await runBench('relay', async (bench) => {
     log: createLogger({ role: 'bench' }, 'error'),
   });
   // The relay role's own configuration (RELAY_BATCH_SIZE and the rest), parsed as the role parses it.
-  const relayDefaults = CellRelayConfig.pick({
-    RELAY_BATCH_SIZE: true,
-    RELAY_LEASE_MS: true,
-    RELAY_RETAIN_PUBLISHED_MS: true,
-  }).parse(process.env);
+  const relayConfig = parseEnv(
+    CellRelayConfig.pick({ RELAY_BATCH_SIZE: true, RELAY_LEASE_MS: true, RELAY_RETAIN_PUBLISHED_MS: true }),
+  );
   const relay = createRelay(ctx, broker, {
-    batchSize: relayDefaults.RELAY_BATCH_SIZE,
-    leaseMs: relayDefaults.RELAY_LEASE_MS,
+    batchSize: relayConfig.RELAY_BATCH_SIZE,
+    leaseMs: relayConfig.RELAY_LEASE_MS,
     idleMs: 5,
-    retainPublishedMs: relayDefaults.RELAY_RETAIN_PUBLISHED_MS,
+    retainPublishedMs: relayConfig.RELAY_RETAIN_PUBLISHED_MS,
   });
   await broker.publish(topics.purchase, [{ key: 'warmup', value: '{}' }]);
   const started = performance.now();
@@ -226,7 +224,7 @@ await runBench('relay', async (bench) => {
     messageBytes,
     events: EVENTS,
     partitions: PARTITIONS,
-    relay: { eventsPerSecond: round(relayRate), batchSize: relayDefaults.RELAY_BATCH_SIZE, cpu: relayCpu },
+    relay: { eventsPerSecond: round(relayRate), batchSize: relayConfig.RELAY_BATCH_SIZE, cpu: relayCpu },
     producerPerformance: { recordsPerSecond: round(perfRate), cpu: perfCpu },
     ratio: round(relayRate / perfRate, 3),
     steadyHoldLoad: {
