@@ -2,6 +2,7 @@ import type { kafkaSecurity } from '@onsale/aws-auth';
 import { type Logger, metrics } from '@onsale/contracts';
 import { type Consumer, Kafka, logLevel, type Producer } from 'kafkajs';
 import type { Broker, ConsumerHealth, ConsumerOptions, IncomingMessage, RunningConsumer } from './broker';
+import { keyPartitioner } from './partitioner';
 
 export interface KafkaBrokerOptions {
   brokers: string[];
@@ -65,7 +66,12 @@ export function createKafkaBroker(options: KafkaBrokerOptions): Broker {
   const connectProducer = () => {
     producer ??= (async () => {
       // Idempotent: a retried send after a lost acknowledgement is not written twice.
-      const p = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+      const p = kafka.producer({
+        idempotent: true,
+        maxInFlightRequests: 1,
+        allowAutoTopicCreation: false,
+        createPartitioner: keyPartitioner,
+      });
       await p.connect();
       return p;
     })().catch((err) => {
