@@ -43,21 +43,30 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
  * holds the cell's epoch (FOR SHARE, so a concurrent fence waits for us or we see it), then
  * does the work. Deadlocks and serialization failures are retried with bounded, jittered
  * backoff; the work must be safe to re-run, which the idempotency key and inbox make it.
+ *
+ * `advisoryLock` also takes that transaction-scoped advisory lock in the fence's statement, so a
+ * caller that serializes on one pays no round trip for it; the work's statements then read with
+ * snapshots taken after it was granted.
  */
-export function withWriteTx<T>(ctx: WriteContext, work: (tx: Tx) => Promise<T>): Promise<T> {
+export function withWriteTx<T>(
+  ctx: WriteContext,
+  work: (tx: Tx) => Promise<T>,
+  options: { advisoryLock?: number } = {},
+): Promise<T> {
   // One span per write transaction (retries included); the outbox rows it writes carry its context.
   return withSpan('cell.write_tx', { childOnly: true, attributes: { 'onsale.cell': ctx.cellId } }, () =>
-    writeTx(ctx, work),
+    writeTx(ctx, work, options.advisoryLock),
   );
 }
 
-async function writeTx<T>(ctx: WriteContext, work: (tx: Tx) => Promise<T>): Promise<T> {
+async function writeTx<T>(ctx: WriteContext, work: (tx: Tx) => Promise<T>, advisoryLock?: number): Promise<T> {
+  const lock = advisoryLock === undefined ? sql`` : sql`, pg_advisory_xact_lock(${advisoryLock})`;
   for (let attempt = 1; ; attempt++) {
     const started = performance.now();
     try {
       const result = await ctx.db.transaction(async (tx) => {
         const rows = await tx.execute<{ epoch: string }>(
-          sql`SELECT epoch FROM cell_epoch WHERE cell_id = ${ctx.cellId} FOR SHARE`,
+          sql`SELECT epoch${lock} FROM cell_epoch WHERE cell_id = ${ctx.cellId} FOR SHARE`,
         );
         const current = rows.rows[0] ? Number(rows.rows[0].epoch) : null;
         if (current !== ctx.epoch) throw new EpochFencedError(ctx.cellId, ctx.epoch, current);

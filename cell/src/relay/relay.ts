@@ -46,8 +46,8 @@ const CLAIM_LOCK = 0x6f7574626f78; // "outbox"
  *
  * A lease is one row of relay_leases covering the batch's id range, not a write on every outbox
  * row: each outbox row is then written once, when marked, which halved the claim's time. Claims
- * take turns on an advisory lock, held only for the claim's two statements, so a claim always
- * sees the leases taken before it and two relays never claim the same row.
+ * take turns on an advisory lock, taken with the epoch fence and held only for the claim, so a claim
+ * always sees the leases taken before it and two relays never claim the same row.
  *
  * A pass is a pipeline: sends go one at a time in claim order (so one order's events reach its
  * partition in the order they were written; the idempotent producer keeps one request in
@@ -63,11 +63,13 @@ export function createRelay(ctx: CellContext, broker: Broker, options: RelayOpti
 
   async function claim(): Promise<Batch> {
     const owner = `${relayId}:${randomUUID()}`;
-    return withWriteTx(ctx, async (tx) => {
-      // Its own statement: the claim below then reads with a snapshot taken after the lock was granted.
-      await tx.execute(sql`SELECT pg_advisory_xact_lock(${CLAIM_LOCK})`);
-      // A lapsed lease is ended by the claim that may take its rows: its relay's mark then finds no lease.
-      const rows = await tx.execute<Claimed>(sql`
+    // The lock comes with the fence's statement: the claim, a statement of its own, then reads with a
+    // snapshot taken after the lock was granted, and sees every lease committed before it.
+    return withWriteTx(
+      ctx,
+      async (tx) => {
+        // A lapsed lease is ended by the claim that may take its rows: its relay's mark then finds no lease.
+        const rows = await tx.execute<Claimed>(sql`
         WITH lapsed AS (DELETE FROM relay_leases WHERE until <= now()),
         claimed AS (
           SELECT id, topic, aggregate_id, event_type, event_id, envelope->>'correlationId' AS correlation_id,
@@ -81,8 +83,10 @@ export function createRelay(ctx: CellContext, broker: Broker, options: RelayOpti
           SELECT ${owner}, min(id), max(id), now() + make_interval(secs => ${options.leaseMs / 1000})
             FROM claimed HAVING count(*) > 0)
         SELECT * FROM claimed ORDER BY id`);
-      return { owner, rows: rows.rows.map((r) => ({ ...r, id: Number(r.id) })) };
-    });
+        return { owner, rows: rows.rows.map((r) => ({ ...r, id: Number(r.id) })) };
+      },
+      { advisoryLock: CLAIM_LOCK },
+    );
   }
 
   async function send(rows: Claimed[]): Promise<void> {
