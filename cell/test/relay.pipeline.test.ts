@@ -5,6 +5,7 @@ import { createTestDatabase, type TestDatabase } from '../../test/support/db';
 import { dropCellTopics, kafkaBrokers, provisionCellTopics, readTopic, uniqueCellId } from '../../test/support/kafka';
 import { workerContext } from '../../test/support/workers';
 import { migrateCell } from '../src/db/migrate';
+import { EpochFencedError } from '../src/db/tx';
 import type { Broker } from '../src/messaging/broker';
 import { createKafkaBroker } from '../src/messaging/kafka-broker';
 import { createRelay } from '../src/relay/relay';
@@ -154,5 +155,59 @@ describe('the relay pipelines claims and marks with its sends', () => {
     expect(await leased()).toBe(0);
     await ctx.database.close();
     cellsToDrop.push(leaseCell);
+  });
+
+  it('relays claiming at once never claim the same row: each claim sees the leases committed before it', async () => {
+    await db.query('DELETE FROM outbox');
+    const raceCell = uniqueCellId('rlr');
+    const topics = await provisionCellTopics(raceCell, 3);
+    for (let i = 0; i < 5; i++) await writeOutbox(topics.purchase);
+    const total = 5 * ORDERS * EVENTS_PER_ORDER;
+    const sent: string[] = [];
+    const recording: Broker = {
+      ...broker,
+      publish: async (topic, messages) => {
+        for (const m of messages) sent.push(JSON.parse(m.value).eventId);
+        await broker.publish(topic, messages);
+      },
+    };
+    const ctx = workerContext(cellId, db.url, 'relay-race');
+    const options = { batchSize: 3, leaseMs: 30_000, idleMs: 5, retainPublishedMs: 60_000 };
+    const relays = Array.from({ length: 4 }, () => createRelay(ctx, recording, options));
+    await Promise.all(
+      relays.map(async (relay) => {
+        while ((await relay.publishOnce()) > 0);
+      }),
+    );
+    expect(sent).toHaveLength(total);
+    expect(new Set(sent).size).toBe(total);
+    await ctx.database.close();
+    cellsToDrop.push(raceCell);
+  });
+
+  it('a relay whose epoch was fenced claims nothing and says which epoch fenced it', async () => {
+    await db.query('DELETE FROM outbox');
+    await writeOutbox('unused.topic');
+    // A promotion elsewhere took this cell to epoch 2; a relay that still holds epoch 1 must not claim.
+    const fencedCell = uniqueCellId('rlx');
+    await db.query('INSERT INTO cell_epoch (cell_id, epoch) VALUES ($1, 2)', [fencedCell]);
+    const options = { batchSize: 7, leaseMs: 30_000, idleMs: 5, retainPublishedMs: 60_000 };
+    for (const [cell, current] of [
+      [fencedCell, 2],
+      [uniqueCellId('rln'), null],
+    ] as const) {
+      const ctx = workerContext(cell, db.url, 'relay-fenced');
+      const refused = await createRelay(ctx, broker, options)
+        .publishOnce()
+        .catch((err: unknown) => err);
+      expect(refused).toBeInstanceOf(EpochFencedError);
+      expect(refused).toMatchObject({ cellId: cell, expected: 1, current });
+      await ctx.database.close();
+    }
+    const state = await db.query<{ unpublished: number; leases: number }>(
+      `SELECT count(*) FILTER (WHERE published_at IS NULL)::int AS unpublished,
+              (SELECT count(*) FROM relay_leases)::int AS leases FROM outbox`,
+    );
+    expect(state[0]).toEqual({ unpublished: ORDERS * EVENTS_PER_ORDER, leases: 0 });
   });
 });

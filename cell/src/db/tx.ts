@@ -21,6 +21,17 @@ export interface WriteContext {
   writeLatency?: { record(ms: number): void };
 }
 
+/** What a SQL function raises for a writer whose epoch is fenced (the relay's claim); DETAIL is the current epoch. */
+const FENCED_SQLSTATE = 'EF001';
+
+/** The fence raised inside a SQL function, as the error withWriteTx throws; any other error as it is. */
+export function asEpochFenced(err: unknown, ctx: Pick<WriteContext, 'cellId' | 'epoch'>): unknown {
+  const e = err as { code?: string; detail?: string; cause?: { code?: string; detail?: string } };
+  const pg = e?.code ? e : e?.cause;
+  if (pg?.code !== FENCED_SQLSTATE) return err;
+  return new EpochFencedError(ctx.cellId, ctx.epoch, pg.detail ? Number(pg.detail) : null);
+}
+
 const RETRYABLE = new Set(['40001', '40P01']); // serialization failure, deadlock detected
 const MAX_ATTEMPTS = 5;
 
@@ -43,30 +54,21 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
  * holds the cell's epoch (FOR SHARE, so a concurrent fence waits for us or we see it), then
  * does the work. Deadlocks and serialization failures are retried with bounded, jittered
  * backoff; the work must be safe to re-run, which the idempotency key and inbox make it.
- *
- * `advisoryLock` also takes that transaction-scoped advisory lock in the fence's statement, so a
- * caller that serializes on one pays no round trip for it; the work's statements then read with
- * snapshots taken after it was granted.
  */
-export function withWriteTx<T>(
-  ctx: WriteContext,
-  work: (tx: Tx) => Promise<T>,
-  options: { advisoryLock?: number } = {},
-): Promise<T> {
+export function withWriteTx<T>(ctx: WriteContext, work: (tx: Tx) => Promise<T>): Promise<T> {
   // One span per write transaction (retries included); the outbox rows it writes carry its context.
   return withSpan('cell.write_tx', { childOnly: true, attributes: { 'onsale.cell': ctx.cellId } }, () =>
-    writeTx(ctx, work, options.advisoryLock),
+    writeTx(ctx, work),
   );
 }
 
-async function writeTx<T>(ctx: WriteContext, work: (tx: Tx) => Promise<T>, advisoryLock?: number): Promise<T> {
-  const lock = advisoryLock === undefined ? sql`` : sql`, pg_advisory_xact_lock(${advisoryLock})`;
+async function writeTx<T>(ctx: WriteContext, work: (tx: Tx) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     const started = performance.now();
     try {
       const result = await ctx.db.transaction(async (tx) => {
         const rows = await tx.execute<{ epoch: string }>(
-          sql`SELECT epoch${lock} FROM cell_epoch WHERE cell_id = ${ctx.cellId} FOR SHARE`,
+          sql`SELECT epoch FROM cell_epoch WHERE cell_id = ${ctx.cellId} FOR SHARE`,
         );
         const current = rows.rows[0] ? Number(rows.rows[0].epoch) : null;
         if (current !== ctx.epoch) throw new EpochFencedError(ctx.cellId, ctx.epoch, current);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Envelope, metrics, pollingLoop, SpanKind, startSpanFrom } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import type { CellContext } from '../context';
-import { withWriteTx } from '../db/tx';
+import { asEpochFenced } from '../db/tx';
 import { failpoint } from '../failpoints';
 import type { Broker } from '../messaging/broker';
 
@@ -46,8 +46,9 @@ const CLAIM_LOCK = 0x6f7574626f78; // "outbox"
  *
  * A lease is one row of relay_leases covering the batch's id range, not a write on every outbox
  * row: each outbox row is then written once, when marked, which halved the claim's time. Claims
- * take turns on an advisory lock, taken with the epoch fence and held only for the claim, so a claim
- * always sees the leases taken before it and two relays never claim the same row.
+ * take turns on an advisory lock held only for the claim, and the claim reads with a snapshot taken
+ * after the lock was granted (a statement of its own in the relay_claim function), so it always sees
+ * the leases taken before it and two relays never claim the same row.
  *
  * A pass is a pipeline: sends go one at a time in claim order (so one order's events reach its
  * partition in the order they were written; the idempotent producer keeps one request in
@@ -61,32 +62,17 @@ export function createRelay(ctx: CellContext, broker: Broker, options: RelayOpti
   type Batch = { owner: string; rows: Claimed[] };
   const none: Promise<Batch> = Promise.resolve({ owner: '', rows: [] });
 
+  /** One round trip: the fence, the claim lock and the claim are one SQL function (migration 0008). */
   async function claim(): Promise<Batch> {
     const owner = `${relayId}:${randomUUID()}`;
-    // The lock comes with the fence's statement: the claim, a statement of its own, then reads with a
-    // snapshot taken after the lock was granted, and sees every lease committed before it.
-    return withWriteTx(
-      ctx,
-      async (tx) => {
-        // A lapsed lease is ended by the claim that may take its rows: its relay's mark then finds no lease.
-        const rows = await tx.execute<Claimed>(sql`
-        WITH lapsed AS (DELETE FROM relay_leases WHERE until <= now()),
-        claimed AS (
-          SELECT id, topic, aggregate_id, event_type, event_id, envelope->>'correlationId' AS correlation_id,
-                 envelope->>'traceparent' AS traceparent, envelope::text AS envelope
-            FROM outbox o
-           WHERE published_at IS NULL
-             AND NOT EXISTS (SELECT 1 FROM relay_leases l WHERE o.id BETWEEN l.first_id AND l.last_id AND l.until > now())
-           ORDER BY id LIMIT ${options.batchSize}),
-        lease AS (
-          INSERT INTO relay_leases (owner, first_id, last_id, until)
-          SELECT ${owner}, min(id), max(id), now() + make_interval(secs => ${options.leaseMs / 1000})
-            FROM claimed HAVING count(*) > 0)
-        SELECT * FROM claimed ORDER BY id`);
-        return { owner, rows: rows.rows.map((r) => ({ ...r, id: Number(r.id) })) };
-      },
-      { advisoryLock: CLAIM_LOCK },
-    );
+    try {
+      const rows = await ctx.db.execute<Claimed>(
+        sql`SELECT * FROM relay_claim(${ctx.cellId}, ${ctx.epoch}, ${CLAIM_LOCK}, ${owner}, ${options.batchSize}, ${options.leaseMs})`,
+      );
+      return { owner, rows: rows.rows.map((r) => ({ ...r, id: Number(r.id) })) };
+    } catch (err) {
+      throw asEpochFenced(err, ctx);
+    }
   }
 
   async function send(rows: Claimed[]): Promise<void> {
