@@ -1,9 +1,11 @@
 import { ADMISSION_AUDIENCE, ADMISSION_ISSUER, AdmissionClaims } from '@onsale/contracts';
+import { sql } from 'drizzle-orm';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { describe, expect } from 'vitest';
 import { type Harness, scheduledEvent } from '../../test/support/control-plane';
 import { controlPlaneTest, type TestTenant } from '../../test/support/fixtures';
 import { runSchedulerTick } from '../src/onsale/scheduler';
+import { joinQueue } from '../src/waiting-room/join';
 import { releaseStep } from '../src/waiting-room/release';
 
 const it = controlPlaneTest({ cellId: 'cell-wr', env: { WAITING_ROOM_ABANDON_SECONDS: '3600' } });
@@ -34,6 +36,28 @@ describe('waiting room', () => {
     const r = await join(h, eventId, again);
     expect(r.body).toMatchObject({ status: 'waiting', position: 2, peopleAhead: 1, joined: false });
     expect((await me(h, eventId, again)).body.position).toBe(2);
+  });
+
+  it('a crowd of joins shares group-commit INSERTs of at most 64 facts, and every join that answered has its fact', async ({
+    h,
+    tenant,
+  }) => {
+    const { eventId } = await scheduledEvent(h, tenant.manager, { opensInMs: 0, onsaleInMs: 120_000 });
+    const crowd = 300;
+    const answers = await Promise.all(
+      Array.from({ length: crowd }, (_, i) =>
+        joinQueue({ ctx: h.services, actor: { kind: 'buyer', sub: `crowd-${i}` }, eventId }),
+      ),
+    );
+    expect(answers.every((a) => a.joined && a.status === 'waiting')).toBe(true);
+    // A row's xmin is the transaction that inserted it: one per group-commit INSERT.
+    const writes = await h.services.db.execute<{ facts: number }>(sql`
+      SELECT count(*)::int AS facts FROM fact_outbox
+       WHERE event_type = 'QueueJoined' AND aggregate_id = ${eventId} GROUP BY xmin::text`);
+    const sizes = writes.rows.map((w) => w.facts);
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(crowd);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(64);
+    expect(sizes.length).toBeLessThan(crowd / 4);
   });
 
   it('shuffles pre-opening arrivals once, keeps later arrivals in order, positions only go down', async ({
