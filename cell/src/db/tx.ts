@@ -21,32 +21,32 @@ export interface WriteContext {
   writeLatency?: { record(ms: number): void };
 }
 
-/** What a SQL function raises for a writer whose epoch is fenced (the relay's claim); DETAIL is the current epoch. */
-const FENCED_SQLSTATE = 'EF001';
-
-/** The fence raised inside a SQL function, as the error withWriteTx throws; any other error as it is. */
-export function asEpochFenced(err: unknown, ctx: Pick<WriteContext, 'cellId' | 'epoch'>): unknown {
-  const e = err as { code?: string; detail?: string; cause?: { code?: string; detail?: string } };
-  const pg = e?.code ? e : e?.cause;
-  if (pg?.code !== FENCED_SQLSTATE) return err;
-  return new EpochFencedError(ctx.cellId, ctx.epoch, pg.detail ? Number(pg.detail) : null);
-}
-
 const RETRYABLE = new Set(['40001', '40P01']); // serialization failure, deadlock detected
 const MAX_ATTEMPTS = 5;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function pgCode(err: unknown): string | undefined {
-  const e = err as { code?: string; cause?: { code?: string } };
-  return e?.code ?? e?.cause?.code;
+type PgError = { code?: string; constraint?: string; detail?: string };
+
+/** The PostgreSQL error behind `err`: pg's own, or the one drizzle wraps as its cause. */
+function pgError(err: unknown): PgError | undefined {
+  const e = err as (PgError & { cause?: PgError }) | undefined;
+  return e?.code !== undefined ? e : e?.cause;
 }
 
 export function isUniqueViolation(err: unknown, constraint?: string): boolean {
-  const e = err as { code?: string; constraint?: string; cause?: { code?: string; constraint?: string } };
-  const code = e?.code ?? e?.cause?.code;
-  const name = e?.constraint ?? e?.cause?.constraint;
-  return code === '23505' && (constraint === undefined || name === constraint);
+  const pg = pgError(err);
+  return pg?.code === '23505' && (constraint === undefined || pg.constraint === constraint);
+}
+
+/** What a SQL function raises for a writer whose epoch is fenced (the relay's claim); DETAIL is the current epoch. */
+const FENCED_SQLSTATE = 'EF001';
+
+/** The fence raised inside a SQL function, as the error withWriteTx throws; any other error as it is. */
+export function asEpochFenced(err: unknown, ctx: Pick<WriteContext, 'cellId' | 'epoch'>): unknown {
+  const pg = pgError(err);
+  if (pg?.code !== FENCED_SQLSTATE) return err;
+  return new EpochFencedError(ctx.cellId, ctx.epoch, pg.detail ? Number(pg.detail) : null);
 }
 
 /**
@@ -77,7 +77,7 @@ async function writeTx<T>(ctx: WriteContext, work: (tx: Tx) => Promise<T>): Prom
       ctx.writeLatency?.record(performance.now() - started);
       return result;
     } catch (err) {
-      const code = pgCode(err);
+      const code = pgError(err)?.code;
       if (!code || !RETRYABLE.has(code) || attempt >= MAX_ATTEMPTS) throw err;
       await sleep(Math.random() * 10 * 2 ** attempt);
     }
