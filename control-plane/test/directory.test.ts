@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ConfigError, DirectoryFeed } from '@onsale/contracts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { addCell, createHarness, type Harness, scheduledEvent } from '../../test/support/control-plane';
 import { loadConfig } from '../src/config';
 import { MIGRATIONS_FOLDER, migrateDatabase } from '../src/db/migrate';
@@ -128,6 +128,38 @@ describe('rate limits', () => {
         ).status,
       );
     expect(codes).toContain(429);
+  });
+
+  it("charges a known token's buckets in the poll's own Redis call, and a new token's IP first", async () => {
+    await addCell(h, 'cell-rl1', 'http://127.0.0.1:9106', { capacity: 1000 });
+    const { eventId } = await scheduledEvent(h, t.manager, { cellId: 'cell-rl1' });
+    const buyer = await h.buyer('rl-one-call');
+    // Loads both scripts into Redis first, so no EVALSHA below falls back to EVAL.
+    await h.req('GET', `/events/${eventId}/queue/me`, { token: await h.buyer('rl-warm') });
+    const redis = h.services.redis;
+    const sent = vi.spyOn(redis, 'sendCommand');
+    const poll = async (ip: string) => {
+      sent.mockClear();
+      const r = await h.req('GET', `/events/${eventId}/queue/me`, { token: buyer, headers: { 'x-forwarded-for': ip } });
+      return { status: r.status, commands: sent.mock.calls.map(([c]) => c.name) };
+    };
+    try {
+      // First sight of the token: the IP's bucket alone, then the status script with the buyer's bucket.
+      expect(await poll('10.0.1.1')).toEqual({ status: 200, commands: ['evalsha', 'evalsha'] });
+      // Known now: one call in all.
+      expect(await poll('10.0.1.1')).toEqual({ status: 200, commands: ['evalsha'] });
+      const buckets = async () =>
+        Number((await redis.hget(`${h.services.prefix}rl:buyer:rl-one-call`, 't')) ?? Number.NaN);
+      const before = await buckets();
+      expect(await poll('10.0.1.2')).toEqual({ status: 200, commands: ['evalsha'] });
+      // The one call charged both buckets: the buyer's lost a token, and the new IP's bucket exists.
+      expect(await buckets()).toBeCloseTo(before - 1, 5);
+      expect(await redis.exists(`${h.services.prefix}rl:ip:10.0.1.2`)).toBe(1);
+      // The buyer's burst is 3: the fourth poll is refused by that same call.
+      expect(await poll('10.0.1.3')).toEqual({ status: 429, commands: ['evalsha'] });
+    } finally {
+      sent.mockRestore();
+    }
   });
 });
 

@@ -6,13 +6,16 @@ import { enforceRateLimits } from '../waiting-room/rate-limit';
 import { clientIp } from './client-ip';
 import type { AppEnv } from './env';
 
+function bearerToken(c: Context<AppEnv>): string {
+  const m = /^Bearer\s+(\S+)$/i.exec(c.req.header('authorization') ?? '');
+  if (!m?.[1]) throw new DomainError('unauthenticated', 'a bearer token is required');
+  return m[1];
+}
+
 async function principal(c: Context<AppEnv>): Promise<Principal> {
   const cached = c.get('principal');
   if (cached) return cached;
-  const h = c.req.header('authorization') ?? '';
-  const m = /^Bearer\s+(\S+)$/i.exec(h);
-  if (!m?.[1]) throw new DomainError('unauthenticated', 'a bearer token is required');
-  const p = await c.get('services').identity.verify(m[1]);
+  const p = await c.get('services').identity.verify(bearerToken(c));
   c.set('principal', p);
   return p;
 }
@@ -37,14 +40,18 @@ async function buyer(c: Context<AppEnv>): Promise<BuyerActor> {
 }
 
 /**
- * A buyer on a waiting-room path: the IP's bucket is charged before the token is even checked
- * (a flood of bad tokens costs us nothing more), then the buyer's own bucket.
+ * A buyer on a waiting-room path, charged to the IP's bucket, then the buyer's. A token not seen
+ * before costs a signature check, so its IP's bucket is charged first, in a call of its own (a
+ * flood of bad tokens is refused before it costs one). A known token costs a lookup: both buckets
+ * are then charged by the room's own script, in the one Redis call of the join or poll (`charges`).
  */
 async function rateLimitedBuyer(c: Context<AppEnv>): Promise<BuyerActor> {
   const ctx = c.get('services');
-  await enforceRateLimits(ctx, { ip: clientIp(c) });
+  const ip = clientIp(c);
+  const known = ctx.identity.isKnown(bearerToken(c));
+  if (!known) await enforceRateLimits(ctx, { ip });
   const actor = await buyer(c);
-  await enforceRateLimits(ctx, { buyer: actor.sub });
+  c.set('charges', known ? { ip, buyer: actor.sub } : { buyer: actor.sub });
   return actor;
 }
 

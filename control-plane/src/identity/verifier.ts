@@ -16,6 +16,8 @@ export type Principal = z.infer<typeof Claims>;
 
 export interface IdentityVerifier {
   verify(token: string): Promise<Principal>;
+  /** Whether `token` was verified and is still remembered: its verify() is then a lookup, not a signature check. */
+  isKnown(token: string): boolean;
 }
 
 export function createIdentityVerifier(o: {
@@ -28,6 +30,7 @@ export function createIdentityVerifier(o: {
   // for a minute at most (well inside the identity JWKS's 10-minute cache).
   const verified = new VerifiedTokens<Principal>({ maxAgeMs: 60_000 });
   return {
+    isKnown: (token) => verified.get(token, o.clock.now().getTime()) !== undefined,
     async verify(token) {
       const now = o.clock.now();
       const hit = verified.get(token, now.getTime());

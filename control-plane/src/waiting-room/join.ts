@@ -5,7 +5,8 @@ import type { Db } from '../db/client';
 import type { BuyerActor } from '../lib/actors';
 import { appendFacts } from '../outbox/facts';
 import { POST_OPEN_BASE, roomKeys } from './keys';
-import { joinKeys, type RawStatus } from './scripts';
+import { charged, type RateCharges, rateLimited } from './rate-limit';
+import { isRateLimited, joinKeys, type RawStatus } from './scripts';
 import { describeStatus } from './status';
 
 /**
@@ -13,17 +14,24 @@ import { describeStatus } from './status';
  * keeps the same place. Before the room opens each arrival draws a random key (their place
  * among the other early arrivals, fixed once and revealed when the room opens); after it opens,
  * first come, first served. A buyer skipped for silence, or whose admission lapsed, rejoins at the back.
- * One Redis call takes the join and reads the buyer's status.
+ * One Redis call charges the buyer's rate limits (`charges`), takes the join and reads the buyer's status.
  */
-export async function joinQueue({ ctx, actor, eventId }: { ctx: Services; actor: BuyerActor; eventId: string }) {
-  const k = roomKeys(ctx.prefix, eventId);
+export async function joinQueue({
+  ctx,
+  actor,
+  eventId,
+  charges,
+}: {
+  ctx: Services;
+  actor: BuyerActor;
+  eventId: string;
+  charges?: RateCharges;
+}) {
   const now = ctx.clock.now().getTime();
-  const [outcome, joined, ...raw] = await ctx.redis.wrJoin(
-    ...joinKeys(k),
-    actor.sub,
-    now,
-    randomInt(0, POST_OPEN_BASE),
-  );
+  const keys = joinKeys(roomKeys(ctx.prefix, eventId));
+  const answer = await ctx.redis.wrJoin(...charged(ctx, charges, keys, [actor.sub, now, randomInt(0, POST_OPEN_BASE)]));
+  if (isRateLimited(answer)) throw rateLimited(answer[1]);
+  const [outcome, joined, ...raw] = answer;
   if (outcome === 'no_room') throw new DomainError('not_found', 'this event has no waiting room (no onsale scheduled)');
   if (outcome === 'closed') throw new DomainError('conflict', 'the onsale for this event has ended');
   // After Redis took the join: a crash between the two loses one funnel count, never a place.

@@ -22,6 +22,10 @@ export function roomKeys(prefix: string, eventId: string) {
 export type RoomKeys = ReturnType<typeof roomKeys>;
 
 export const releasingSetKey = (prefix: string) => `${prefix}wr:releasing`;
+/**
+ * A rate-limit bucket. The room's scripts charge it in the same call as the room's keys, which a
+ * single-shard Redis (the deployed one: cluster mode off) allows; sharded, it would need the event's tag.
+ */
 export const rateBucketKey = (prefix: string, kind: 'ip' | 'buyer', id: string) => `${prefix}rl:${kind}:${id}`;
 
 /** Scores of post-opening arrivals start here, after every possible pre-opening (random) score. */

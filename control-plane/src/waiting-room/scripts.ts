@@ -12,6 +12,39 @@ local function seenAt(nowMs) return string.format('%d', math.floor(tonumber(nowM
 `;
 
 /**
+ * Token buckets (rate per second, burst). A call carries the buckets it is charged to after the
+ * room's own keys and arguments: KEYS[k0 + 1..], and from ARGV[a0 + 1] two arguments each (rate,
+ * burst). They are charged in order, and a refusal stops there: the IP's refusal leaves the
+ * buyer's bucket as it was. refused() answers the ms until a token, or nil when every bucket allowed.
+ */
+const BUCKETS = `
+local function charge(key, rate, burst, now)
+  local b = redis.call('HMGET', key, 't', 'ts')
+  local tokens = tonumber(b[1]) or burst
+  local ts = tonumber(b[2]) or now
+  tokens = math.min(burst, tokens + math.max(0, now - ts) * rate / 1000)
+  local wait = nil
+  if tokens >= 1 then
+    tokens = tokens - 1
+  else
+    wait = math.ceil((1 - tokens) * 1000 / rate)
+  end
+  redis.call('HSET', key, 't', tostring(tokens), 'ts', string.format('%d', now))
+  redis.call('PEXPIRE', key, math.ceil(burst * 1000 / rate) + 1000)
+  return wait
+end
+local function refused(k0, a0, nowArg)
+  local now = tonumber(nowArg)
+  for i = k0 + 1, #KEYS do
+    local j = a0 + (i - k0 - 1) * 2
+    local wait = charge(KEYS[i], tonumber(ARGV[j + 1]), tonumber(ARGV[j + 2]), now)
+    if wait then return wait end
+  end
+  return nil
+end
+`;
+
+/**
  * What a poll answers, read in the same call that joined or marked the buyer seen (one round trip):
  * state code (w, r, s or ''), rank, release record, then the room's flags, onsaleAt, cell and epoch.
  * KEYS: meta, queue, state, release.
@@ -38,10 +71,12 @@ end
 
 /**
  * Join: idempotent per buyer; before the room opens the score is the random key drawn by the caller.
- * Answers {outcome, joined} followed by the buyer's status (DESCRIBE).
- * KEYS: meta, queue, state, release, seq, admitted.
+ * Answers {outcome, joined} followed by the buyer's status (DESCRIBE), or {'rate_limited', ms}.
+ * KEYS: meta, queue, state, release, seq, admitted, then the buckets. ARGV: buyer, now, random key, then the buckets'.
  */
-const JOIN = `${SEEN}${DESCRIBE}
+const JOIN = `${SEEN}${DESCRIBE}${BUCKETS}
+local wait = refused(6, 3, ARGV[2])
+if wait then return {'rate_limited', wait} end
 local m = redis.call('HMGET', KEYS[1], 'opensAt', 'open', 'closed')
 if not m[1] then return {'no_room', '0'} end
 if m[3] == '1' then return {'closed', '0'} end
@@ -80,8 +115,13 @@ redis.call('HSET', KEYS[3], member, seen)
 return answer('waiting', '1', seen)
 `;
 
-/** Status: marks the waiter as seen and reads their place, or their release record (DESCRIBE). KEYS: meta, queue, state, release. */
-const STATUS = `${SEEN}${DESCRIBE}
+/**
+ * Status: marks the waiter as seen and reads their place, or their release record (DESCRIBE); or {'rate_limited', ms}.
+ * KEYS: meta, queue, state, release, then the buckets. ARGV: buyer, now, then the buckets'.
+ */
+const STATUS = `${SEEN}${DESCRIBE}${BUCKETS}
+local wait = refused(4, 2, ARGV[2])
+if wait then return {'rate_limited', wait} end
 local st = redis.call('HGET', KEYS[3], ARGV[1])
 if st and st ~= 'r' and st ~= 's' then
   st = seenAt(ARGV[2])
@@ -166,29 +206,14 @@ if tok then return {'existing', tok, redis.call('HGET', KEYS[1], ARGV[1]) or ''}
 return {'gone', '', ''}
 `;
 
-/** Token bucket: rate per second, burst; answers allowed (1/0) and ms until the next token. */
-const BUCKET = `
-local b = redis.call('HMGET', KEYS[1], 't', 'ts')
-local rate = tonumber(ARGV[1])
-local burst = tonumber(ARGV[2])
-local now = tonumber(ARGV[3])
-local tokens = tonumber(b[1]) or burst
-local ts = tonumber(b[2]) or now
-tokens = math.min(burst, tokens + math.max(0, now - ts) * rate / 1000)
-local allowed = 0
-local retry = 0
-if tokens >= 1 then
-  tokens = tokens - 1
-  allowed = 1
-else
-  retry = math.ceil((1 - tokens) * 1000 / rate)
-end
-redis.call('HSET', KEYS[1], 't', tostring(tokens), 'ts', ARGV[3])
-redis.call('PEXPIRE', KEYS[1], math.ceil(burst * 1000 / rate) + 1000)
-return {allowed, retry}
+/** The rate limits, charged in order until one refuses: the IP's bucket before a token is checked (LIMITS). */
+const LIMITS = `${BUCKETS}
+local wait = refused(0, 1, ARGV[1])
+if wait then return {0, wait} end
+return {1, 0}
 `;
 
-export const LUA = { JOIN, STATUS, RELEASE, CLAIM, BUCKET };
+export const LUA = { JOIN, STATUS, RELEASE, CLAIM, LIMITS };
 
 /** DESCRIBE's answer: state code, rank, release record, open, soldOut, rate, releasing, closed, paused, onsaleAt, cell, epoch. */
 export type RawStatus = [
@@ -206,24 +231,33 @@ export type RawStatus = [
   string,
 ];
 
+/** What a room call answers instead when one of its buckets refused: the ms until that bucket has a token. */
+export type RateLimited = ['rate_limited', number];
+export const isRateLimited = (raw: readonly unknown[]): raw is RateLimited => raw[0] === 'rate_limited';
+
+/**
+ * JOIN, STATUS and LIMITS take their number of keys first: the room's keys, then the buckets' (none when the
+ * caller is not rate limited, as the release's own reads are not).
+ */
 export interface RoomRedis extends Redis {
   /** {outcome, joined} then, unless the room is missing or closed, the buyer's RawStatus. */
-  wrJoin(...args: (string | number)[]): Promise<[string, string, ...RawStatus] | [string, string]>;
-  wrStatus(...args: (string | number)[]): Promise<RawStatus>;
+  wrJoin(...args: (string | number)[]): Promise<[string, string, ...RawStatus] | [string, string] | RateLimited>;
+  wrStatus(...args: (string | number)[]): Promise<RawStatus | RateLimited>;
   wrRelease(...args: (string | number)[]): Promise<[string, number, number, ...string[]]>;
   wrClaim(...args: (string | number)[]): Promise<[string, string, string]>;
-  wrBucket(...args: (string | number)[]): Promise<[number, number]>;
+  /** {1, 0} when every bucket allowed, else {0, ms until a token}. */
+  wrLimits(...args: (string | number)[]): Promise<[number, number]>;
 }
 
 /** Registers the scripts (EVALSHA with EVAL fallback, through ioredis). */
 export function withRoomScripts(redis: Redis): RoomRedis {
   const r = redis as RoomRedis;
   if (typeof r.wrJoin === 'function') return r;
-  redis.defineCommand('wrJoin', { numberOfKeys: JOIN_KEY_COUNT, lua: JOIN });
-  redis.defineCommand('wrStatus', { numberOfKeys: STATUS_KEY_COUNT, lua: STATUS });
+  redis.defineCommand('wrJoin', { lua: JOIN });
+  redis.defineCommand('wrStatus', { lua: STATUS });
   redis.defineCommand('wrRelease', { numberOfKeys: RELEASE_KEY_COUNT, lua: RELEASE });
   redis.defineCommand('wrClaim', { numberOfKeys: 3, lua: CLAIM });
-  redis.defineCommand('wrBucket', { numberOfKeys: 1, lua: BUCKET });
+  redis.defineCommand('wrLimits', { lua: LIMITS });
   return r;
 }
 
@@ -233,6 +267,4 @@ export const statusKeys = (k: RoomKeys) => [k.meta, k.queue, k.state, k.release]
 export const joinKeys = (k: RoomKeys) => [...statusKeys(k), k.seq, k.admitted];
 /** KEYS[] of RELEASE, in its order. */
 export const releaseKeys = (k: RoomKeys) => [k.meta, k.queue, k.state, k.admitted, k.release];
-const JOIN_KEY_COUNT = joinKeys(roomKeys('', '')).length;
-const STATUS_KEY_COUNT = statusKeys(roomKeys('', '')).length;
 const RELEASE_KEY_COUNT = releaseKeys(roomKeys('', '')).length;

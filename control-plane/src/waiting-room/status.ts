@@ -4,7 +4,8 @@ import { isRevoked } from '../admission/revoke';
 import type { Services } from '../context';
 import type { BuyerActor } from '../lib/actors';
 import { roomKeys } from './keys';
-import { type RawStatus, statusKeys } from './scripts';
+import { charged, type RateCharges, rateLimited } from './rate-limit';
+import { isRateLimited, type RawStatus, statusKeys } from './scripts';
 
 export type QueueState = 'waiting' | 'released' | 'expired' | 'skipped' | 'revoked' | 'not_in_queue';
 
@@ -34,20 +35,24 @@ const parseRel = (rel: string) => {
  * A buyer's place: position, people ahead and an estimated wait at the current R; once released,
  * the admission token (minted on the first fetch, the same token on every later fetch until it
  * expires). Polling is also how the room knows the buyer is still there. A waiting buyer's poll is
- * one Redis call; a released buyer's adds one pipelined read (token and revocations).
+ * one Redis call, its rate limits (`charges`) included; a released buyer's adds one pipelined read
+ * (token and revocations).
  */
 export async function queueStatus({
   ctx,
   actor,
   eventId,
+  charges,
 }: {
   ctx: Services;
   actor: BuyerActor;
   eventId: string;
+  charges?: RateCharges;
 }): Promise<QueueStatus> {
-  const k = roomKeys(ctx.prefix, eventId);
   const nowMs = ctx.clock.now().getTime();
-  const raw = await ctx.redis.wrStatus(...statusKeys(k), actor.sub, nowMs);
+  const keys = statusKeys(roomKeys(ctx.prefix, eventId));
+  const raw = await ctx.redis.wrStatus(...charged(ctx, charges, keys, [actor.sub, nowMs]));
+  if (isRateLimited(raw)) throw rateLimited(raw[1]);
   return describeStatus({ ctx, actor, eventId, raw, nowMs });
 }
 

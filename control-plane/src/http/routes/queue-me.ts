@@ -30,6 +30,14 @@ export function registerQueueMe(app: App) {
   app.openapi(route, async (c) => {
     const actor = c.get('actor');
     c.header('cache-control', 'no-store');
-    return c.json(await queueStatus({ ctx: c.get('services'), actor, eventId: c.req.valid('param').eventId }), 200);
+    return c.json(
+      await queueStatus({
+        ctx: c.get('services'),
+        actor,
+        eventId: c.req.valid('param').eventId,
+        charges: c.get('charges'),
+      }),
+      200,
+    );
   });
 }
