@@ -39,7 +39,7 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
   return pg?.code === '23505' && (constraint === undefined || pg.constraint === constraint);
 }
 
-/** What a SQL function raises for a writer whose epoch is fenced (the relay's claim); DETAIL is the current epoch. */
+/** What writer_fence (migration 0009) raises for a writer whose epoch is fenced; DETAIL is the current epoch. */
 const FENCED_SQLSTATE = 'EF001';
 
 /** The fence raised inside a SQL function, as the error withWriteTx throws; any other error as it is. */
@@ -54,31 +54,40 @@ export function asEpochFenced(err: unknown, ctx: Pick<WriteContext, 'cellId' | '
  * holds the cell's epoch (FOR SHARE, so a concurrent fence waits for us or we see it), then
  * does the work. Deadlocks and serialization failures are retried with bounded, jittered
  * backoff; the work must be safe to re-run, which the idempotency key and inbox make it.
+ * `fencedByWork`: the work's first statement is a SQL function that takes the fence itself
+ * (writer_fence, migration 0009), which saves the hold a round trip; its EF001 is thrown as
+ * EpochFencedError all the same.
  */
-export function withWriteTx<T>(ctx: WriteContext, work: (tx: Tx) => Promise<T>): Promise<T> {
+export function withWriteTx<T>(
+  ctx: WriteContext,
+  work: (tx: Tx) => Promise<T>,
+  options: { fencedByWork?: boolean } = {},
+): Promise<T> {
   // One span per write transaction (retries included); the outbox rows it writes carry its context.
   return withSpan('cell.write_tx', { childOnly: true, attributes: { 'onsale.cell': ctx.cellId } }, () =>
-    writeTx(ctx, work),
+    writeTx(ctx, work, options.fencedByWork === true),
   );
 }
 
-async function writeTx<T>(ctx: WriteContext, work: (tx: Tx) => Promise<T>): Promise<T> {
+async function writeTx<T>(ctx: WriteContext, work: (tx: Tx) => Promise<T>, fencedByWork: boolean): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     const started = performance.now();
     try {
       const result = await ctx.db.transaction(async (tx) => {
-        const rows = await tx.execute<{ epoch: string }>(
-          sql`SELECT epoch FROM cell_epoch WHERE cell_id = ${ctx.cellId} FOR SHARE`,
-        );
-        const current = rows.rows[0] ? Number(rows.rows[0].epoch) : null;
-        if (current !== ctx.epoch) throw new EpochFencedError(ctx.cellId, ctx.epoch, current);
+        if (!fencedByWork) {
+          const rows = await tx.execute<{ epoch: string }>(
+            sql`SELECT epoch FROM cell_epoch WHERE cell_id = ${ctx.cellId} FOR SHARE`,
+          );
+          const current = rows.rows[0] ? Number(rows.rows[0].epoch) : null;
+          if (current !== ctx.epoch) throw new EpochFencedError(ctx.cellId, ctx.epoch, current);
+        }
         return work(tx);
       });
       ctx.writeLatency?.record(performance.now() - started);
       return result;
     } catch (err) {
       const code = pgError(err)?.code;
-      if (!code || !RETRYABLE.has(code) || attempt >= MAX_ATTEMPTS) throw err;
+      if (!code || !RETRYABLE.has(code) || attempt >= MAX_ATTEMPTS) throw asEpochFenced(err, ctx);
       await sleep(Math.random() * 10 * 2 ** attempt);
     }
   }

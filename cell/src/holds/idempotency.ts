@@ -2,18 +2,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import type { Tx } from '../db/client';
 import { DomainError } from '../errors';
 
-const KEY_TTL = '24 hours';
-
-/**
- * The claim of (user, key) for this transaction, as a statement for the hold's first round trip;
- * it returns a row only when this request is the first with the key. A concurrent request with
- * the same key blocks on the unique index until the first transaction ends: if it committed, its
- * stored response is replayed (priorResponse); if it rolled back, this one proceeds as the first.
- */
-export const claimKey = (userId: string, key: string, requestHash: string): SQL => sql`
-    INSERT INTO idempotency_keys (user_id, key, request_hash, expires_at)
-    VALUES (${userId}, ${key}, ${requestHash}, now() + ${KEY_TTL}::interval)
-    ON CONFLICT (user_id, key) DO NOTHING RETURNING true AS claimed`;
+// The claim of (user, key) is the first write of the hold's first statement: hold_open (migration 0009).
 
 /** The response stored under a key this request did not claim; another body under the same key is a conflict. */
 export async function priorResponse(tx: Tx, userId: string, key: string, requestHash: string): Promise<unknown> {

@@ -10,8 +10,7 @@ import { MOVING } from '../inventory/freeze';
 import { type Causation, outboxEnvelope, outboxInsert } from '../outbox/append';
 import { expireOrders } from './expire';
 import { type GaLine, type GaTaken, priceGaAreas, takeGaUnits, unitsByArea } from './ga-units';
-import { claimKey, priorResponse, storeResponse } from './idempotency';
-import { seatPrice } from './seat-price';
+import { priorResponse, storeResponse } from './idempotency';
 
 export interface PlaceHoldInput {
   eventId: string;
@@ -40,6 +39,8 @@ type Opening = {
 };
 type Occupant = { seat_id: string; order_id: string | null; lapsed: boolean };
 type PricedSeat = { id: string; section: string; tier: string | null; price: number; currency: string };
+/** What hold_open answers: the opening, and past a replay or a missing event the seats and the buyer's standing. */
+type Opened = { opening: Opening; seats?: PricedSeat[]; held?: number; occupied?: Occupant[] };
 
 /**
  * The hold: one transaction takes every requested seat and general-admission place or none.
@@ -59,50 +60,53 @@ export async function placeHold(ctx: CellContext, input: PlaceHoldInput): Promis
     .digest('hex');
   const cause = { cellId: ctx.cellId, correlationId: input.correlationId, causationId: null };
 
-  return withWriteTx(ctx, async (tx) => {
-    const opening = await openHold(tx, input, requestHash);
-    if (!opening.claimed) {
-      const prior = await priorResponse(tx, input.userId, input.idempotencyKey, requestHash);
-      return { body: prior as HoldResponse, replayed: true };
-    }
-    const rules = saleRules(opening, input.eventId, places);
-    const seats = await lockSeats(tx, input.eventId, seatIds);
-    const gaLines = await priceGaAreas(tx, input.eventId, ga);
-    if (new Set([...seats, ...gaLines].map((x) => x.currency)).size !== 1)
-      throw new DomainError('bad_request', 'the places asked for are priced in different currencies');
-    const { held, occupied } = await readStanding(tx, input, seatIds);
-    enforceBuyerLimit(rules.max_seats_per_order, held, places);
-    await refuseOccupied(tx, cause, occupied);
-    const gaTaken = await takeGaUnits(tx, cause, gaLines);
-    const body = await writeHold(tx, cause, input, rules, { seats, gaLines, gaTaken });
-    return { body, replayed: false };
-  });
+  return withWriteTx(
+    ctx,
+    async (tx) => {
+      const { opening, seats = [], held = 0, occupied = [] } = await openHold(ctx, tx, input, seatIds, requestHash);
+      if (!opening.claimed) {
+        const prior = await priorResponse(tx, input.userId, input.idempotencyKey, requestHash);
+        return { body: prior as HoldResponse, replayed: true };
+      }
+      const rules = saleRules(opening, input.eventId, places);
+      refuseMissing(seatIds, seats);
+      const gaLines = await priceGaAreas(tx, input.eventId, ga);
+      if (new Set([...seats, ...gaLines].map((x) => x.currency)).size !== 1)
+        throw new DomainError('bad_request', 'the places asked for are priced in different currencies');
+      enforceBuyerLimit(rules.max_seats_per_order, held, places);
+      await refuseOccupied(tx, cause, occupied);
+      const gaTaken = await takeGaUnits(tx, cause, gaLines);
+      const body = await writeHold(tx, cause, input, rules, { seats, gaLines, gaTaken });
+      return { body, replayed: false };
+    },
+    { fencedByWork: true },
+  );
 }
 
 /**
- * The hold's first statement: claims the idempotency key, reads the event's hold rules under FOR
- * SHARE of the event row, and locks the buyer's row for the event (upserted; absent for an event
- * that is not here). The evacuation's freeze updates the event row, so a hold racing it either
- * commits before the freeze returns or sees `moving` (inventory/freeze.ts). The buyer's row makes
- * the same buyer's concurrent holds queue before any seat is locked: every hold takes the buyer's
- * row, then its seats, so the order is the same for all and none deadlocks; different buyers
- * never wait on each other's row. The expiry (ISO, to the millisecond) is now(), the transaction's
- * start, plus the TTL: the database clock decides expiry everywhere, and the hold row gets the same.
+ * The hold's first statement, hold_open (migration 0009), takes every lock and read of the hold
+ * in one round trip: the writer's fence; the idempotency key's claim, the event's hold rules under
+ * FOR SHARE of the event row and the buyer's row for the event; the requested seats in id order;
+ * then, with a snapshot taken after those locks were granted, the places the buyer already holds
+ * or bought and the requested seats still on a hold or a ticket. The evacuation's freeze updates
+ * the event row, so a hold racing it either commits before the freeze returns or sees `moving`
+ * (inventory/freeze.ts). Every hold takes the buyer's row, then its seats, so the order is the
+ * same for all and none deadlocks; different buyers never wait on each other's row. The expiry
+ * (ISO, to the millisecond) is now(), the transaction's start, plus the TTL: the database clock
+ * decides expiry everywhere, and the hold row gets the same. A replay, or an event not in this
+ * cell, answers the opening alone.
  */
-async function openHold(tx: Tx, input: PlaceHoldInput, requestHash: string): Promise<Opening> {
-  const opened = await tx.execute<Opening>(sql`
-    WITH claim AS (${claimKey(input.userId, input.idempotencyKey, requestHash)}),
-    event AS (
-      SELECT id, tenant_id, hold_ttl_seconds, max_seats_per_order, sales_status, sales_status_reason,
-             to_char((now() + make_interval(secs => hold_ttl_seconds)) AT TIME ZONE 'UTC',
-                     'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS expires_at
-        FROM events WHERE id = ${input.eventId} FOR SHARE
-    ), buyer AS (
-      INSERT INTO buyer_limits (event_id, user_id) SELECT id, ${input.userId} FROM event
-      ON CONFLICT (event_id, user_id) DO UPDATE SET event_id = excluded.event_id
-    )
-    SELECT EXISTS (SELECT FROM claim) AS claimed, event.* FROM (VALUES (1)) AS one LEFT JOIN event ON true`);
-  return opened.rows[0]!;
+async function openHold(
+  ctx: CellContext,
+  tx: Tx,
+  input: PlaceHoldInput,
+  seatIds: string[],
+  requestHash: string,
+): Promise<Opened> {
+  const opened = await tx.execute<{ opened: Opened }>(sql`
+    SELECT hold_open(${ctx.cellId}, ${ctx.epoch}, ${input.userId}, ${input.idempotencyKey}, ${requestHash},
+                     ${input.eventId}, ${uuids(seatIds)}) AS opened`);
+  return opened.rows[0]!.opened;
 }
 
 /** A moving, paused or cancelled sale, or more places than an order may have, is refused. */
@@ -132,50 +136,13 @@ function saleRules(opening: Opening, eventId: string, places: number): SaleRules
   return rules;
 }
 
-/** Locks the requested seats of the event, in id order, with their prices. */
-async function lockSeats(tx: Tx, eventId: string, seatIds: string[]): Promise<PricedSeat[]> {
-  if (seatIds.length === 0) return [];
-  const locked = await tx.execute<PricedSeat>(sql`
-    SELECT s.id, s.section, s.tier, ${seatPrice} AS price, trim(coalesce(t.currency, s.currency)) AS currency
-      FROM seats s LEFT JOIN price_tiers t ON t.event_id = s.event_id AND t.code = s.tier
-     WHERE s.event_id = ${eventId} AND s.id = ANY(${uuids(seatIds)})
-     ORDER BY s.id FOR UPDATE OF s`);
-  if (locked.rows.length !== seatIds.length) {
-    const found = new Set(locked.rows.map((s) => s.id));
-    throw new DomainError('seats_not_found', 'seats not found in this event', {
-      seatIds: seatIds.filter((id) => !found.has(id)),
-    });
-  }
-  return locked.rows;
-}
-
-/**
- * With the buyer's row and the seats locked, one statement reads what stands in the way: the
- * places the buyer already holds or bought for the event (seats and general admission count
- * alike), and the requested seats still on a hold (lapsed or not) or a ticket. Read committed
- * takes this statement's snapshot after both locks were granted, so it sees every hold
- * committed before them.
- */
-async function readStanding(
-  tx: Tx,
-  input: PlaceHoldInput,
-  seatIds: string[],
-): Promise<{ held: number; occupied: Occupant[] }> {
-  const standing = await tx.execute<{ held: number; occupied: Occupant[] }>(sql`
-    SELECT (SELECT coalesce(sum((SELECT count(*) FROM hold_seats hs WHERE hs.hold_id = h.id)
-                              + (SELECT coalesce(sum(g.quantity), 0) FROM hold_ga_units g WHERE g.hold_id = h.id)), 0)::int
-              FROM orders o JOIN holds h ON h.order_id = o.id
-             WHERE o.event_id = ${input.eventId} AND o.user_id = ${input.userId}
-               AND ((o.status = 'pending_payment' AND h.status = 'active' AND h.expires_at > now())
-                    OR o.status IN ('confirmed', 'paid', 'ticketed'))) AS held,
-           (SELECT coalesce(json_agg(x), '[]') FROM (
-              SELECT hs.seat_id, h.order_id, (h.status = 'active' AND h.expires_at <= now()) AS lapsed
-                FROM hold_seats hs JOIN holds h ON h.id = hs.hold_id
-               WHERE hs.seat_id = ANY(${uuids(seatIds)}) AND hs.released_at IS NULL
-              UNION ALL
-              SELECT seat_id, NULL, false FROM tickets WHERE seat_id = ANY(${uuids(seatIds)}) AND voided_at IS NULL
-           ) x) AS occupied`);
-  return standing.rows[0]!;
+/** Every requested seat must be one of the event's: hold_open found and locked those that are. */
+function refuseMissing(seatIds: string[], seats: PricedSeat[]): void {
+  if (seats.length === seatIds.length) return;
+  const found = new Set(seats.map((s) => s.id));
+  throw new DomainError('seats_not_found', 'seats not found in this event', {
+    seatIds: seatIds.filter((id) => !found.has(id)),
+  });
 }
 
 /** The per-buyer limit counts every place of the buyer's live holds and paid orders for the event, not only this request's. */
