@@ -54,9 +54,9 @@ export function asEpochFenced(err: unknown, ctx: Pick<WriteContext, 'cellId' | '
  * holds the cell's epoch (FOR SHARE, so a concurrent fence waits for us or we see it), then
  * does the work. Deadlocks and serialization failures are retried with bounded, jittered
  * backoff; the work must be safe to re-run, which the idempotency key and inbox make it.
- * `fencedByWork`: the work's first statement is a SQL function that takes the fence itself
- * (writer_fence, migration 0009), which saves the hold a round trip; its EF001 is thrown as
- * EpochFencedError all the same.
+ * The fence is writer_fence (migration 0009), whose EF001 is thrown as EpochFencedError.
+ * `fencedByWork`: the work's first statement is a SQL function that calls writer_fence itself,
+ * which saves the hold a round trip.
  */
 export function withWriteTx<T>(
   ctx: WriteContext,
@@ -74,13 +74,7 @@ async function writeTx<T>(ctx: WriteContext, work: (tx: Tx) => Promise<T>, fence
     const started = performance.now();
     try {
       const result = await ctx.db.transaction(async (tx) => {
-        if (!fencedByWork) {
-          const rows = await tx.execute<{ epoch: string }>(
-            sql`SELECT epoch FROM cell_epoch WHERE cell_id = ${ctx.cellId} FOR SHARE`,
-          );
-          const current = rows.rows[0] ? Number(rows.rows[0].epoch) : null;
-          if (current !== ctx.epoch) throw new EpochFencedError(ctx.cellId, ctx.epoch, current);
-        }
+        if (!fencedByWork) await tx.execute(sql`SELECT writer_fence(${ctx.cellId}, ${ctx.epoch})`);
         return work(tx);
       });
       ctx.writeLatency?.record(performance.now() - started);

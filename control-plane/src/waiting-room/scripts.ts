@@ -75,7 +75,7 @@ end
  * KEYS: meta, queue, state, release, seq, admitted, then the buckets. ARGV: buyer, now, random key, then the buckets'.
  */
 const JOIN = `${SEEN}${DESCRIBE}${BUCKETS}
-local wait = refused(6, 3, ARGV[2])
+local wait = refused(${joinKeys(roomKeys('', '')).length}, 3, ARGV[2])
 if wait then return {'rate_limited', wait} end
 local m = redis.call('HMGET', KEYS[1], 'opensAt', 'open', 'closed')
 if not m[1] then return {'no_room', '0'} end
@@ -120,7 +120,7 @@ return answer('waiting', '1', seen)
  * KEYS: meta, queue, state, release, then the buckets. ARGV: buyer, now, then the buckets'.
  */
 const STATUS = `${SEEN}${DESCRIBE}${BUCKETS}
-local wait = refused(4, 2, ARGV[2])
+local wait = refused(${statusKeys(roomKeys('', '')).length}, 2, ARGV[2])
 if wait then return {'rate_limited', wait} end
 local st = redis.call('HGET', KEYS[3], ARGV[1])
 if st and st ~= 'r' and st ~= 's' then
@@ -262,9 +262,13 @@ export function withRoomScripts(redis: Redis): RoomRedis {
 }
 
 /** KEYS[] of STATUS, in its order (DESCRIBE reads the first four). */
-export const statusKeys = (k: RoomKeys) => [k.meta, k.queue, k.state, k.release];
+export function statusKeys(k: RoomKeys): string[] {
+  return [k.meta, k.queue, k.state, k.release];
+}
 /** KEYS[] of JOIN, in its order: join.ts and the benchmark both build them here. */
-export const joinKeys = (k: RoomKeys) => [...statusKeys(k), k.seq, k.admitted];
+export function joinKeys(k: RoomKeys): string[] {
+  return [...statusKeys(k), k.seq, k.admitted];
+}
 /** KEYS[] of RELEASE, in its order. */
 export const releaseKeys = (k: RoomKeys) => [k.meta, k.queue, k.state, k.admitted, k.release];
 const RELEASE_KEY_COUNT = releaseKeys(roomKeys('', '')).length;
