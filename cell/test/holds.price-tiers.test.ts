@@ -68,6 +68,8 @@ describe('price tiers price the order in the cell', () => {
     expect(await orderOf(orderId)).toEqual({ amount: 2 * (12_000 + 1_500) + 6_000, currency: 'eur' });
     const order = await (await buyer.order(orderId)).json();
     expect(order.amount).toBe(33_000);
+    // The order shows each seat at what the buyer pays for it: the lines add up to the amount.
+    expect(order.seats.map((s: { price: number }) => s.price).sort()).toEqual([13_500, 13_500, 6_000]);
     // The saga asks for exactly that amount.
     const outbox = await cell.db.query<{
       envelope: { payload: { amount: number; sale: { seats: { price: number }[] } } };

@@ -7,7 +7,7 @@
 \set offset random(0, 15)
 BEGIN;
 SELECT o->'opening'->>'expires_at' AS expires_at, o->'opening'->>'hold_ttl_seconds' AS hold_ttl_seconds, gen_random_uuid() AS order_id, gen_random_uuid() AS hold_id FROM hold_open('{{CELL_ID}}', 1, 'pgbench-ga-' || :k, 'key-' || :k, 'hash', '{{EVENT_ID}}', CAST(ARRAY[] AS uuid[])) o \gset
-SELECT a.id, t.price + CASE WHEN t.fees_included THEN 0 ELSE t.fee END AS price, trim(t.currency) AS currency FROM ga_areas a JOIN price_tiers t ON t.event_id = a.event_id AND t.code = a.tier WHERE a.event_id = '{{EVENT_ID}}' AND a.id = ANY(CAST(ARRAY['{{AREA_ID}}'] AS uuid[]));
+SELECT a.id, seat_price(t.price, t.fee, t.fees_included, NULL) AS price, trim(t.currency) AS currency FROM ga_areas a JOIN price_tiers t ON t.event_id = a.event_id AND t.code = a.tier WHERE a.event_id = '{{EVENT_ID}}' AND a.id = ANY(CAST(ARRAY['{{AREA_ID}}'] AS uuid[]));
 WITH pick AS (SELECT stripe FROM ga_stripes WHERE area_id = '{{AREA_ID}}' AND remaining >= 2 ORDER BY (stripe + :offset) % {{STRIPES}} LIMIT 1 FOR UPDATE SKIP LOCKED), took AS (UPDATE ga_stripes s SET remaining = s.remaining - 2 FROM pick WHERE s.area_id = '{{AREA_ID}}' AND s.stripe = pick.stripe RETURNING s.stripe) SELECT coalesce((SELECT stripe FROM took), -1) AS stripe \gset
 \if :stripe < 0
 WITH pick AS (SELECT stripe FROM ga_stripes WHERE area_id = '{{AREA_ID}}' AND remaining >= 2 ORDER BY (stripe + :offset) % {{STRIPES}} LIMIT 1 FOR UPDATE), took AS (UPDATE ga_stripes s SET remaining = s.remaining - 2 FROM pick WHERE s.area_id = '{{AREA_ID}}' AND s.stripe = pick.stripe RETURNING s.stripe) SELECT coalesce((SELECT stripe FROM took), -1) AS stripe \gset

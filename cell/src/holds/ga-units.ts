@@ -5,6 +5,7 @@ import { uuids } from '../db/sql';
 import { DomainError } from '../errors';
 import type { Causation } from '../outbox/append';
 import { expireOrders } from './expire';
+import { areaPrice } from './seat-price';
 
 /**
  * How many rows an area's free count is spread over. One counter row serializes every hold on
@@ -28,7 +29,7 @@ export type GaTaken = { areaId: string; stripe: number; quantity: number };
 export async function priceGaAreas(tx: Tx, eventId: string, ga: GaQuantity[]): Promise<GaLine[]> {
   if (ga.length === 0) return [];
   const rows = await tx.execute<{ id: string; price: number; currency: string }>(sql`
-    SELECT a.id, t.price + CASE WHEN t.fees_included THEN 0 ELSE t.fee END AS price, trim(t.currency) AS currency
+    SELECT a.id, ${areaPrice} AS price, trim(t.currency) AS currency
       FROM ga_areas a JOIN price_tiers t ON t.event_id = a.event_id AND t.code = a.tier
      WHERE a.event_id = ${eventId} AND a.id = ANY(${uuids(ga.map((g) => g.areaId))})`);
   const byId = new Map(rows.rows.map((r) => [r.id, r]));

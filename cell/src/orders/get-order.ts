@@ -2,6 +2,7 @@ import type { OrderStatus, OrderView } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import type { CellContext } from '../context';
 import { DomainError } from '../errors';
+import { areaPrice, seatPrice } from '../holds/seat-price';
 
 /** Payment is still the buyer's move only in these states; the client secret is shown then and only then. */
 const PAYABLE = new Set(['pending_payment']);
@@ -31,12 +32,13 @@ export async function getOrder(ctx: CellContext, eventId: string, orderId: strin
 
   const [seatRows, gaRows, ticketRows] = await Promise.all([
     db.execute<{ seat_id: string; label: string; section: string; row: string; price: number }>(sql`
-      SELECT s.id AS seat_id, s.label, s.section, s.row, s.price
+      SELECT s.id AS seat_id, s.label, s.section, s.row, ${seatPrice} AS price
         FROM holds h JOIN hold_seats hs ON hs.hold_id = h.id JOIN seats s ON s.id = hs.seat_id
+        LEFT JOIN price_tiers t ON t.event_id = s.event_id AND t.code = s.tier
        WHERE h.order_id = ${orderId} ORDER BY s.id`),
     db.execute<{ area_id: string; area: string; quantity: number; price: number }>(sql`
       SELECT a.id AS area_id, a.name AS area, sum(u.quantity)::int AS quantity,
-             t.price + CASE WHEN t.fees_included THEN 0 ELSE t.fee END AS price
+             ${areaPrice} AS price
         FROM holds h JOIN hold_ga_units u ON u.hold_id = h.id
         JOIN ga_areas a ON a.id = u.area_id
         JOIN price_tiers t ON t.event_id = a.event_id AND t.code = a.tier
