@@ -8,6 +8,7 @@ export * from './events';
 export * from './holds';
 export * from './input-rules';
 export * from './instant';
+export * from './jwt';
 export * from './methods';
 export * from './orders';
 export * from './runtime/body-limit';

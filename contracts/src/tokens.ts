@@ -1,5 +1,6 @@
-import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from 'jose';
+import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { ADMISSION_ALG, ADMISSION_AUDIENCE, ADMISSION_ISSUER, AdmissionClaims } from './admission';
+import { type JwtOptions, verifyJwt } from './jwt';
 
 /**
  * Identity tokens (buyers, promoters, operators) come from another party's clock: the algorithms
@@ -66,7 +67,7 @@ export class VerifiedTokens<T> {
 export async function verifyToken<T>(
   token: string,
   keys: JWTVerifyGetKey,
-  options: { issuer: string; audience: string; algorithms: string[]; clockTolerance?: number },
+  options: JwtOptions,
   parse: (payload: JWTPayload) => T | undefined,
   cache?: VerifiedTokens<T>,
 ): Promise<TokenVerdict<T>> {
@@ -74,7 +75,7 @@ export async function verifyToken<T>(
   const hit = cache?.get(token, now);
   if (hit !== undefined) return { ok: true, claims: hit };
   try {
-    const { payload } = await jwtVerify(token, keys, options);
+    const payload = await verifyJwt(token, keys, options);
     const claims = parse(payload);
     if (claims === undefined) return { ok: false, reason: 'invalid' };
     cache?.set(token, claims, payload.exp, now);

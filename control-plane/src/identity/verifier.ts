@@ -1,5 +1,11 @@
-import { CLOCK_TOLERANCE_SECONDS, DomainError, IDENTITY_ALGORITHMS, VerifiedTokens } from '@onsale/contracts';
-import { type JWTVerifyGetKey, jwtVerify } from 'jose';
+import {
+  CLOCK_TOLERANCE_SECONDS,
+  DomainError,
+  IDENTITY_ALGORITHMS,
+  VerifiedTokens,
+  verifyJwt,
+} from '@onsale/contracts';
+import type { JWTVerifyGetKey } from 'jose';
 import { z } from 'zod';
 import type { Clock } from '../lib/clock';
 
@@ -36,7 +42,7 @@ export function createIdentityVerifier(o: {
       const hit = verified.get(token, now.getTime());
       if (hit) return hit;
       try {
-        const { payload } = await jwtVerify(token, o.jwks, {
+        const payload = await verifyJwt(token, o.jwks, {
           issuer: o.issuer,
           audience: o.audience,
           algorithms: IDENTITY_ALGORITHMS,
