@@ -1,6 +1,7 @@
 import { type DatabaseAuthConfig, pgConnection } from '@onsale/aws-auth';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
+import { LazyBeginClient } from './lazy-begin';
 import * as schema from './schema';
 
 export type Db = NodePgDatabase<typeof schema>;
@@ -31,6 +32,7 @@ export function openDatabase(
     max: poolSize,
     ...(options.keepIdleConnections && { min: poolSize }),
     application_name: applicationName,
+    Client: LazyBeginClient,
   });
   // An idle client's error (a restarted server) must not crash the process; the next query reconnects.
   pool.on('error', () => {});
