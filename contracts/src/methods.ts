@@ -16,12 +16,18 @@ const segment = (pattern: string) =>
  * answer HEAD from their GET route). Empty when no route has this path.
  */
 export function allowedMethods(routes: readonly RouteEntry[], path: string): string[] {
-  const methods = new Set<string>();
-  for (const r of routes) {
-    const method = r.method.toUpperCase();
-    if (method === 'ALL' || r.path.includes('*')) continue;
-    if (new RegExp(`^${segment(r.path)}/?$`).test(path)) methods.add(method);
-  }
-  if (methods.has('GET')) methods.add('HEAD');
-  return [...methods].sort();
+  return methodsByPath(routes)(path);
+}
+
+/** allowedMethods with the routes' patterns compiled once, for a caller that asks on every request (the router). */
+export function methodsByPath(routes: readonly RouteEntry[]): (path: string) => string[] {
+  const compiled = routes
+    .filter((r) => r.method.toUpperCase() !== 'ALL' && !r.path.includes('*'))
+    .map((r) => ({ method: r.method.toUpperCase(), pattern: new RegExp(`^${segment(r.path)}/?$`) }));
+  return (path) => {
+    const methods = new Set<string>();
+    for (const r of compiled) if (r.pattern.test(path)) methods.add(r.method);
+    if (methods.has('GET')) methods.add('HEAD');
+    return [...methods].sort();
+  };
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { VerifyAdmission } from '@onsale/contracts';
-import { allowedMethods, currentTraceparent, errorResponse, type Logger, SpanKind, withSpan } from '@onsale/contracts';
+import { currentTraceparent, errorResponse, type Logger, methodsByPath, SpanKind, withSpan } from '@onsale/contracts';
 import { type Context, Hono } from 'hono';
 import type { RouterConfig } from '../config';
 import type { Directory } from '../directory/directory';
@@ -99,14 +99,14 @@ export function createRouterApp(deps: RouterDeps) {
     return c.json(document);
   });
   // Registered before the catch-all below, so these are exactly the router's own endpoints.
-  const ownRoutes = [...app.routes];
+  const ownMethods = methodsByPath([...app.routes]);
 
   app.all('*', async (c) => {
     const { incoming } = c.env;
     const url = incoming.url ?? '/';
     const q = url.indexOf('?');
     const pathname = q === -1 ? url : url.slice(0, q);
-    const allow = allowedMethods(ownRoutes, pathname);
+    const allow = ownMethods(pathname);
     if (allow.length) {
       c.set('upstream', 'router');
       c.header('Allow', allow.join(', '));

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
+import type { Dispatcher } from 'undici';
 import { CappedBody, declaredLength, hasBody } from './body';
 import { clientResponseHeaders, type HeaderMap } from './headers';
 import type { Upstream } from './upstreams';
@@ -38,15 +39,12 @@ class ClientGone extends Error {}
  * connecting and waiting for the response headers; once they arrive, a body that stalls longer than the same time
  * is cut. Nothing is retried: a hold may have committed before a connection broke, so the client retries with its
  * Idempotency-Key, which the cell makes safe.
+ *
+ * Through undici's dispatch handler, not its request(): the response's chunks go straight onto the client's socket
+ * (pausing the upstream while that socket is full), with no readable body stream, pipe or AbortSignal per request.
  */
-export async function forward(input: ForwardInput): Promise<ForwardOutcome> {
+export function forward(input: ForwardInput): Promise<ForwardOutcome> {
   const { incoming, outgoing } = input;
-  const abort = new AbortController();
-  const deadline = setTimeout(() => abort.abort(new Deadline()), input.timeoutMs);
-  const onClose = () => {
-    if (!outgoing.writableFinished) abort.abort(new ClientGone());
-  };
-  outgoing.once('close', onClose);
 
   // Bodies stream through untouched: a declared length is already under the cap (checked before forwarding) and
   // undici refuses a body that does not match it; only a chunked body, which declares nothing, is counted on the way.
@@ -65,46 +63,88 @@ export async function forward(input: ForwardInput): Promise<ForwardOutcome> {
     });
   }
 
-  try {
-    const res = await input.upstream.pool.request({
+  return new Promise<ForwardOutcome>((resolve) => {
+    let controller: Dispatcher.DispatchController | undefined;
+    /** Why the router gave up before the upstream answered, if it did. */
+    let gaveUp: Deadline | ClientGone | undefined;
+    let status = 0;
+    let settled = false;
+    const settle = (outcome: ForwardOutcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      outgoing.off('close', onClose);
+      resolve(outcome);
+    };
+    const giveUp = (reason: Deadline | ClientGone) => {
+      gaveUp = reason;
+      controller?.abort(reason);
+      // A request still queued for a connection has no controller yet: it is aborted the moment it gets one.
+      if (!status) settle(reason instanceof Deadline ? { kind: 'timeout' } : { kind: 'client_gone' });
+    };
+    const deadline = setTimeout(() => {
+      if (!status) giveUp(new Deadline());
+    }, input.timeoutMs);
+    const onClose = () => {
+      if (outgoing.writableFinished) return;
+      if (!status) return giveUp(new ClientGone());
+      gaveUp = new ClientGone();
+      controller?.abort(gaveUp);
+      settle({ kind: 'answered', status, broken: true });
+    };
+    outgoing.once('close', onClose);
+
+    const options: Dispatcher.DispatchOptions = {
       path: input.upstream.prefix + input.path,
-      method: incoming.method as 'GET',
+      method: incoming.method as Dispatcher.HttpMethod,
       headers: input.headers,
       body,
-      signal: abort.signal,
       bodyTimeout: input.timeoutMs,
-    });
-    clearTimeout(deadline);
-    outgoing.writeHead(res.statusCode, clientResponseHeaders(res.headers, input.correlationId));
-    // Plain pipe, not stream.pipeline: pipeline builds and aborts an AbortSignal per call, a measurable cost here.
-    const broken = await new Promise<boolean>((resolve) => {
-      res.body.once('error', () => {
-        outgoing.destroy();
-        resolve(true);
-      });
-      outgoing.once('close', () => {
-        if (outgoing.writableFinished) return;
-        res.body.destroy();
-        resolve(true);
-      });
-      outgoing.once('finish', () => resolve(false));
-      res.body.pipe(outgoing);
-    });
-    return { kind: 'answered', status: res.statusCode, broken };
-  } catch (err) {
-    if (capped?.exceeded) return { kind: 'too_large' };
-    const reason = abort.signal.reason;
-    if (reason instanceof ClientGone || outgoing.destroyed) return { kind: 'client_gone' };
-    if (reason instanceof Deadline) return { kind: 'timeout' };
-    const code = errorCode(err);
-    if (code === 'UND_ERR_HEADERS_TIMEOUT') return { kind: 'timeout' };
-    if (code === 'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH') return { kind: 'bad_request' };
-    // Refused, reset, closed mid-request, DNS: the cell is not answering.
-    return { kind: 'unreachable', cause: code ?? 'unknown' };
-  } finally {
-    clearTimeout(deadline);
-    outgoing.off('close', onClose);
-  }
+    };
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(c) {
+        controller = c;
+        if (gaveUp) c.abort(gaveUp);
+      },
+      onResponseStart(_c, statusCode, headers) {
+        // 1xx interim answers are the upstream's business with this hop; past the deadline the client has its 504.
+        if (statusCode < 200 || gaveUp) return;
+        status = statusCode;
+        clearTimeout(deadline);
+        outgoing.writeHead(statusCode, clientResponseHeaders(headers, input.correlationId));
+      },
+      onResponseData(c, chunk) {
+        if (gaveUp || outgoing.write(chunk)) return;
+        c.pause();
+        outgoing.once('drain', () => c.resume());
+      },
+      onResponseEnd() {
+        if (gaveUp) return;
+        outgoing.end();
+        settle({ kind: 'answered', status, broken: false });
+      },
+      onResponseError(_c, err) {
+        if (status) {
+          // Mid-body: the client has the status already, so the only honest signal left is a cut connection.
+          outgoing.destroy();
+          return settle({ kind: 'answered', status, broken: true });
+        }
+        if (capped?.exceeded) return settle({ kind: 'too_large' });
+        if (gaveUp || outgoing.destroyed)
+          return settle({ kind: gaveUp instanceof Deadline ? 'timeout' : 'client_gone' });
+        const code = errorCode(err);
+        if (code === 'UND_ERR_HEADERS_TIMEOUT') return settle({ kind: 'timeout' });
+        if (code === 'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH') return settle({ kind: 'bad_request' });
+        // Refused, reset, closed mid-request, DNS: the cell is not answering.
+        settle({ kind: 'unreachable', cause: code ?? 'unknown' });
+      },
+    };
+    try {
+      input.upstream.pool.dispatch(options, handler);
+    } catch (err) {
+      settle({ kind: 'unreachable', cause: errorCode(err) ?? 'unknown' });
+    }
+  });
 }
 
 function errorCode(err: unknown): string | undefined {
