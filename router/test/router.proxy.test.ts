@@ -23,9 +23,13 @@ let identity: TestIdentity;
 let controlPlane: FakeControlPlane;
 let echo: Awaited<ReturnType<typeof startFakeServer>>;
 let slow: Awaited<ReturnType<typeof startFakeServer>>;
+let big: Awaited<ReturnType<typeof startFakeServer>>;
 let router: RunningRouter;
 const echoEvent = randomUUID();
 const slowEvent = randomUUID();
+const bigEvent = randomUUID();
+/** A response far larger than the sockets' buffers, in chunks; `?cut` stops half way and resets the connection. */
+const BIG = randomBytes(8 * 1024 * 1024);
 
 beforeAll(async () => {
   identity = await startIdentity();
@@ -46,7 +50,21 @@ beforeAll(async () => {
     await new Promise((r) => setTimeout(r, TIMEOUT_MS * 5));
     if (!res.destroyed) res.writeHead(200).end('late');
   });
+  big = await startFakeServer(async (req, res) => {
+    const cut = req.url.endsWith('?cut');
+    res.writeHead(200, {
+      'content-type': 'application/octet-stream',
+      ...(cut ? {} : { 'content-length': BIG.length }),
+    });
+    for (let at = 0; at < BIG.length; at += 64 * 1024) {
+      if (cut && at >= BIG.length / 2) return void res.socket?.destroy();
+      if (!res.write(BIG.subarray(at, at + 64 * 1024))) await new Promise((r) => res.once('drain', r));
+    }
+    res.end();
+  });
   controlPlane = await startFakeControlPlane();
+  controlPlane.addCell('cell-big', big.url);
+  controlPlane.placeEvent(bigEvent, 'cell-big');
   controlPlane.addCell('cell-echo', echo.url);
   controlPlane.addCell('cell-slow', slow.url);
   controlPlane.placeEvent(echoEvent, 'cell-echo');
@@ -59,7 +77,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await router?.close();
-  await Promise.all([controlPlane?.close(), echo?.close(), slow?.close()]);
+  await Promise.all([controlPlane?.close(), echo?.close(), slow?.close(), big?.close()]);
   await identity?.close();
 });
 
@@ -138,6 +156,50 @@ describe('forwarding', () => {
     expect(elapsed).toBeGreaterThanOrEqual(TIMEOUT_MS - 20);
     expect(elapsed).toBeLessThan(TIMEOUT_MS * 3);
     expect(await metricValue(router.url, 'router_upstream_errors_total{cell="cell-slow",reason="timeout"}')).toBe(1);
+  });
+
+  it('streams a large answer to a slow reader byte for byte, and cuts the client when the cell breaks mid-body', async () => {
+    const whole = await new Promise<{ status: number; sha: string }>((resolve, reject) => {
+      const req = request(`${router.url}/events/${bigEvent}/availability`, (res) => {
+        const hash = createHash('sha256');
+        // The reader stalls twice, so the router must hold the cell back instead of buffering 8 MiB.
+        res.pause();
+        setTimeout(() => res.resume(), 150);
+        let stalled = false;
+        res.on('data', (c: Buffer) => {
+          hash.update(c);
+          if (!stalled) {
+            stalled = true;
+            res.pause();
+            setTimeout(() => res.resume(), 150);
+          }
+        });
+        res.on('end', () => resolve({ status: res.statusCode!, sha: hash.digest('hex') }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(whole).toEqual({ status: 200, sha: createHash('sha256').update(BIG).digest('hex') });
+
+    const cut = await new Promise<{ status: number; received: number; complete: boolean }>((resolve) => {
+      const req = request(`${router.url}/events/${bigEvent}/availability?cut`, (res) => {
+        let received = 0;
+        res.on('data', (c: Buffer) => {
+          received += c.length;
+        });
+        const done = () => resolve({ status: res.statusCode!, received, complete: res.complete });
+        res.on('end', done);
+        res.on('error', done);
+        res.on('aborted', done);
+      });
+      req.on('error', () => {});
+      req.end();
+    });
+    expect(cut.status).toBe(200);
+    expect(cut.complete).toBe(false);
+    expect(cut.received).toBeLessThan(BIG.length);
+    expect(await metricValue(router.url, 'router_upstream_errors_total{cell="cell-big",reason="broken"}')).toBe(1);
   });
 
   it('refuses a body over MAX_BODY_BYTES with 413, declared or chunked', async () => {
