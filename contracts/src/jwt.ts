@@ -1,18 +1,7 @@
-import { createPublicKey, KeyObject, verify } from 'node:crypto';
+import { createPublicKey, type JsonWebKey, KeyObject, verify } from 'node:crypto';
 import { errors, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 
-/**
- * A compact JWT's signature and claims, checked with node:crypto on the calling thread.
- *
- * jose checks signatures through WebCrypto, which runs every check on libuv's thread pool: on the shared cores of a
- * cell, the router and the waiting room that hand-off wakes a thread that preempts the one serving requests, and
- * costs more CPU than the check itself (measured: 108 µs of CPU per async EdDSA check against 94 µs inline). Every
- * token the platform accepts is a compact JWS over a public key, so this does exactly that and nothing more:
- * jose still fetches and selects the keys (createRemoteJWKSet) and its error classes are thrown, and the claims are
- * validated as jose's jwtVerify validates them (iss, aud, nbf, exp with the clock tolerance; iat must be a number).
- * Anything outside that (an unlisted alg, `crit`, unencoded payloads, a symmetric key, a key of another type than
- * its alg) is refused.
- */
+/** What a token must say to pass: its issuer, an audience among its own, an accepted alg, and the clock. */
 export interface JwtOptions {
   issuer: string;
   audience: string;
@@ -47,10 +36,7 @@ function toKeyObject(key: unknown): KeyObject {
   if (key instanceof Uint8Array) throw new errors.JOSENotSupported('symmetric keys are not accepted');
   let found = keyObjects.get(key as object);
   if (!found) {
-    found =
-      key instanceof CryptoKey
-        ? KeyObject.from(key)
-        : createPublicKey({ key: key as import('node:crypto').JsonWebKey, format: 'jwk' });
+    found = key instanceof CryptoKey ? KeyObject.from(key) : createPublicKey({ key: key as JsonWebKey, format: 'jwk' });
     keyObjects.set(key as object, found);
   }
   return found;
@@ -68,6 +54,18 @@ function decodeJson(segment: string, what: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
+/**
+ * A compact JWT's signature and claims, checked with node:crypto on the calling thread.
+ *
+ * jose checks signatures through WebCrypto, which runs every check on libuv's thread pool: on the shared cores of a
+ * cell, the router and the waiting room that hand-off wakes a thread that preempts the one serving requests, and
+ * costs more CPU than the check itself (measured: 108 µs of CPU per async EdDSA check against 94 µs inline). Every
+ * token the platform accepts is a compact JWS over a public key, so this does exactly that and nothing more:
+ * jose still fetches and selects the keys (createRemoteJWKSet) and its error classes are thrown, and the claims are
+ * validated as jose's jwtVerify validates them (iss, aud, nbf, exp with the clock tolerance; iat must be a number).
+ * Anything outside that (an unlisted alg, `crit`, unencoded payloads, a symmetric key, a key of another type than
+ * its alg) is refused.
+ */
 export async function verifyJwt(token: string, keys: JWTVerifyGetKey, o: JwtOptions): Promise<JWTPayload> {
   const parts = token.split('.');
   if (parts.length !== 3 || !parts.every((p) => SEGMENT.test(p))) throw new errors.JWSInvalid('not a compact JWS');
@@ -76,7 +74,8 @@ export async function verifyJwt(token: string, keys: JWTVerifyGetKey, o: JwtOpti
   if (header.crit !== undefined || header.b64 !== undefined)
     throw new errors.JOSENotSupported('crit and b64 header parameters are not accepted');
   const alg = header.alg;
-  const rule = typeof alg === 'string' && o.algorithms.includes(alg) ? ALGS[alg] : undefined;
+  const rule =
+    typeof alg === 'string' && o.algorithms.includes(alg) && Object.hasOwn(ALGS, alg) ? ALGS[alg] : undefined;
   if (!rule) throw new errors.JOSEAlgNotAllowed('"alg" (Algorithm) Header Parameter value not allowed');
 
   const key = toKeyObject(
