@@ -9,6 +9,16 @@ export default defineConfig({
     fileParallelism: false,
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    projects: ['contracts', 'cell', 'control-plane', 'router', 'stripe-emulator', 'infra/cdktf', 'test', 'reporting', 'load-tests'],
+    projects: [
+      'contracts',
+      'cell',
+      'control-plane',
+      'router',
+      'stripe-emulator',
+      'infra/cdktf',
+      'test',
+      'reporting',
+      'load-tests',
+    ],
   },
 });
