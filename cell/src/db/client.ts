@@ -1,7 +1,7 @@
 import { type DatabaseAuthConfig, pgConnection } from '@onsale/aws-auth';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
-import { LazyBeginClient } from './lazy-begin';
+import { BatchedTxClient } from './batched-tx';
 import * as schema from './schema';
 
 export type Db = NodePgDatabase<typeof schema>;
@@ -32,7 +32,7 @@ export function openDatabase(
     max: poolSize,
     ...(options.keepIdleConnections && { min: poolSize }),
     application_name: applicationName,
-    Client: LazyBeginClient,
+    Client: BatchedTxClient,
   });
   // An idle client's error (a restarted server) must not crash the process; the next query reconnects.
   pool.on('error', () => {});

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { GaQuantity, HoldResponse, SaleContext } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import type { CellContext } from '../context';
+import { committing } from '../db/batched-tx';
 import type { Tx } from '../db/client';
 import { uuids } from '../db/sql';
 import { withWriteTx } from '../db/tx';
@@ -174,7 +175,8 @@ async function refuseOccupied(tx: Tx, cause: Causation, occupied: Occupant[]): P
 /**
  * Everything the hold writes, in one statement: the order, the hold, its seats and GA places,
  * the HoldCreated event in the outbox, and the response stored under the idempotency key. The
- * v2 event's sale context is what was just priced, not read back.
+ * v2 event's sale context is what was just priced, not read back. It is the transaction's last
+ * statement, so the transaction commits with it, in the same round trip (db/batched-tx.ts).
  */
 async function writeHold(
   tx: Tx,
@@ -209,7 +211,8 @@ async function writeHold(
     sale,
   );
   const body: HoldResponse = { orderId, holdId, status: 'pending_payment', expiresAt };
-  await tx.execute(sql`
+  await tx.execute(
+    committing(sql`
     WITH o AS (
       INSERT INTO orders (id, event_id, user_id, status, amount, currency, correlation_id)
       VALUES (${orderId}, ${eventId}, ${userId}, 'pending_payment', ${amount}, ${currency}, ${input.correlationId})
@@ -223,7 +226,8 @@ async function writeHold(
       SELECT ${holdId}::uuid, * FROM unnest(${uuids(stripes.map((s) => s.areaId))}, ${sql.param(stripes.map((s) => s.stripe))}::int[],
                                       ${sql.param(stripes.map((s) => s.quantity))}::int[])
     ), ob AS (${outboxInsert(cause.cellId, created)})
-    ${storeResponse(userId, input.idempotencyKey, body)}`);
+    ${storeResponse(userId, input.idempotencyKey, body)}`),
+  );
   return body;
 }
 

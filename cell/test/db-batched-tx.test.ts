@@ -2,14 +2,17 @@ import { sql } from 'drizzle-orm';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/support/db';
+import { committing } from '../src/db/batched-tx';
 import { type Database, openDatabase } from '../src/db/client';
 
 let db: TestDatabase;
 let database: Database;
 beforeAll(async () => {
-  db = await createTestDatabase('cell_lazy_begin');
+  db = await createTestDatabase('cell_batched_tx');
   await db.query('CREATE TABLE t (id int PRIMARY KEY, v text NOT NULL)');
-  database = openDatabase(db.url, 2, 'lazy-begin-test');
+  // Checked at COMMIT, not at the statement: a final statement can succeed and its COMMIT fail.
+  await db.query('CREATE TABLE d (id int, CONSTRAINT d_once UNIQUE (id) DEFERRABLE INITIALLY DEFERRED)');
+  database = openDatabase(db.url, 2, 'batched-tx-test');
 });
 afterAll(async () => {
   await database?.close();
@@ -121,5 +124,73 @@ describe('a write transaction sends BEGIN with its first statement', () => {
       return first.rows;
     });
     expect(rows).toEqual([{ answer: 42 }]);
+  });
+});
+
+describe('a final statement commits the transaction in its own round trip', () => {
+  it('BEGIN + first statement, then the final statement + COMMIT: two round trips, everything committed', async () => {
+    const trips = await roundTrips(() =>
+      database.db.transaction(async (tx) => {
+        await tx.execute(sql`INSERT INTO t VALUES (10, 'a')`);
+        await tx.execute(committing(sql`UPDATE t SET v = ${'final'} WHERE id = 10 RETURNING v`));
+      }),
+    );
+    expect(trips).toBe(2);
+    expect(await db.query('SELECT v FROM t WHERE id = 10')).toEqual([{ v: 'final' }]);
+    // A transaction of one final statement is one round trip, and its rows come back.
+    let rows: unknown[] = [];
+    expect(
+      await roundTrips(() =>
+        database.db.transaction(async (tx) => {
+          rows = (await tx.execute(committing(sql`INSERT INTO t VALUES (11, 'one') RETURNING id`))).rows;
+        }),
+      ),
+    ).toBe(1);
+    expect(rows).toEqual([{ id: 11 }]);
+  });
+
+  it('a failing final statement commits nothing of the transaction', async () => {
+    await expect(
+      database.db.transaction(async (tx) => {
+        await tx.execute(sql`INSERT INTO t VALUES (12, 'before')`);
+        await tx.execute(committing(sql`INSERT INTO t VALUES (10, 'duplicate')`));
+      }),
+    ).rejects.toMatchObject({ cause: { code: '23505' } });
+    expect(await db.query('SELECT id FROM t WHERE id = 12')).toEqual([]);
+    expect(
+      await db.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE state LIKE 'idle in transaction%'"),
+    ).toEqual([{ n: 0 }]);
+  });
+
+  it('a COMMIT that fails after the final statement succeeded rejects it, and nothing is kept', async () => {
+    await expect(
+      database.db.transaction(async (tx) => {
+        await tx.execute(sql`INSERT INTO t VALUES (13, 'before')`);
+        await tx.execute(committing(sql`INSERT INTO d VALUES (1), (1)`));
+      }),
+    ).rejects.toMatchObject({ cause: { code: '23505', constraint: 'd_once' } });
+    expect(await db.query('SELECT id FROM t WHERE id = 13')).toEqual([]);
+    expect(await db.query('SELECT count(*)::int AS n FROM d')).toEqual([{ n: 0 }]);
+    // The connections carry on.
+    await database.db.transaction(async (tx) => {
+      await tx.execute(committing(sql`INSERT INTO d VALUES (2)`));
+    });
+    expect(await db.query('SELECT id FROM d')).toEqual([{ id: 2 }]);
+  });
+
+  it('refuses a statement after the final one instead of running it outside the transaction', async () => {
+    const outcome = database.db.transaction(async (tx) => {
+      await tx.execute(committing(sql`INSERT INTO t VALUES (14, 'committed')`));
+      await tx.execute(sql`INSERT INTO t VALUES (15, 'would run alone')`);
+    });
+    await expect(outcome).rejects.toMatchObject({
+      cause: { message: expect.stringMatching(/after the transaction committed with its final statement/) },
+    });
+    expect(await db.query('SELECT id FROM t WHERE id IN (14, 15) ORDER BY id')).toEqual([{ id: 14 }]);
+    // The next transaction on the same connections starts clean.
+    await database.db.transaction(async (tx) => {
+      await tx.execute(sql`INSERT INTO t VALUES (16, 'next')`);
+    });
+    expect(await db.query('SELECT id FROM t WHERE id = 16')).toEqual([{ id: 16 }]);
   });
 });
