@@ -193,4 +193,12 @@ describe('a final statement commits the transaction in its own round trip', () =
     });
     expect(await db.query('SELECT id FROM t WHERE id = 16')).toEqual([{ id: 16 }]);
   });
+
+  it('refuses a final statement outside a transaction, and runs nothing of it', async () => {
+    await expect(database.db.execute(committing(sql`INSERT INTO t VALUES (17, 'alone')`))).rejects.toMatchObject({
+      cause: { message: 'a final statement outside a transaction' },
+    });
+    expect(await db.query('SELECT id FROM t WHERE id = 17')).toEqual([]);
+    expect((await database.db.execute(sql`SELECT 1 AS one`)).rows).toEqual([{ one: 1 }]);
+  });
 });

@@ -17,42 +17,53 @@ import pg from 'pg';
  * transaction it was meant for.
  */
 export class BatchedTxClient extends pg.Client {
-  #state: 'idle' | 'begin_held' | 'committed' = 'idle';
+  /** Where this connection's transaction stands, as far as this client has sent it. */
+  #tx: 'none' | 'begin_held' | 'open' | 'committed' = 'none';
 
   // pg's query() is overloaded many ways; only the promise forms drizzle uses are taken over, the rest pass through.
   override query(config: unknown, values?: unknown, callback?: unknown): never {
     const text = typeof config === 'string' ? config : (config as { text?: unknown } | null)?.text;
     const promised = callback === undefined && typeof values !== 'function';
     const plain = promised && typeof (config as { submit?: unknown } | null)?.submit !== 'function';
-    const state = this.#state;
-
-    if (state === 'committed') {
-      this.#state = 'idle';
+    const tx = this.#tx;
+    const ends = text === 'commit' || text === 'rollback';
+    // Refused before anything is sent, in the form the caller asked for (pg-pool's query() passes a callback).
+    const refuse = (message: string): never => {
+      const err = new Error(message);
+      const cb = typeof values === 'function' ? values : callback;
+      if (typeof cb !== 'function') return Promise.reject(err) as never;
+      process.nextTick(() => cb(err));
+      return undefined as never;
+    };
+    if (tx === 'committed') {
+      this.#tx = 'none';
       if (plain && text === 'commit') return Promise.resolve(NOTHING_SENT) as never;
-      return Promise.reject(
-        new Error(`"${String(text).slice(0, 40)}" after the transaction committed with its final statement`),
-      ) as never;
+      return refuse(`"${String(text).slice(0, 40)}" after the transaction committed with its final statement`);
     }
     if (plain && text === 'begin') {
-      this.#state = 'begin_held';
+      this.#tx = 'begin_held';
       return Promise.resolve(NOTHING_SENT) as never;
     }
-    this.#state = 'idle';
-    if (state === 'begin_held' && plain && (text === 'commit' || text === 'rollback'))
+    if (tx === 'begin_held' && plain && ends) {
+      this.#tx = 'none';
       return Promise.resolve(NOTHING_SENT) as never;
+    }
     const final = typeof text === 'string' && text.startsWith(FINAL);
+    if (final && tx === 'none') return refuse('a final statement outside a transaction');
     // A named statement is left to pg: it books a Parse by the active query, which BEGIN's or COMMIT's would confuse.
-    if (plain && typeof text === 'string' && !(config as { name?: unknown }).name && (state === 'begin_held' || final))
+    const batchable = plain && typeof text === 'string' && !(config as { name?: unknown }).name;
+    if (final && !batchable) return refuse('a final statement must be a plain, unnamed statement');
+    if (tx !== 'none') this.#tx = ends ? 'none' : 'open';
+    if (batchable && (tx === 'begin_held' || final))
       return new Promise((resolve, reject) => {
-        const query = new Batched(config, values, { begin: state === 'begin_held', commit: final }, (err, res) => {
+        const query = new Batched(config, values, { begin: tx === 'begin_held', commit: final }, (err, res) => {
           if (err) return reject(err);
-          if (final) this.#state = 'committed';
+          if (final) this.#tx = 'committed';
           resolve(res);
         });
         super.query(query as never);
       }) as never;
-    if (final) return Promise.reject(new Error('a final statement must be a plain, unnamed statement')) as never;
-    if (state === 'begin_held') {
+    if (tx === 'begin_held') {
       // Any other form gets BEGIN on its own first, as it would have: queued ahead of it, so it runs first.
       if (plain) return super.query('begin').then(() => super.query(config as never, values as never)) as never;
       super.query('begin').catch(() => {});
