@@ -68,29 +68,25 @@ export function forward(input: ForwardInput): Promise<ForwardOutcome> {
     /** Why the router gave up before the upstream answered, if it did. */
     let gaveUp: Deadline | ClientGone | undefined;
     let status = 0;
-    let settled = false;
+    // Resolving twice is a no-op, and so are clearing the timer and dropping the listener again.
     const settle = (outcome: ForwardOutcome) => {
-      if (settled) return;
-      settled = true;
       clearTimeout(deadline);
       outgoing.off('close', onClose);
       resolve(outcome);
     };
+    /** Before the answer began, the caller answers in its place; once it began, only a cut connection is left. */
     const giveUp = (reason: Deadline | ClientGone) => {
       gaveUp = reason;
-      controller?.abort(reason);
       // A request still queued for a connection has no controller yet: it is aborted the moment it gets one.
-      if (!status) settle(reason instanceof Deadline ? { kind: 'timeout' } : { kind: 'client_gone' });
+      controller?.abort(reason);
+      if (status) settle({ kind: 'answered', status, broken: true });
+      else settle(reason instanceof Deadline ? { kind: 'timeout' } : { kind: 'client_gone' });
     };
     const deadline = setTimeout(() => {
       if (!status) giveUp(new Deadline());
     }, input.timeoutMs);
     const onClose = () => {
-      if (outgoing.writableFinished) return;
-      if (!status) return giveUp(new ClientGone());
-      gaveUp = new ClientGone();
-      controller?.abort(gaveUp);
-      settle({ kind: 'answered', status, broken: true });
+      if (!outgoing.writableFinished) giveUp(new ClientGone());
     };
     outgoing.once('close', onClose);
 
