@@ -1,5 +1,5 @@
 import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyGetKey } from 'jose';
-import { ADMISSION_ALG, ADMISSION_AUDIENCE, ADMISSION_ISSUER, AdmissionClaims } from './admission';
+import { ADMISSION_ALGORITHMS, ADMISSION_AUDIENCE, ADMISSION_ISSUER, AdmissionClaims } from './admission';
 import { type JwtOptions, verifyJwt } from './jwt';
 
 /**
@@ -96,7 +96,7 @@ export function createAdmissionVerifier(jwksUrl: string, cacheMs: number) {
     verifyToken(
       token,
       keys,
-      { issuer: ADMISSION_ISSUER, audience: ADMISSION_AUDIENCE, algorithms: [ADMISSION_ALG] },
+      { issuer: ADMISSION_ISSUER, audience: ADMISSION_AUDIENCE, algorithms: ADMISSION_ALGORITHMS },
       (payload) => AdmissionClaims.safeParse(payload).data,
       verified,
     );

@@ -1,10 +1,21 @@
-import { ADMISSION_AUDIENCE, ADMISSION_ISSUER, AdmissionClaims, revocationKeys } from '@onsale/contracts';
-import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import {
+  ADMISSION_ALG,
+  ADMISSION_ALGORITHMS,
+  ADMISSION_AUDIENCE,
+  ADMISSION_ISSUER,
+  AdmissionClaims,
+  revocationKeys,
+  verifyJwt,
+} from '@onsale/contracts';
+import { eq } from 'drizzle-orm';
+import { createLocalJWKSet, decodeProtectedHeader, exportJWK, generateKeyPair, jwtVerify } from 'jose';
 import { describe, expect, onTestFinished } from 'vitest';
 import { type Harness, scheduledEvent } from '../../test/support/control-plane';
 import { controlPlaneTest, type TestTenant } from '../../test/support/fixtures';
+import { seal } from '../src/admission/kek';
 import { mintAdmissionToken } from '../src/admission/mint';
 import { revokeAdmission } from '../src/admission/revoke';
+import { signingKeys } from '../src/db/schema';
 import { runSchedulerTick } from '../src/onsale/scheduler';
 import { releaseStep } from '../src/waiting-room/release';
 
@@ -18,7 +29,7 @@ const verify = async (h: Harness, token: string) =>
   jwtVerify(token, await jwks(h), {
     audience: ADMISSION_AUDIENCE,
     issuer: ADMISSION_ISSUER,
-    algorithms: ['EdDSA'],
+    algorithms: [ADMISSION_ALG],
     currentDate: h.clock.now(),
   });
 const mint = (h: Harness, sub: string) => {
@@ -91,6 +102,53 @@ describe('signing keys', () => {
     expect(set).toEqual([newKid]);
     await expect(verify(h, (await mint(h, 'rot-4')).token)).resolves.toBeTruthy();
     void oldToken;
+  });
+
+  it('new keys sign RS256; a key made before (EdDSA) signs as its row says until it retires, and its tokens pass the platform check', async ({
+    h,
+  }) => {
+    const [first] = await h.services.keys.list(true);
+    expect(first).toMatchObject({ alg: 'RS256', publicJwk: { kty: 'RSA', alg: 'RS256' } });
+    const rsaToken = (await mint(h, 'alg-1')).token;
+    expect(decodeProtectedHeader(rsaToken).alg).toBe('RS256');
+
+    // A row as the key store wrote them before the switch, activated after the RS256 key: it signs now.
+    const { publicKey, privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
+    const kid = 'adm_before_rs256';
+    await h.services.db.insert(signingKeys).values({
+      kid,
+      alg: 'EdDSA',
+      publicJwk: { ...(await exportJWK(publicKey)), kid, alg: 'EdDSA', use: 'sig' },
+      privateKeyEnc: seal(
+        Buffer.from(h.config.SIGNING_KEY_KEK, 'base64'),
+        JSON.stringify(await exportJWK(privateKey)),
+        kid,
+      ),
+      createdAt: h.clock.now(),
+      activatesAt: new Date(h.clock.now().getTime() + 1),
+    });
+    onTestFinished(async () => {
+      await h.services.db.delete(signingKeys).where(eq(signingKeys.kid, kid));
+      await h.services.keys.list(true);
+    });
+    h.clock.advance(1000);
+    await h.services.keys.list(true);
+    const edToken = (await mint(h, 'alg-2')).token;
+    expect(decodeProtectedHeader(edToken)).toMatchObject({ alg: 'EdDSA', kid });
+
+    // The check the router and the cells run (contracts' verifyJwt with the accepted algs) passes both...
+    const keys = await jwks(h);
+    const check = (token: string, algorithms = ADMISSION_ALGORITHMS) =>
+      verifyJwt(token, keys, {
+        issuer: ADMISSION_ISSUER,
+        audience: ADMISSION_AUDIENCE,
+        algorithms,
+        currentDate: h.clock.now(),
+      });
+    await expect(check(rsaToken)).resolves.toMatchObject({ sub: 'alg-1' });
+    await expect(check(edToken)).resolves.toMatchObject({ sub: 'alg-2' });
+    // ...and an alg outside the list is refused, whatever the key.
+    await expect(check(edToken, ['RS256'])).rejects.toThrow(/alg/);
   });
 
   it('tokens from the waiting room carry the current kid and verify against the served JWKS', async ({

@@ -1,4 +1,4 @@
-import { ADMISSION_AUDIENCE, ADMISSION_ISSUER, AdmissionClaims } from '@onsale/contracts';
+import { ADMISSION_ALG, ADMISSION_AUDIENCE, ADMISSION_ISSUER, AdmissionClaims } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { describe, expect } from 'vitest';
@@ -142,7 +142,7 @@ describe('waiting room', () => {
     const { payload, protectedHeader } = await jwtVerify(token, keySet, {
       audience: ADMISSION_AUDIENCE,
       issuer: ADMISSION_ISSUER,
-      algorithms: ['EdDSA'],
+      algorithms: [ADMISSION_ALG],
       currentDate: h.clock.now(),
     });
     expect(protectedHeader.kid).toBeTruthy();
@@ -154,7 +154,7 @@ describe('waiting room', () => {
     expect(claims.exp - claims.iat).toBe(h.config.ADMISSION_TOKEN_TTL_SECONDS);
     // Fetchable again until it expires: the same token.
     expect((await me(h, eventId, buyers[0]!)).body.admission.token).toBe(token);
-    expect(decodeProtectedHeader(token).alg).toBe('EdDSA');
+    expect(decodeProtectedHeader(token).alg).toBe(ADMISSION_ALG);
 
     for (const t of buyers.slice(1)) {
       const s = (await me(h, eventId, t)).body;

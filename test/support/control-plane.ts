@@ -45,7 +45,7 @@ export async function createHarness(
 
   const redisDb = 1 + Math.floor(Math.random() * 15);
   const prefix = `cpt:${randomBytes(4).toString('hex')}:`;
-  const idp = await startDevIdentityServer({ alg: 'EdDSA' });
+  const idp = await startDevIdentityServer({ alg: 'RS256' });
   const config = loadConfig({
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     DATABASE_URL_CONTROL_PLANE: dbUrl,

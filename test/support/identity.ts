@@ -6,9 +6,12 @@ import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 
 type Key = { kid: string; privateKey: CryptoKey; jwk: JWK };
 
+/** RS256, as the control plane signs admissions and as managed identity providers (Cognito, Auth0) sign buyers. */
+const ALG = 'RS256';
+
 async function newKey(kid: string): Promise<Key> {
-  const { privateKey, publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
-  return { kid, privateKey, jwk: { ...(await exportJWK(publicKey)), kid, alg: 'EdDSA', use: 'sig' } };
+  const { privateKey, publicKey } = await generateKeyPair(ALG, { modulusLength: 2048, extractable: true });
+  return { kid, privateKey, jwk: { ...(await exportJWK(publicKey)), kid, alg: ALG, use: 'sig' } };
 }
 
 export const BUYER_ISSUER = 'https://identity.test.local';
@@ -48,7 +51,7 @@ export async function startIdentity() {
       purchaseCell: input.purchaseCell,
       directoryEpoch: input.directoryEpoch ?? 1,
     })
-      .setProtectedHeader({ alg: 'EdDSA', kid: key.kid })
+      .setProtectedHeader({ alg: ALG, kid: key.kid })
       .setSubject(input.sub)
       .setJti(input.jti ?? randomUUID())
       .setIssuer(ADMISSION_ISSUER)
@@ -62,7 +65,7 @@ export async function startIdentity() {
     admissionJwksUrl: `${base}/admission/jwks.json`,
     buyerToken: (userId: string) =>
       new SignJWT({})
-        .setProtectedHeader({ alg: 'EdDSA', kid: buyerKey.kid })
+        .setProtectedHeader({ alg: ALG, kid: buyerKey.kid })
         .setSubject(userId)
         .setIssuer(BUYER_ISSUER)
         .setAudience(BUYER_AUDIENCE)

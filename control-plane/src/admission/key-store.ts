@@ -40,7 +40,7 @@ export class AdmissionKeyStore {
 
   private async create(tx: DbOrTx, activatesAt: Date): Promise<SigningKey> {
     const now = this.o.clock.now();
-    const { publicKey, privateKey } = await generateKeyPair(ADMISSION_ALG, { crv: 'Ed25519', extractable: true });
+    const { publicKey, privateKey } = await generateKeyPair(ADMISSION_ALG, { modulusLength: 2048, extractable: true });
     const kid = `adm_${now.toISOString().slice(0, 10).replaceAll('-', '')}_${randomUUID().slice(0, 8)}`;
     const publicJwk: JWK = { ...(await exportJWK(publicKey)), kid, alg: ADMISSION_ALG, use: 'sig' };
     const privateJwk = await exportJWK(privateKey);
@@ -113,8 +113,8 @@ export class AdmissionKeyStore {
     });
   }
 
-  /** The key that signs now: the most recently activated one that has not retired. */
-  async signingKey(): Promise<{ kid: string; key: PrivateKey }> {
+  /** The key that signs now: the most recently activated one that has not retired, with the alg its row names. */
+  async signingKey(): Promise<{ kid: string; alg: string; key: PrivateKey }> {
     const now = this.o.clock.now().getTime();
     let rows = await this.list();
     let active = rows.find((k) => k.activatesAt.getTime() <= now && (!k.retiredAt || k.retiredAt.getTime() > now));
@@ -125,10 +125,10 @@ export class AdmissionKeyStore {
     if (!active) throw new Error('no active admission signing key');
     let key = this.privates.get(active.kid);
     if (!key) {
-      key = await importJWK(JSON.parse(open(this.o.kek, active.privateKeyEnc, active.kid)) as JWK, ADMISSION_ALG);
+      key = await importJWK(JSON.parse(open(this.o.kek, active.privateKeyEnc, active.kid)) as JWK, active.alg);
       this.privates.set(active.kid, key);
     }
-    return { kid: active.kid, key };
+    return { kid: active.kid, alg: active.alg, key };
   }
 
   /** The published key set: announced keys, the signing key and retired keys whose tokens may still be live. */

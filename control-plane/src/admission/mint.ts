@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ADMISSION_ALG, ADMISSION_AUDIENCE, ADMISSION_ISSUER, type AdmissionClaims, metrics } from '@onsale/contracts';
+import { ADMISSION_AUDIENCE, ADMISSION_ISSUER, type AdmissionClaims, metrics } from '@onsale/contracts';
 import { SignJWT } from 'jose';
 import type { AdmissionKeyStore } from './key-store';
 
@@ -20,7 +20,7 @@ export async function mintAdmissionToken(
   keys: AdmissionKeyStore,
   g: AdmissionGrant,
 ): Promise<{ token: string; claims: AdmissionClaims; kid: string }> {
-  const { kid, key } = await keys.signingKey();
+  const { kid, alg, key } = await keys.signingKey();
   const claims: AdmissionClaims = {
     jti: g.jti ?? newJti(),
     sub: g.sub,
@@ -37,7 +37,7 @@ export async function mintAdmissionToken(
     purchaseCell: claims.purchaseCell,
     directoryEpoch: claims.directoryEpoch,
   })
-    .setProtectedHeader({ alg: ADMISSION_ALG, kid, typ: 'JWT' })
+    .setProtectedHeader({ alg, kid, typ: 'JWT' })
     .setJti(claims.jti)
     .setSubject(claims.sub)
     .setIssuedAt(claims.iat)

@@ -19,7 +19,8 @@ export const DEV_AUDIENCE = 'onsale:platform';
  * plane at a real identity provider (IDENTITY_JWKS_URL, IDENTITY_ISSUER, IDENTITY_AUDIENCE).
  */
 export async function createDevIdentity(opts: DevIdentityOptions = {}) {
-  const alg = opts.alg ?? 'EdDSA';
+  // RS256 unless asked otherwise: what managed identity providers (Cognito, Auth0, Entra ID) sign with.
+  const alg = opts.alg ?? 'RS256';
   const issuer = opts.issuer ?? DEV_ISSUER;
   const audience = opts.audience ?? DEV_AUDIENCE;
   const kid = `dev_${randomUUID().slice(0, 8)}`;

@@ -142,7 +142,7 @@ export async function startDevIdentityServer(
 /** The dev issuer's environment (a development stand-in for the identity provider; never deployed). */
 const DevIdentityConfig = z.object({
   DEV_IDENTITY_PORT: z.coerce.number().int().min(0).max(65535).default(4100),
-  DEV_IDENTITY_ALG: z.enum(['EdDSA', 'RS256'] satisfies DevAlg[]).default('EdDSA'),
+  DEV_IDENTITY_ALG: z.enum(['EdDSA', 'RS256'] satisfies DevAlg[]).default('RS256'),
 });
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
