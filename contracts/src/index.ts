@@ -18,6 +18,7 @@ export * from './runtime/http-errors';
 export * from './runtime/log';
 export * from './runtime/loop';
 export * from './runtime/metrics';
+export * from './runtime/processes';
 export * from './runtime/shutdown';
 export * from './runtime/tracing';
 export * from './tokens';

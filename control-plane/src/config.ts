@@ -14,6 +14,11 @@ export const ConfigSchema = z.object({
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   HOST: z.string().default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
+  /**
+   * API processes sharing the port (node:cluster), one per core on a machine with several. Each has its own pools
+   * and serves its own /metrics. 1 where the platform runs one process per task.
+   */
+  API_PROCESSES: z.coerce.number().int().min(1).max(64).default(1),
   /** Where the worker answers /healthz, /readyz (its ticks succeed) and /metrics; unset: no listener. */
   HEALTH_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   DATABASE_URL_CONTROL_PLANE: z.string().url(),
