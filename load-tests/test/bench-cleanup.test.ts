@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { isAlive } from '../../scripts/local-platform/process';
 import { repoRoot } from '../../test/support/services';
 
 /** The router benchmark, small, with its stderr collected: it names every process it starts with its PID. */
@@ -20,15 +21,6 @@ function routerBench(env: Record<string, string>) {
   return { child, exited, pids, stderr: () => stderr };
 }
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 async function until(what: string, check: () => boolean, child: ChildProcess, timeoutMs = 180_000) {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
@@ -47,7 +39,7 @@ describe('a benchmark stops everything it started', () => {
     const started = bench.pids();
     expect(started.map((p) => p.name)).toEqual(expect.arrayContaining(['router', 'nginx']));
     expect(started.length).toBeGreaterThanOrEqual(3);
-    expect(started.filter((p) => alive(p.pid))).toEqual([]);
+    expect(started.filter((p) => isAlive(p.pid))).toEqual([]);
   });
 
   it('when it is sent SIGTERM mid-run', async () => {
@@ -57,6 +49,6 @@ describe('a benchmark stops everything it started', () => {
     expect(await bench.exited).toBe(143);
     const started = bench.pids();
     expect(started.length).toBeGreaterThanOrEqual(3);
-    expect(started.filter((p) => alive(p.pid))).toEqual([]);
+    expect(started.filter((p) => isAlive(p.pid))).toEqual([]);
   });
 });

@@ -5,6 +5,16 @@ import { fileURLToPath } from 'node:url';
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
+/** Whether a process with this pid still exists (signal 0 checks without sending anything). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export interface RunningProcess {
   name: string;
   child: ChildProcess;
