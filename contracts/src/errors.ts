@@ -32,6 +32,8 @@ export const errorCodes = {
   rate_limited: 429,
   internal: 500,
   cell_unavailable: 503,
+  /** The identity provider's keys could not be fetched: no verdict on the token, so retry shortly rather than sign in again. */
+  identity_unavailable: 503,
   epoch_fenced: 503,
   /** The event is being moved between cells: new holds pause for seconds (Retry-After). */
   event_moving: 503,

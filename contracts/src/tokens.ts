@@ -63,7 +63,10 @@ export class VerifiedTokens<T> {
   }
 }
 
-/** Verifies a JWT against `keys` and parses its claims; a claim that does not parse makes the token invalid. */
+/**
+ * Verifies a JWT against `keys` and parses its claims; a claim that does not parse makes the token invalid. The
+ * cache judges freshness by the same clock as the claims (`currentDate`, else now).
+ */
 export async function verifyToken<T>(
   token: string,
   keys: JWTVerifyGetKey,
@@ -71,7 +74,7 @@ export async function verifyToken<T>(
   parse: (payload: JWTPayload) => T | undefined,
   cache?: VerifiedTokens<T>,
 ): Promise<TokenVerdict<T>> {
-  const now = Date.now();
+  const now = options.currentDate?.getTime() ?? Date.now();
   const hit = cache?.get(token, now);
   if (hit !== undefined) return { ok: true, claims: hit };
   try {

@@ -33,6 +33,7 @@ const DEFAULT_RETRY_AFTER: Partial<Record<ErrorCode, number>> = {
   event_moving: 2, // a moving event sells again, on its new cell, within seconds
   epoch_fenced: 5, // the router follows the new writer's epoch within a directory refresh
   cell_unavailable: 5, // every 503 says when to come back, whoever answers it
+  identity_unavailable: 5,
 };
 
 /** What the renderer needs from a request's context: its id, and where to log what went wrong. */

@@ -3,7 +3,7 @@ import {
   DomainError,
   IDENTITY_ALGORITHMS,
   VerifiedTokens,
-  verifyJwt,
+  verifyToken,
 } from '@onsale/contracts';
 import type { JWTVerifyGetKey } from 'jose';
 import { z } from 'zod';
@@ -38,24 +38,24 @@ export function createIdentityVerifier(o: {
   return {
     isKnown: (token) => verified.get(token, o.clock.now().getTime()) !== undefined,
     async verify(token) {
-      const now = o.clock.now();
-      const hit = verified.get(token, now.getTime());
-      if (hit) return hit;
-      try {
-        const payload = await verifyJwt(token, o.jwks, {
+      const verdict = await verifyToken(
+        token,
+        o.jwks,
+        {
           issuer: o.issuer,
           audience: o.audience,
           algorithms: IDENTITY_ALGORITHMS,
-          currentDate: now,
+          currentDate: o.clock.now(),
           clockTolerance: CLOCK_TOLERANCE_SECONDS,
-        });
-        const parsed = Claims.safeParse(payload);
-        if (!parsed.success) throw new Error('claims');
-        verified.set(token, parsed.data, payload.exp, now.getTime());
-        return parsed.data;
-      } catch {
-        throw new DomainError('unauthenticated', 'invalid or expired identity token');
-      }
+        },
+        (payload) => Claims.safeParse(payload).data,
+        verified,
+      );
+      if (verdict.ok) return verdict.claims;
+      // The provider's keys out of reach say nothing of the token: a 401 would send good buyers to sign in again.
+      if (verdict.reason === 'keys_unavailable')
+        throw new DomainError('identity_unavailable', 'identity checks are unavailable; retry shortly');
+      throw new DomainError('unauthenticated', 'invalid or expired identity token');
     },
   };
 }
