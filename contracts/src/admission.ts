@@ -11,7 +11,7 @@ export const ADMISSION_ISSUER = 'onsale:control-plane';
  */
 export const ADMISSION_ALG = 'RS256';
 /** What verifiers accept: keys made before RS256 (EdDSA) stay valid until they retire, as their rows say. */
-export const ADMISSION_ALGORITHMS: readonly string[] = ['RS256', 'EdDSA'];
+export const ADMISSION_ALGORITHMS: readonly string[] = [ADMISSION_ALG, 'EdDSA'];
 
 /**
  * Claims of an admission token minted by the waiting room. It proves the buyer was admitted
