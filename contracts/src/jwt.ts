@@ -11,7 +11,7 @@ export interface JwtOptions {
   currentDate?: Date;
 }
 
-const SEGMENT = /^[A-Za-z0-9_-]+$/;
+const COMPACT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /** How each accepted alg verifies, and the key it needs (RFC 7518 §3, RFC 8037). */
@@ -67,9 +67,8 @@ function decodeJson(segment: string, what: string): Record<string, unknown> {
  * its alg) is refused.
  */
 export async function verifyJwt(token: string, keys: JWTVerifyGetKey, o: JwtOptions): Promise<JWTPayload> {
-  const parts = token.split('.');
-  if (parts.length !== 3 || !parts.every((p) => SEGMENT.test(p))) throw new errors.JWSInvalid('not a compact JWS');
-  const [encodedHeader, encodedPayload, signature] = parts as [string, string, string];
+  if (!COMPACT.test(token)) throw new errors.JWSInvalid('not a compact JWS');
+  const [encodedHeader, encodedPayload, signature] = token.split('.') as [string, string, string];
   const header = decodeJson(encodedHeader, 'header');
   if (header.crit !== undefined || header.b64 !== undefined)
     throw new errors.JOSENotSupported('crit and b64 header parameters are not accepted');

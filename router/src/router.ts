@@ -1,5 +1,5 @@
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
 import { createAdmissionVerifier, createLogger } from '@onsale/contracts';
 import type { RouterConfig } from './config';
 import { Directory } from './directory/directory';
@@ -27,7 +27,7 @@ export async function startRouter(config: RouterConfig) {
       upstreams.retain(new Set([controlPlaneUrl, ...[...snapshot.cells.values()].map((cell) => cell.baseUrl)])),
   });
   const metrics = new RouterMetrics();
-  const app = createRouterApp({
+  const listener = createRouterApp({
     config,
     directory,
     verifyAdmission: createAdmissionVerifier(config.ADMISSION_JWKS_URL, config.JWKS_CACHE_MS),
@@ -39,10 +39,11 @@ export async function startRouter(config: RouterConfig) {
 
   // Requests are served from the start (control-plane paths need no directory); cell paths wait for a first copy.
   await poller.first;
-  const server = serve({ fetch: app.fetch, hostname: config.HOST, port: config.PORT });
+  const server = createServer(listener);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
+    server.listen(config.PORT, config.HOST);
   });
   const url = `http://${config.HOST}:${(server.address() as AddressInfo).port}`;
   log.info('router listening', { url, directoryVersion: directory.current?.version ?? null });

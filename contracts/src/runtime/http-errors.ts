@@ -49,21 +49,27 @@ export interface ErrorOptions {
   retryAfter?: number;
 }
 
+/**
+ * The platform's one error answer, without a framework: its status, the headers it needs and its body. Hono apps
+ * answer it through `errorResponse`; the router's forwarding path writes it on the Node response itself.
+ */
+export function errorAnswer(code: ErrorCode, message: string, requestId: string, opts: ErrorOptions = {}) {
+  const body: ErrorBody = {
+    error: { code, message, requestId, ...(opts.details === undefined ? {} : { details: opts.details }) },
+  };
+  const headers: Record<string, string> = {};
+  const retryAfter = opts.retryAfter ?? DEFAULT_RETRY_AFTER[code];
+  if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
+  // The rest of an oversized body is never read, so this connection cannot carry another request.
+  if (code === 'payload_too_large') headers.connection = 'close';
+  return { status: errorCodes[code], headers, body };
+}
+
 /** An error answer in the platform's one body. */
 export function errorResponse(c: Context, code: ErrorCode, message: string, opts: ErrorOptions = {}) {
-  const body: ErrorBody = {
-    error: {
-      code,
-      message,
-      requestId: (c as AnyContext).get('requestId') ?? '',
-      ...(opts.details === undefined ? {} : { details: opts.details }),
-    },
-  };
-  const retryAfter = opts.retryAfter ?? DEFAULT_RETRY_AFTER[code];
-  if (retryAfter !== undefined) c.header('Retry-After', String(retryAfter));
-  // The rest of an oversized body is never read, so this connection cannot carry another request.
-  if (code === 'payload_too_large') c.header('Connection', 'close');
-  return c.json(body, errorCodes[code] as ContentfulStatusCode);
+  const answer = errorAnswer(code, message, (c as AnyContext).get('requestId') ?? '', opts);
+  for (const name in answer.headers) c.header(name, answer.headers[name]);
+  return c.json(answer.body, answer.status as ContentfulStatusCode);
 }
 
 /** Zod's issues as the field list of a `validation_failed` answer. */

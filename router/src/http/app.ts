@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto';
-import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
+import type { RequestListener } from 'node:http';
+import { getRequestListener } from '@hono/node-server';
 import type { VerifyAdmission } from '@onsale/contracts';
-import { currentTraceparent, errorResponse, type Logger, methodsByPath, SpanKind, withSpan } from '@onsale/contracts';
-import { type Context, Hono } from 'hono';
+import { currentTraceparent, type Logger, SpanKind, withSpan } from '@onsale/contracts';
 import type { RouterConfig } from '../config';
 import type { Directory } from '../directory/directory';
 import type { RouterMetrics } from '../metrics/metrics';
@@ -12,8 +11,8 @@ import { upstreamRequestHeaders } from '../proxy/headers';
 import type { Upstream, Upstreams } from '../proxy/upstreams';
 import { classify } from '../routing/classify';
 import { type CellRoute, routeToCell, routeWebhook } from '../routing/rule';
-import type { RouterEnv } from './env';
-import { routerDocument } from './openapi';
+import { answerError, beginExchange, type Exchange } from './exchange';
+import { createOwnEndpoints } from './own-endpoints';
 
 export interface RouterDeps {
   config: RouterConfig;
@@ -25,118 +24,60 @@ export interface RouterDeps {
   log: Logger;
 }
 
-const CORRELATION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const CONTROL_PLANE = 'control-plane';
 
 /**
- * The router's HTTP surface: its own /healthz, /readyz and /metrics, and everything else forwarded to a cell or
- * the control plane. Forwarded responses are streamed straight onto the Node response (no Response object in
- * between); the answers the router makes itself go through Hono.
+ * The router's front door: its own endpoints (own-endpoints.ts) on Hono, everything else forwarded to a cell or the
+ * control plane by the rule, or refused in the platform's one error body. The forwarding path works on the Node
+ * request and response themselves (no Request, Response or framework context per request): a proxy's cost is what
+ * it adds to every hold, and the upstream's answer is streamed straight through.
  */
-export function createRouterApp(deps: RouterDeps) {
+export function createRouterApp(deps: RouterDeps): RequestListener {
   const { config, directory, metrics, log } = deps;
-  const app = new Hono<RouterEnv>();
+  const own = createOwnEndpoints(deps);
+  const serveOwn = getRequestListener(own.app.fetch);
   const retryAfter = config.RETRY_AFTER_SECONDS;
 
-  app.use(async (c, next) => {
-    const started = performance.now();
-    const { incoming, outgoing } = c.env;
-    const requestId = randomUUID();
-    const given = incoming.headers['x-correlation-id'];
-    const correlationId = typeof given === 'string' && CORRELATION_ID.test(given) ? given : requestId;
-    c.set('requestId', requestId);
-    c.set('correlationId', correlationId);
-    c.set('upstream', 'none');
-    c.header('X-Request-Id', requestId);
-    c.header('X-Correlation-Id', correlationId);
-    // Counted when the response is over (streamed bodies included); 499 when the client left before any answer.
-    outgoing.once('close', () => {
-      const status = outgoing.headersSent ? outgoing.statusCode : 499;
-      const ms = performance.now() - started;
-      metrics.observe(c.get('upstream'), status, ms / 1000);
-      log.info('request', {
-        requestId,
-        correlationId,
-        method: incoming.method,
-        path: incoming.url?.split('?')[0],
-        upstream: c.get('upstream'),
-        status,
-        ms: Math.round(ms),
-      });
-    });
-    await next();
-  });
-
-  app.onError((err, c) => {
-    log.error('request failed', { requestId: c.get('requestId'), err });
-    return errorResponse(c, 'internal', 'internal error');
-  });
-
-  app.get('/healthz', (c) => {
-    c.set('upstream', 'router');
-    return c.json({ status: 'ok' });
-  });
-  app.get('/readyz', (c) => {
-    c.set('upstream', 'router');
-    const dir = directory.current;
-    return dir
-      ? c.json({ status: 'ready', directoryVersion: dir.version })
-      : errorResponse(c, 'cell_unavailable', 'the directory is not loaded yet', {
-          details: { status: 'directory_unavailable' },
-          retryAfter,
-        });
-  });
-  app.get('/metrics', (c) => {
-    c.set('upstream', 'router');
-    const dir = directory.current;
-    const body = metrics.render(dir && { version: dir.version, ageSeconds: (Date.now() - dir.fetchedAt) / 1000 });
-    return c.body(body, 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
-  });
-
-  const document = routerDocument(config);
-  app.get('/openapi.json', (c) => {
-    c.set('upstream', 'router');
-    return c.json(document);
-  });
-  // Registered before the catch-all below, so these are exactly the router's own endpoints.
-  const ownMethods = methodsByPath([...app.routes]);
-
-  app.all('*', async (c) => {
-    const { incoming } = c.env;
+  return (incoming, outgoing) => {
     const url = incoming.url ?? '/';
     const q = url.indexOf('?');
     const pathname = q === -1 ? url : url.slice(0, q);
-    const allow = ownMethods(pathname);
-    if (allow.length) {
-      c.set('upstream', 'router');
-      c.header('Allow', allow.join(', '));
-      return errorResponse(c, 'method_not_allowed', `${incoming.method} is not allowed here`, { details: { allow } });
-    }
+    if (own.serves(pathname)) return serveOwn(incoming, outgoing);
+    const x = beginExchange(incoming, outgoing, metrics, log);
+    routeAndForward(x, url, pathname).catch((err) => {
+      log.error('request failed', { requestId: x.requestId, err });
+      if (outgoing.headersSent) outgoing.destroy();
+      else answerError(x, 'internal', 'internal error');
+    });
+  };
+
+  async function routeAndForward(x: Exchange, url: string, pathname: string): Promise<void> {
+    const { incoming } = x;
     const target = classify(pathname);
-    if (target.kind === 'unknown') return errorResponse(c, 'not_found', 'no such route');
+    if (target.kind === 'unknown') return answerError(x, 'not_found', 'no such route');
     // Refused before a byte of it is read or a connection is taken.
-    if ((declaredLength(incoming) ?? 0) > config.MAX_BODY_BYTES) return tooLarge(c);
+    if ((declaredLength(incoming) ?? 0) > config.MAX_BODY_BYTES) return tooLarge(x);
     if (target.kind === 'control-plane') {
-      c.set('upstream', CONTROL_PLANE);
-      return send(c, deps.controlPlane, CONTROL_PLANE, url);
+      x.upstream = CONTROL_PLANE;
+      return send(x, deps.controlPlane, url);
     }
 
     const dir = directory.current;
     if (!dir)
-      return errorResponse(c, 'cell_unavailable', 'the directory is not loaded yet', {
+      return answerError(x, 'cell_unavailable', 'the directory is not loaded yet', {
         details: { status: 'directory_unavailable' },
         retryAfter,
       });
 
     if (target.kind === 'webhook') {
-      if (incoming.method !== 'POST') return errorResponse(c, 'not_found', 'no such route');
+      if (incoming.method !== 'POST') return answerError(x, 'not_found', 'no such route');
       const route = routeWebhook(dir, target.cellId);
-      if (!route.ok) return refuse(c, route);
-      c.set('upstream', route.cell.id);
+      if (!route.ok) return refuse(x, route);
+      x.upstream = route.cell.id;
       // Buffered on purpose: Stripe signs the exact bytes, and they go on exactly as they came.
       const raw = await readCapped(incoming, config.MAX_BODY_BYTES);
-      if (!raw) return tooLarge(c);
-      return send(c, deps.upstreams.for(route.cell.baseUrl), route.cell.id, target.upstreamPath + query(url), raw);
+      if (!raw) return tooLarge(x);
+      return send(x, deps.upstreams.for(route.cell.baseUrl), target.upstreamPath + query(url), raw);
     }
 
     const token = incoming.headers['x-admission-token'];
@@ -144,11 +85,11 @@ export function createRouterApp(deps: RouterDeps) {
     if (typeof token === 'string' && token !== '') {
       const verdict = await deps.verifyAdmission(token);
       if (!verdict.ok && verdict.reason === 'invalid')
-        return errorResponse(c, 'admission_invalid', 'the admission token is not valid', {
+        return answerError(x, 'admission_invalid', 'the admission token is not valid', {
           details: { reason: 'signature_or_expiry' },
         });
       if (!verdict.ok)
-        return errorResponse(c, 'cell_unavailable', 'admission checks are unavailable; retry shortly', {
+        return answerError(x, 'cell_unavailable', 'admission checks are unavailable; retry shortly', {
           details: { status: 'admission_keys_unavailable' },
           retryAfter,
         });
@@ -156,28 +97,28 @@ export function createRouterApp(deps: RouterDeps) {
     }
     const intent = incoming.method === 'POST' && NEW_HOLD_PATH.test(pathname) ? 'new_hold' : 'order';
     const route = routeToCell(dir, target.eventId, claims, intent);
-    if (!route.ok) return refuse(c, route);
-    c.set('upstream', route.cell.id);
-    return send(c, deps.upstreams.for(route.cell.baseUrl), route.cell.id, url);
-  });
+    if (!route.ok) return refuse(x, route);
+    x.upstream = route.cell.id;
+    return send(x, deps.upstreams.for(route.cell.baseUrl), url);
+  }
 
-  function refuse(c: Context<RouterEnv>, route: Extract<CellRoute, { ok: false }>) {
+  function refuse(x: Exchange, route: Extract<CellRoute, { ok: false }>) {
     if (route.code === 'event_moving')
-      return errorResponse(c, route.code, route.message, { details: route.details, retryAfter: movingRetryAfter });
-    if (route.code !== 'cell_unavailable')
-      return errorResponse(c, route.code, route.message, { details: route.details });
+      return answerError(x, route.code, route.message, { details: route.details, retryAfter: movingRetryAfter });
+    if (route.code !== 'cell_unavailable') return answerError(x, route.code, route.message, { details: route.details });
     // Counted against the cell, so its 5xx rate shows it is out of service.
-    c.set('upstream', route.details.cellId);
-    return errorResponse(c, route.code, route.message, { details: route.details, retryAfter });
+    x.upstream = route.details.cellId;
+    return answerError(x, route.code, route.message, { details: route.details, retryAfter });
   }
 
-  function tooLarge(c: Context<RouterEnv>) {
-    return errorResponse(c, 'payload_too_large', `request body exceeds ${config.MAX_BODY_BYTES} bytes`);
+  function tooLarge(x: Exchange) {
+    return answerError(x, 'payload_too_large', `request body exceeds ${config.MAX_BODY_BYTES} bytes`);
   }
 
-  async function send(c: Context<RouterEnv>, upstream: Upstream, label: string, path: string, body?: Buffer) {
-    const { incoming, outgoing } = c.env;
-    const correlationId = c.get('correlationId');
+  /** Forwards to the upstream `x.upstream` names, or answers for it when it could not. */
+  async function send(x: Exchange, upstream: Upstream, path: string, body?: Buffer): Promise<void> {
+    const { incoming, outgoing, correlationId } = x;
+    const label = x.upstream;
     const headers = upstreamRequestHeaders(incoming, { correlationId, trustProxy: config.TRUST_PROXY });
     if (body) headers['content-length'] = String(body.length);
     // The router's span, child of the client's traceparent if any; the upstream continues it.
@@ -207,29 +148,27 @@ export function createRouterApp(deps: RouterDeps) {
     switch (outcome.kind) {
       case 'answered':
         if (outcome.broken) metrics.upstreamError(label, 'broken');
-        return RESPONSE_ALREADY_SENT;
+        return;
       case 'client_gone':
-        return RESPONSE_ALREADY_SENT;
+        return;
       case 'too_large':
-        return tooLarge(c);
+        return tooLarge(x);
       case 'bad_request':
-        return errorResponse(c, 'bad_request', 'the request body does not match its Content-Length');
+        return answerError(x, 'bad_request', 'the request body does not match its Content-Length');
       case 'timeout':
         metrics.upstreamError(label, 'timeout');
-        return errorResponse(c, 'upstream_timeout', `no answer within ${config.UPSTREAM_TIMEOUT_MS} ms`, {
+        return answerError(x, 'upstream_timeout', `no answer within ${config.UPSTREAM_TIMEOUT_MS} ms`, {
           details: { cellId: label },
         });
       case 'unreachable':
         metrics.upstreamError(label, 'unreachable');
-        log.warn('upstream unreachable', { requestId: c.get('requestId'), upstream: label, cause: outcome.cause });
-        return errorResponse(c, 'cell_unavailable', 'the cell is not answering', {
+        log.warn('upstream unreachable', { requestId: x.requestId, upstream: label, cause: outcome.cause });
+        return answerError(x, 'cell_unavailable', 'the cell is not answering', {
           details: { cellId: label, status: 'unreachable' },
           retryAfter,
         });
     }
   }
-
-  return app;
 }
 
 /** A new hold (POST to the collection), as opposed to releasing one (DELETE /holds/{id}) or reading an order. */

@@ -1,11 +1,7 @@
 import type { HttpBindings } from '@hono/node-server';
 
+/** The router's own endpoints (own-endpoints.ts) run on Hono; forwarded requests never do. */
 export type RouterEnv = {
   Bindings: HttpBindings;
-  Variables: {
-    requestId: string;
-    correlationId: string;
-    /** Metrics and log label of where the request went: a cell id, "control-plane", "router" or "none". */
-    upstream: string;
-  };
+  Variables: { requestId: string };
 };

@@ -11,26 +11,26 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'te', 'trailer', 'transf
 
 /** Drops hop-by-hop headers, Proxy-*, and every header the Connection header names. */
 export function endToEnd(headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>): HeaderMap {
-  const named = connectionNamed(headers.connection);
+  // One pass, no arrays or sets per message: this runs twice on every forwarded request.
+  const named = headers.connection ? connectionNamed(headers.connection) : undefined;
   const out: HeaderMap = {};
-  for (const [name, value] of Object.entries(headers)) {
+  for (const name in headers) {
+    const value = headers[name];
     if (value === undefined) continue;
     const lower = name.toLowerCase();
-    if (HOP_BY_HOP.has(lower) || lower.startsWith('proxy-') || named.has(lower)) continue;
+    if (HOP_BY_HOP.has(lower) || lower.startsWith('proxy-') || named?.has(lower)) continue;
     out[lower] = value;
   }
   return out;
 }
 
-function connectionNamed(value: string | string[] | undefined): Set<string> {
-  if (!value) return new Set();
-  const list = Array.isArray(value) ? value.join(',') : value;
-  return new Set(
-    list
-      .split(',')
-      .map((t) => t.trim().toLowerCase())
-      .filter(Boolean),
-  );
+function connectionNamed(value: string | string[]): Set<string> {
+  const named = new Set<string>();
+  for (const token of (Array.isArray(value) ? value.join(',') : value).split(',')) {
+    const name = token.trim().toLowerCase();
+    if (name) named.add(name);
+  }
+  return named;
 }
 
 export interface ForwardingContext {

@@ -1,0 +1,59 @@
+import { errorResponse, type Logger, methodsByPath, routeNotFound } from '@onsale/contracts';
+import { Hono } from 'hono';
+import type { RouterConfig } from '../config';
+import type { Directory } from '../directory/directory';
+import type { RouterMetrics } from '../metrics/metrics';
+import type { RouterEnv } from './env';
+import { beginExchange, exchangeHeaders } from './exchange';
+import { routerDocument } from './openapi';
+
+interface OwnDeps {
+  config: RouterConfig;
+  directory: Directory;
+  metrics: RouterMetrics;
+  log: Logger;
+}
+
+/**
+ * What the router answers itself: /healthz, /readyz, /metrics and its OpenAPI document, and 405 with Allow for
+ * another method on them. `serves` tells the router's front door which paths these are.
+ */
+export function createOwnEndpoints({ config, directory, metrics, log }: OwnDeps) {
+  const app = new Hono<RouterEnv>();
+
+  app.use(async (c, next) => {
+    const exchange = beginExchange(c.env.incoming, c.env.outgoing, metrics, log);
+    exchange.upstream = 'router';
+    c.set('requestId', exchange.requestId);
+    for (const [name, value] of Object.entries(exchangeHeaders(exchange))) c.header(name, value);
+    await next();
+  });
+  app.onError((err, c) => {
+    log.error('request failed', { requestId: c.get('requestId'), err });
+    return errorResponse(c, 'internal', 'internal error');
+  });
+
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/readyz', (c) => {
+    const dir = directory.current;
+    return dir
+      ? c.json({ status: 'ready', directoryVersion: dir.version })
+      : errorResponse(c, 'cell_unavailable', 'the directory is not loaded yet', {
+          details: { status: 'directory_unavailable' },
+          retryAfter: config.RETRY_AFTER_SECONDS,
+        });
+  });
+  app.get('/metrics', (c) => {
+    const dir = directory.current;
+    const body = metrics.render(dir && { version: dir.version, ageSeconds: (Date.now() - dir.fetchedAt) / 1000 });
+    return c.body(body, 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+  });
+  const document = routerDocument(config);
+  app.get('/openapi.json', (c) => c.json(document));
+
+  // Registered last, so the table holds exactly the endpoints above.
+  const ownMethods = methodsByPath([...app.routes]);
+  app.all('*', routeNotFound(ownMethods));
+
+  return { app, serves: (pathname: string) => ownMethods(pathname).length > 0 };
+}
