@@ -11,7 +11,8 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'te', 'trailer', 'transf
 
 /** Drops hop-by-hop headers, Proxy-*, and every header the Connection header names. */
 export function endToEnd(headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>): HeaderMap {
-  // One pass, no arrays or sets per message: this runs twice on every forwarded request.
+  // One pass without intermediate arrays (a set only when a Connection header names some): this runs twice on
+  // every forwarded request.
   const named = headers.connection ? connectionNamed(headers.connection) : undefined;
   const out: HeaderMap = {};
   for (const name in headers) {
