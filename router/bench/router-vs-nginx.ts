@@ -194,12 +194,14 @@ await runBench('router', async (bench) => {
   );
   const half = empty();
   const perHalfRound = Math.floor(HALF_HOLDS / ROUNDS);
+  const ownBefore = await ownTime(origins.router);
   for (let r = 0; r < ROUNDS; r++) {
     for (let k = 0; k < PATHS.length; k++) {
       const path = PATHS[(r + k) % PATHS.length]!;
       await paced(path, perHalfRound, halfRate, half[path]);
     }
   }
+  const routerOwnP50Ms = round(medianBetween(ownBefore, await ownTime(origins.router)) * 1000, 3);
   const halfResults = Object.fromEntries(PATHS.map((p) => [p, summary(half[p])])) as Record<
     Path,
     ReturnType<typeof summary>
@@ -231,11 +233,44 @@ await runBench('router', async (bench) => {
       nginxThroughputVsDirect: round(nginx.reqPerSecond / direct.reqPerSecond, 3),
       routerThroughputVsNginx: round(viaRouter.reqPerSecond / nginx.reqPerSecond, 3),
       ...added(results),
-      halfLoad: added(halfResults),
+      halfLoad: { ...added(halfResults), routerOwnP50Ms },
     },
     seatsInTwoActiveHolds: oversold.length,
   };
 });
+
+/** The router's own-time histogram for the bench cell (router_own_duration_seconds), as cumulative counts by bound. */
+async function ownTime(routerOrigin: string): Promise<Map<number, number>> {
+  const text = await (await fetch(`${routerOrigin}/metrics`)).text();
+  const counts = new Map<number, number>();
+  const series = new RegExp(`^router_own_duration_seconds_bucket\\{cell="${CELL_ID}",le="([^"]+)"\\} (\\d+)$`);
+  for (const line of text.split('\n')) {
+    const m = series.exec(line);
+    if (m) counts.set(m[1] === '+Inf' ? Number.POSITIVE_INFINITY : Number(m[1]), Number(m[2]));
+  }
+  return counts;
+}
+
+/**
+ * The median of what was observed between two readings of a cumulative histogram, interpolated linearly inside its
+ * bucket as Prometheus's histogram_quantile does.
+ */
+function medianBetween(before: Map<number, number>, after: Map<number, number>): number {
+  const bounds = [...after.keys()].sort((a, b) => a - b);
+  const delta = (le: number) => (after.get(le) ?? 0) - (before.get(le) ?? 0);
+  const total = delta(Number.POSITIVE_INFINITY);
+  if (!total) return Number.NaN;
+  let lower = 0;
+  let below = 0;
+  for (const le of bounds) {
+    const upTo = delta(le);
+    if (upTo >= total / 2)
+      return le === Number.POSITIVE_INFINITY ? lower : lower + ((le - lower) * (total / 2 - below)) / (upTo - below);
+    lower = le;
+    below = upTo;
+  }
+  return lower;
+}
 
 /** nginx as a plain keep-alive reverse proxy to the cell: one worker (the router is one Node process), no logs. */
 async function startNginx(binary: string, started: Bench['started']): Promise<void> {

@@ -24,10 +24,14 @@ let controlPlane: FakeControlPlane;
 let echo: Awaited<ReturnType<typeof startFakeServer>>;
 let slow: Awaited<ReturnType<typeof startFakeServer>>;
 let big: Awaited<ReturnType<typeof startFakeServer>>;
+let lagging: Awaited<ReturnType<typeof startFakeServer>>;
 let router: RunningRouter;
 const echoEvent = randomUUID();
 const slowEvent = randomUUID();
 const bigEvent = randomUUID();
+const laggingEvent = randomUUID();
+/** How long the lagging cell thinks before answering: well inside the time-out. */
+const LAG_MS = 150;
 /** A response far larger than the sockets' buffers, in chunks; `?cut` stops half way and resets the connection. */
 const BIG = randomBytes(8 * 1024 * 1024);
 
@@ -62,7 +66,13 @@ beforeAll(async () => {
     }
     res.end();
   });
+  lagging = await startFakeServer(async (_req, res) => {
+    await new Promise((r) => setTimeout(r, LAG_MS));
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+  });
   controlPlane = await startFakeControlPlane();
+  controlPlane.addCell('cell-lagging', lagging.url);
+  controlPlane.placeEvent(laggingEvent, 'cell-lagging');
   controlPlane.addCell('cell-big', big.url);
   controlPlane.placeEvent(bigEvent, 'cell-big');
   controlPlane.addCell('cell-echo', echo.url);
@@ -77,7 +87,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await router?.close();
-  await Promise.all([controlPlane?.close(), echo?.close(), slow?.close(), big?.close()]);
+  await Promise.all([controlPlane?.close(), echo?.close(), slow?.close(), big?.close(), lagging?.close()]);
   await identity?.close();
 });
 
@@ -145,6 +155,18 @@ describe('forwarding', () => {
     const given = await rawRequest(`/events/${echoEvent}/availability`, { headers: { 'x-correlation-id': 'corr-42' } });
     expect(lastAt(echo).headers['x-correlation-id']).toBe('corr-42');
     expect(given.headers['x-correlation-id']).toBe('corr-42');
+  });
+
+  it("counts its own time apart from the cell's: a cell that thinks for a while does not make the router look slow", async () => {
+    for (let i = 0; i < 3; i++)
+      expect((await fetch(`${router.url}/events/${laggingEvent}/availability`)).status).toBe(200);
+    const total = await metricValue(router.url, 'router_request_duration_seconds_sum{cell="cell-lagging"}');
+    const own = await metricValue(router.url, 'router_own_duration_seconds_sum{cell="cell-lagging"}');
+    expect(await metricValue(router.url, 'router_own_duration_seconds_count{cell="cell-lagging"}')).toBe(3);
+    expect(total).toBeGreaterThanOrEqual((3 * LAG_MS) / 1000);
+    // The cell's 3 x 150 ms are not the router's; what is left is the router's own work, far below one lag.
+    expect(own).toBeGreaterThan(0);
+    expect(own).toBeLessThan(LAG_MS / 1000);
   });
 
   it('answers 504 upstream_timeout when a cell is slower than UPSTREAM_TIMEOUT_MS', async () => {

@@ -216,6 +216,16 @@ export function rows(bench: BenchName, r: Result): Row[] {
         added('half load', r.ratios.halfLoad.routerAddedP50Ms, r.ratios.halfLoad.nginxAddedP50Ms),
         {
           bench,
+          path: "router's own time per hold, half load",
+          measure: 'p50 from its /metrics (router_own_duration_seconds)',
+          value: r.ratios.halfLoad.routerOwnP50Ms,
+          unit: 'ms',
+          reference: { name: 'router added p50 vs direct', value: r.ratios.halfLoad.routerAddedP50Ms },
+          target: '(information)',
+          met: true,
+        },
+        {
+          bench,
           path: 'router throughput at saturation',
           measure: 'holds/s through the router',
           value: r.results.router.reqPerSecond,

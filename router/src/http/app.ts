@@ -148,6 +148,7 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
     switch (outcome.kind) {
       case 'answered':
         if (outcome.broken) metrics.upstreamError(label, 'broken');
+        else metrics.observeOwn(label, (performance.now() - x.started - outcome.waitedMs) / 1000);
         return;
       case 'client_gone':
         return;

@@ -11,6 +11,8 @@ export interface Exchange {
   outgoing: ServerResponse;
   requestId: string;
   correlationId: string;
+  /** performance.now() at its arrival. */
+  started: number;
   /** Metrics and log label of where the request went: a cell id, "control-plane", "router" or "none". */
   upstream: string;
 }
@@ -29,7 +31,7 @@ export function beginExchange(
   const requestId = randomUUID();
   const given = incoming.headers['x-correlation-id'];
   const correlationId = typeof given === 'string' && CORRELATION_ID.test(given) ? given : requestId;
-  const exchange: Exchange = { incoming, outgoing, requestId, correlationId, upstream: 'none' };
+  const exchange: Exchange = { incoming, outgoing, requestId, correlationId, started, upstream: 'none' };
   outgoing.once('close', () => {
     const status = outgoing.headersSent ? outgoing.statusCode : 499;
     const ms = performance.now() - started;

@@ -86,7 +86,8 @@ export function routerDocument(config: RouterConfig) {
       },
       '/metrics': {
         get: {
-          summary: 'Prometheus metrics: requests by upstream and status, latency, directory age, upstream errors',
+          summary:
+            'Prometheus metrics: requests by upstream and status, latency, the router’s own share of it, directory age, upstream errors',
           responses: {
             200: {
               description: 'Prometheus text format',

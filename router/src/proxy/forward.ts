@@ -24,7 +24,8 @@ export interface ForwardInput {
  * failures before any response byte was sent, for the caller to answer.
  */
 export type ForwardOutcome =
-  | { kind: 'answered'; status: number; broken: boolean }
+  /** `waitedMs`: from the dispatch to the upstream's response head, the part of the exchange that is the upstream's. */
+  | { kind: 'answered'; status: number; broken: boolean; waitedMs: number }
   | { kind: 'unreachable'; cause: string }
   | { kind: 'timeout' }
   | { kind: 'too_large' }
@@ -68,6 +69,8 @@ export function forward(input: ForwardInput): Promise<ForwardOutcome> {
     /** Why the router gave up before the upstream answered, if it did. */
     let gaveUp: Deadline | ClientGone | undefined;
     let status = 0;
+    let dispatchedAt = 0;
+    let waitedMs = 0;
     // Resolving twice is a no-op, and so are clearing the timer and dropping the listener again.
     const settle = (outcome: ForwardOutcome) => {
       clearTimeout(deadline);
@@ -79,7 +82,7 @@ export function forward(input: ForwardInput): Promise<ForwardOutcome> {
       gaveUp = reason;
       // A request still queued for a connection has no controller yet: it is aborted the moment it gets one.
       controller?.abort(reason);
-      if (status) settle({ kind: 'answered', status, broken: true });
+      if (status) settle({ kind: 'answered', status, broken: true, waitedMs });
       else settle(reason instanceof Deadline ? { kind: 'timeout' } : { kind: 'client_gone' });
     };
     const deadline = setTimeout(() => {
@@ -106,6 +109,7 @@ export function forward(input: ForwardInput): Promise<ForwardOutcome> {
         // 1xx interim answers are the upstream's business with this hop; past the deadline the client has its 504.
         if (statusCode < 200 || gaveUp) return;
         status = statusCode;
+        waitedMs = performance.now() - dispatchedAt;
         clearTimeout(deadline);
         outgoing.writeHead(statusCode, clientResponseHeaders(headers, input.correlationId));
       },
@@ -117,13 +121,13 @@ export function forward(input: ForwardInput): Promise<ForwardOutcome> {
       onResponseEnd() {
         if (gaveUp) return;
         outgoing.end();
-        settle({ kind: 'answered', status, broken: false });
+        settle({ kind: 'answered', status, broken: false, waitedMs });
       },
       onResponseError(_c, err) {
         if (status) {
           // Mid-body: the client has the status already, so the only honest signal left is a cut connection.
           outgoing.destroy();
-          return settle({ kind: 'answered', status, broken: true });
+          return settle({ kind: 'answered', status, broken: true, waitedMs });
         }
         if (capped?.exceeded) return settle({ kind: 'too_large' });
         if (gaveUp || outgoing.destroyed)
@@ -136,6 +140,7 @@ export function forward(input: ForwardInput): Promise<ForwardOutcome> {
       },
     };
     try {
+      dispatchedAt = performance.now();
       input.upstream.pool.dispatch(options, handler);
     } catch (err) {
       settle({ kind: 'unreachable', cause: errorCode(err) ?? 'unknown' });
