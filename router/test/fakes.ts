@@ -43,12 +43,16 @@ export async function startFakeServer(handle: (req: Recorded, res: ServerRespons
  */
 export async function startFakeControlPlane() {
   let feed: DirectoryFeed = { version: 1, cells: [], events: [] };
-  let feedRequests = 0;
+  /** The feed's answers so far: whole copies (200) and "yours is current" (304). */
+  const feedAnswers = { full: 0, notModified: 0 };
   const server = await startFakeServer((req, res) => {
     if (req.url === '/directory') {
-      feedRequests++;
       const etag = `"dir-${feed.version}"`;
-      if (req.headers['if-none-match'] === etag) return void res.writeHead(304, { etag }).end();
+      if (req.headers['if-none-match'] === etag) {
+        feedAnswers.notModified++;
+        return void res.writeHead(304, { etag }).end();
+      }
+      feedAnswers.full++;
       return void res.writeHead(200, { 'content-type': 'application/json', etag }).end(JSON.stringify(feed));
     }
     res
@@ -58,7 +62,7 @@ export async function startFakeControlPlane() {
   return {
     url: server.url,
     requests: server.requests,
-    feedRequests: () => feedRequests,
+    feedAnswers: () => ({ ...feedAnswers }),
     /** Edits the feed; the version moves on, as the control plane's does with any change. */
     update(edit: (feed: DirectoryFeed) => void) {
       const next = structuredClone(feed);

@@ -316,9 +316,12 @@ describe('Stripe webhooks', () => {
 describe('the directory', () => {
   it('is polled with If-None-Match and a 304 keeps the copy', async () => {
     const version = router.directory.current!.version;
-    const polls = controlPlane.feedRequests();
+    const before = controlPlane.feedAnswers();
     await router.refreshDirectory();
-    expect(controlPlane.feedRequests()).toBe(polls + 1);
+    const after = controlPlane.feedAnswers();
+    // The background poll (every 200 ms) may land in between too; every poll of an unchanged feed is a 304.
+    expect(after.notModified).toBeGreaterThan(before.notModified);
+    expect(after.full).toBe(before.full);
     expect(router.directory.current!.version).toBe(version);
   });
 
