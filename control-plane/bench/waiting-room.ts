@@ -3,7 +3,8 @@
  * driving the domain verbs (the same Lua the API runs, through ioredis with auto-pipelining),
  * then the same commands through redis-benchmark, and Redis memory per queued buyer. Then what
  * buyers call: joins and polls over real sockets to the control-plane API process (its bundle),
- * beside a bare Node HTTP server answering a same-size JSON body, with the same client.
+ * beside a bare Node HTTP server answering a same-size JSON body, with the same client, and between the two
+ * a floor: the poll's own work without the API's HTTP stack (poll-floor-server.ts).
  *
  *   pnpm bench:waiting-room   [BUYERS=100000 CONCURRENCY=256 HTTP_REQUESTS=20000 HTTP_CONNECTIONS=64
  *                              REDIS_BENCH_REQUESTS=200000]
@@ -197,14 +198,37 @@ await runBench('waiting-room', async (bench) => {
     const bare = keepAlivePool(`http://127.0.0.1:${barePort}`, HTTP_CONNECTIONS);
     bench.defer(() => bare.close());
     const bareGet = () => bare.request(`/events/${eventId}/queue/me`);
-    // Warm both servers (JIT, JWKS fetch, connections) before the clocks start.
+    // Between the two: the poll's own work (token, rate limits, its Redis call, JSON) without the API's HTTP stack.
+    const floorPort = await freePort();
+    bench.started(
+      await startProcess(
+        'control-plane/bench/poll-floor-server.ts',
+        { ...Object.fromEntries(Object.entries(h.config).map(([k, v]) => [k, String(v)])), PORT: String(floorPort) },
+        {
+          name: 'poll-floor-server',
+          readyUrl: `http://127.0.0.1:${floorPort}/healthz`,
+          command: [process.execPath, '--import', 'tsx', resolve(repoRoot, 'control-plane/bench/poll-floor-server.ts')],
+        },
+      ),
+    );
+    const floor = keepAlivePool(`http://127.0.0.1:${floorPort}`, HTTP_CONNECTIONS);
+    bench.defer(() => floor.close());
+    const floorPoll = async (token: string) => {
+      const r = await floor.request(`/events/${eventId}/queue/me`, { headers: { authorization: `Bearer ${token}` } });
+      if (r.status !== 200) throw new Error(`poll floor: ${r.status}`);
+    };
+    // Warm the three servers (JIT, JWKS fetch, connections) before the clocks start.
     await pool(2_000, HTTP_CONNECTIONS, (i) => poll(tokens[i % sample]!));
     await pool(2_000, HTTP_CONNECTIONS, () => bareGet());
+    await pool(2_000, HTTP_CONNECTIONS, (i) => floorPoll(tokens[i % sample]!));
     const half = Math.floor(HTTP_REQUESTS / 2);
     results.httpOverSockets = {
       pollBodyBytes: Buffer.byteLength(pollBody),
       connections: HTTP_CONNECTIONS,
       bareNodeServer: await bench.measured(() => pool(HTTP_REQUESTS, HTTP_CONNECTIONS, () => bareGet())),
+      pollFloor: await bench.measured(() =>
+        pool(HTTP_REQUESTS, HTTP_CONNECTIONS, (i) => floorPoll(tokens[i % sample]!)),
+      ),
       polls: await bench.measured(() => pool(HTTP_REQUESTS, HTTP_CONNECTIONS, (i) => poll(tokens[i % sample]!))),
       joins: await bench.measured(() => pool(half, HTTP_CONNECTIONS, (i) => join(joinTokens[i]!))),
       // Joins of new buyers and polls of queued ones alternating on the same connections: the request rate the

@@ -181,6 +181,18 @@ export function rows(bench: BenchName, r: Result): Row[] {
           { measured: http.polls.cpu, reference: http.bareNodeServer.cpu },
         ),
         {
+          bench,
+          path: "waiting room polls over HTTP, without the API's HTTP stack",
+          measure: 'polls/s, the poll verb alone behind node:http (poll-floor-server.ts)',
+          value: http.pollFloor.perSec,
+          unit: '/s',
+          reference: { name: 'bare Node HTTP server', value: http.bareNodeServer.perSec },
+          ratio: ratio(http.pollFloor.perSec, http.bareNodeServer.perSec),
+          target: '(information)',
+          met: true,
+          cpu: { measured: http.pollFloor.cpu, reference: http.bareNodeServer.cpu },
+        },
+        {
           ...limit(
             'waiting room joins + polls over HTTP',
             'requests/s',
