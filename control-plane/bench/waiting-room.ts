@@ -4,7 +4,7 @@
  * then the same commands through redis-benchmark, and Redis memory per queued buyer. Then what
  * buyers call: joins and polls over real sockets to the control-plane API process (its bundle),
  * beside a bare Node HTTP server answering a same-size JSON body, with the same client, and between the two
- * a floor: the poll's own work without the API's HTTP stack (poll-floor-server.ts).
+ * a floor: the waiting room's verbs without the API's HTTP stack (waiting-room-floor.ts).
  *
  *   pnpm bench:waiting-room   [BUYERS=100000 CONCURRENCY=256 HTTP_REQUESTS=20000 HTTP_CONNECTIONS=64
  *                              REDIS_BENCH_REQUESTS=200000]
@@ -152,37 +152,52 @@ await runBench('waiting-room', async (bench) => {
     });
 
     // What buyers call: the control-plane API as its own process, over real sockets, beside a bare Node HTTP server
-    // answering a copy of a real poll's body, through the same client (HTTP_CONNECTIONS keep-alive connections).
-    const apiPort = await freePort();
-    bench.started(
-      await startProcess(
-        'control-plane/src/main.ts',
-        { ...Object.fromEntries(Object.entries(h.config).map(([k, v]) => [k, String(v)])), PORT: String(apiPort) },
-        {
-          name: 'control-plane-api',
-          readyUrl: `http://127.0.0.1:${apiPort}/healthz`,
-          command: bench.command('control-plane/src/main.ts'),
-        },
-      ),
-    );
-    const api = keepAlivePool(`http://127.0.0.1:${apiPort}`, HTTP_CONNECTIONS);
-    bench.defer(() => api.close());
-    const poll = async (token: string) => {
-      const r = await api.request(`/events/${eventId}/queue/me`, { headers: { authorization: `Bearer ${token}` } });
-      if (r.status !== 200) throw new Error(`poll over HTTP: ${r.status} ${r.body.slice(0, 200)}`);
-      return r.body;
+    // answering a copy of a real poll's body, and between the two a floor: the waiting room's verbs behind node:http
+    // without the API's HTTP stack (waiting-room-floor.ts). The same client for all three (HTTP_CONNECTIONS
+    // keep-alive connections).
+    const roomServer = async (name: string, entry: string, command: string[] | undefined) => {
+      const port = await freePort();
+      bench.started(
+        await startProcess(
+          entry,
+          { ...Object.fromEntries(Object.entries(h.config).map(([k, v]) => [k, String(v)])), PORT: String(port) },
+          { name, readyUrl: `http://127.0.0.1:${port}/healthz`, command },
+        ),
+      );
+      const client = keepAlivePool(`http://127.0.0.1:${port}`, HTTP_CONNECTIONS);
+      bench.defer(() => client.close());
+      const call = async (method: 'GET' | 'POST', path: string, token: string) => {
+        const r = await client.request(`/events/${eventId}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${token}` },
+        });
+        if (r.status !== 200) throw new Error(`${name}: ${method} ${path}: ${r.status} ${r.body.slice(0, 200)}`);
+        return r.body;
+      };
+      return {
+        poll: (token: string) => call('GET', '/queue/me', token),
+        join: (token: string) => call('POST', '/queue', token),
+      };
     };
-    const pollBody = await poll(tokens[0]!);
-    const joinTokens = await Promise.all(
-      Array.from({ length: HTTP_REQUESTS }, (_, i) => h.identity.buyer(`http-buyer-${i}`)),
+    const api = await roomServer(
+      'control-plane-api',
+      'control-plane/src/main.ts',
+      bench.command('control-plane/src/main.ts'),
     );
-    const join = async (token: string) => {
-      const r = await api.request(`/events/${eventId}/queue`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}` },
-      });
-      if (r.status !== 200) throw new Error(`join over HTTP: ${r.status} ${r.body.slice(0, 200)}`);
-    };
+    const floorEntry = 'control-plane/bench/waiting-room-floor.ts';
+    const floor = await roomServer('waiting-room-floor', floorEntry, [
+      process.execPath,
+      '--import',
+      'tsx',
+      resolve(repoRoot, floorEntry),
+    ]);
+    const pollBody = await api.poll(tokens[0]!);
+    const half = Math.floor(HTTP_REQUESTS / 2);
+    // New buyers to join: the API's joins, then its half of the mixed phase; the floor's half of the mixed phase.
+    const newBuyers = (name: string, n: number) =>
+      Promise.all(Array.from({ length: n }, (_, i) => h.identity.buyer(`${name}-${i}`)));
+    const joinTokens = await newBuyers('http-buyer', HTTP_REQUESTS);
+    const floorJoinTokens = await newBuyers('floor-buyer', HTTP_REQUESTS - half);
     const barePort = await freePort();
     bench.started(
       await startProcess(
@@ -198,47 +213,30 @@ await runBench('waiting-room', async (bench) => {
     const bare = keepAlivePool(`http://127.0.0.1:${barePort}`, HTTP_CONNECTIONS);
     bench.defer(() => bare.close());
     const bareGet = () => bare.request(`/events/${eventId}/queue/me`);
-    // Between the two: the poll's own work (token, rate limits, its Redis call, JSON) without the API's HTTP stack.
-    const floorPort = await freePort();
-    bench.started(
-      await startProcess(
-        'control-plane/bench/poll-floor-server.ts',
-        { ...Object.fromEntries(Object.entries(h.config).map(([k, v]) => [k, String(v)])), PORT: String(floorPort) },
-        {
-          name: 'poll-floor-server',
-          readyUrl: `http://127.0.0.1:${floorPort}/healthz`,
-          command: [process.execPath, '--import', 'tsx', resolve(repoRoot, 'control-plane/bench/poll-floor-server.ts')],
-        },
-      ),
-    );
-    const floor = keepAlivePool(`http://127.0.0.1:${floorPort}`, HTTP_CONNECTIONS);
-    bench.defer(() => floor.close());
-    const floorPoll = async (token: string) => {
-      const r = await floor.request(`/events/${eventId}/queue/me`, { headers: { authorization: `Bearer ${token}` } });
-      if (r.status !== 200) throw new Error(`poll floor: ${r.status}`);
-    };
+    const polls = (server: typeof api) =>
+      pool(HTTP_REQUESTS, HTTP_CONNECTIONS, (i) => server.poll(tokens[i % sample]!));
+    // Joins of new buyers and polls of queued ones alternating on the same connections: the request rate the
+    // buyers' side of the waiting room sustains.
+    const mixed = (server: typeof api, newTokens: string[]) =>
+      pool(HTTP_REQUESTS - half, HTTP_CONNECTIONS, async (i) => {
+        if (i % 2 === 0) await server.join(newTokens[i]!);
+        else await server.poll(tokens[i % sample]!);
+      });
     // Warm the three servers (JIT, JWKS fetch, connections) before the clocks start.
-    await pool(2_000, HTTP_CONNECTIONS, (i) => poll(tokens[i % sample]!));
+    await pool(2_000, HTTP_CONNECTIONS, (i) => api.poll(tokens[i % sample]!));
     await pool(2_000, HTTP_CONNECTIONS, () => bareGet());
-    await pool(2_000, HTTP_CONNECTIONS, (i) => floorPoll(tokens[i % sample]!));
-    const half = Math.floor(HTTP_REQUESTS / 2);
+    await pool(2_000, HTTP_CONNECTIONS, (i) => floor.poll(tokens[i % sample]!));
     results.httpOverSockets = {
       pollBodyBytes: Buffer.byteLength(pollBody),
       connections: HTTP_CONNECTIONS,
       bareNodeServer: await bench.measured(() => pool(HTTP_REQUESTS, HTTP_CONNECTIONS, () => bareGet())),
-      pollFloor: await bench.measured(() =>
-        pool(HTTP_REQUESTS, HTTP_CONNECTIONS, (i) => floorPoll(tokens[i % sample]!)),
-      ),
-      polls: await bench.measured(() => pool(HTTP_REQUESTS, HTTP_CONNECTIONS, (i) => poll(tokens[i % sample]!))),
-      joins: await bench.measured(() => pool(half, HTTP_CONNECTIONS, (i) => join(joinTokens[i]!))),
-      // Joins of new buyers and polls of queued ones alternating on the same connections: the request rate the
-      // buyers' side of the waiting room sustains.
-      mixed: await bench.measured(() =>
-        pool(HTTP_REQUESTS - half, HTTP_CONNECTIONS, async (i) => {
-          if (i % 2 === 0) await join(joinTokens[half + i]!);
-          else await poll(tokens[i % sample]!);
-        }),
-      ),
+      polls: await bench.measured(() => polls(api)),
+      joins: await bench.measured(() => pool(half, HTTP_CONNECTIONS, (i) => api.join(joinTokens[i]!))),
+      mixed: await bench.measured(() => mixed(api, joinTokens.slice(half))),
+      floor: {
+        polls: await bench.measured(() => polls(floor)),
+        mixed: await bench.measured(() => mixed(floor, floorJoinTokens)),
+      },
     };
 
     // Releasing: one release step of 500 buyers, and collecting their tokens (EdDSA signing).

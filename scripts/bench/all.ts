@@ -181,18 +181,6 @@ export function rows(bench: BenchName, r: Result): Row[] {
           { measured: http.polls.cpu, reference: http.bareNodeServer.cpu },
         ),
         {
-          bench,
-          path: "waiting room polls over HTTP, without the API's HTTP stack",
-          measure: 'polls/s, the poll verb alone behind node:http (poll-floor-server.ts)',
-          value: http.pollFloor.perSec,
-          unit: '/s',
-          reference: { name: 'bare Node HTTP server', value: http.bareNodeServer.perSec },
-          ratio: ratio(http.pollFloor.perSec, http.bareNodeServer.perSec),
-          target: '(information)',
-          met: true,
-          cpu: { measured: http.pollFloor.cpu, reference: http.bareNodeServer.cpu },
-        },
-        {
           ...limit(
             'waiting room joins + polls over HTTP',
             'requests/s',
@@ -202,6 +190,31 @@ export function rows(bench: BenchName, r: Result): Row[] {
             http.mixed.perSec >= 10_000,
           ),
           cpu: { measured: http.mixed.cpu },
+        },
+        // The same two figures from the floor (waiting-room-floor.ts): the room's verbs without the API's HTTP stack.
+        {
+          bench,
+          path: "waiting room polls over HTTP, without the API's HTTP stack",
+          measure: 'polls/s, the verb alone behind node:http',
+          value: http.floor.polls.perSec,
+          unit: '/s',
+          reference: { name: 'bare Node HTTP server', value: http.bareNodeServer.perSec },
+          ratio: ratio(http.floor.polls.perSec, http.bareNodeServer.perSec),
+          target: '(information)',
+          met: true,
+          cpu: { measured: http.floor.polls.cpu },
+        },
+        {
+          bench,
+          path: "waiting room joins + polls over HTTP, without the API's HTTP stack",
+          measure: 'requests/s, the verbs alone behind node:http',
+          value: http.floor.mixed.perSec,
+          unit: '/s',
+          reference: { name: 'the API, same mix', value: http.mixed.perSec },
+          ratio: ratio(http.floor.mixed.perSec, http.mixed.perSec),
+          target: '(information)',
+          met: true,
+          cpu: { measured: http.floor.mixed.cpu },
         },
       ];
     }

@@ -18,6 +18,7 @@ export function pollingLoop(opts: {
   log: Logger;
   intervalMs: number;
   maxBackoffMs?: number;
+  // biome-ignore lint/suspicious/noConfusingVoidType: a pass written as an async function without a value returns Promise<void>
   pass: () => Promise<number | undefined | void>;
   /** Called after every pass that succeeded (readiness). */
   onSuccess?: () => void;

@@ -1,10 +1,11 @@
 /**
- * A floor for the waiting room's HTTP polls, between the bare Node server and the control-plane API:
- * the poll's own work with nothing between Node's HTTP server and the domain verb. The same token
- * check (the identity verifier and its cache), the same rate-limit charges and the same one Redis call
- * (`queueStatus`), the same JSON answer; no framework, middleware, metrics or request log. What the API
- * does beyond this server is its HTTP stack; what this server does beyond the bare one is the poll itself.
- * A benchmark reference, not a route: it answers polls of known-good requests and 500 to anything else.
+ * A floor for the waiting room over HTTP, between the bare Node server and the control-plane API: the
+ * poll's and the join's own work with nothing between Node's HTTP server and the domain verbs. The same
+ * token check (the identity verifier and its cache), the same rate-limit charges, the same Redis call
+ * (`queueStatus`, `joinQueue` with its group-committed fact), the same JSON answer; no framework,
+ * middleware, metrics or request log. What the API does beyond this server is its HTTP stack; what this
+ * server does beyond the bare one is the waiting room itself. A benchmark reference, not an API: it
+ * answers good polls and joins, and 500 to anything else.
  *
  * Run by `pnpm bench:waiting-room` with the API's environment and PORT on 127.0.0.1.
  */
@@ -12,6 +13,7 @@ import { createServer } from 'node:http';
 import { configOrExit } from '@onsale/contracts';
 import { ConfigSchema } from '../src/config';
 import { connectServices, createServices } from '../src/context';
+import { joinQueue } from '../src/waiting-room/join';
 import { enforceRateLimits } from '../src/waiting-room/rate-limit';
 import { queueStatus } from '../src/waiting-room/status';
 
@@ -21,20 +23,22 @@ await connectServices(services);
 await services.keys.ensureKey();
 
 const POLL = /^\/events\/([^/]+)\/queue\/me$/;
+const JOIN = /^\/events\/([^/]+)\/queue$/;
 const BEARER = /^Bearer\s+(\S+)$/i;
 
 const server = createServer(async (req, res) => {
   try {
     if (req.url === '/healthz') return void res.end();
-    const eventId = POLL.exec(req.url ?? '')?.[1];
+    const verb = req.method === 'POST' ? joinQueue : queueStatus;
+    const eventId = (req.method === 'POST' ? JOIN : POLL).exec(req.url ?? '')?.[1];
     const token = BEARER.exec(req.headers.authorization ?? '')?.[1];
-    if (!eventId || !token) throw new Error('not a poll');
-    // As the API's asQueuedBuyer: an unknown token's IP is charged first; a known one's charges ride the poll.
+    if (!eventId || !token) throw new Error('neither a poll nor a join');
+    // As the API's asQueuedBuyer: an unknown token's IP is charged first; a known one's charges ride the verb's call.
     const ip = req.socket.remoteAddress ?? 'unknown';
     const known = services.identity.isKnown(token);
     if (!known) await enforceRateLimits(services, { ip });
     const { sub } = await services.identity.verify(token);
-    const status = await queueStatus({
+    const status = await verb({
       ctx: services,
       actor: { kind: 'buyer', sub },
       eventId,
