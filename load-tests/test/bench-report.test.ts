@@ -8,6 +8,21 @@ const relay = (relayRate: number, perfRate: number, ageP99: number) => ({
   fixedOutboxRate: { eventsPerSecond: 1_000, outboxAgeP99Ms: ageP99, unpublished: 0 },
 });
 
+/** A waiting-room benchmark's result, with only what the report reads; CPU readings left out. */
+const waitingRoom = (http: { bare: number; polls: number; mixed: number; floorPolls: number; floorMixed: number }) => ({
+  joins: { perSec: 26_000 },
+  polls: { perSec: 47_000 },
+  memory: { queued: 100_000, bytesPerQueuedBuyer: 186 },
+  redisBenchmark: { 'EVALSHA join (idempotent) -P 1': { rps: 50_000 }, 'EVALSHA status -P 1': { rps: 86_000 } },
+  httpOverSockets: {
+    pollBodyBytes: 331,
+    bareNodeServer: { perSec: http.bare },
+    polls: { perSec: http.polls },
+    mixed: { perSec: http.mixed },
+    floor: { polls: { perSec: http.floorPolls }, mixed: { perSec: http.floorMixed } },
+  },
+});
+
 describe('pnpm bench:all report', () => {
   it('puts each ratio beside the reference measured in the same run, with the target and whether it is met', () => {
     const [throughput, age] = rows('relay', relay(600, 1_000, 150));
@@ -31,5 +46,29 @@ describe('pnpm bench:all report', () => {
     expect(throughput).toMatchObject({ value: 500, reference: { value: 1_000 }, ratio: 0.5, medianOfRun: 1 });
     expect(throughput!.runs).toEqual([0.5, 0.9, 0.25]);
     expect(age).toMatchObject({ value: 200, medianOfRun: 3 });
+  });
+
+  it("shows the waiting room's floor beside the same run's references, as information that cannot fail a run", () => {
+    const byPath = new Map(
+      rows(
+        'waiting-room',
+        waitingRoom({ bare: 40_000, polls: 10_000, mixed: 6_000, floorPolls: 13_000, floorMixed: 6_600 }),
+      ).map((r) => [r.path, r]),
+    );
+    expect(byPath.get('waiting room polls over HTTP')).toMatchObject({ ratio: 0.25, met: false });
+    expect(byPath.get('waiting room joins + polls over HTTP')).toMatchObject({ value: 6_000, met: false });
+    expect(byPath.get("waiting room polls over HTTP, without the API's HTTP stack")).toMatchObject({
+      value: 13_000,
+      reference: { name: 'bare Node HTTP server', value: 40_000 },
+      ratio: 0.325,
+      target: '(information)',
+      met: true,
+    });
+    expect(byPath.get("waiting room joins + polls over HTTP, without the API's HTTP stack")).toMatchObject({
+      value: 6_600,
+      reference: { name: 'the API, same mix', value: 6_000 },
+      ratio: 1.1,
+      met: true,
+    });
   });
 });

@@ -76,6 +76,26 @@ export function rows(bench: BenchName, r: Result): Row[] {
       cpu,
     };
   };
+  /** A figure shown beside its reference for what it explains, with no target of its own. */
+  const information = (
+    path: string,
+    measure: string,
+    value: number,
+    unit: string,
+    ref: { name: string; value: number },
+    cpu?: Row['cpu'],
+  ): Row => ({
+    bench,
+    path,
+    measure,
+    value,
+    unit,
+    reference: ref,
+    ratio: ratio(value, ref.value),
+    target: '(information)',
+    met: true,
+    cpu,
+  });
   const limit = (path: string, measure: string, value: number, unit: string, target: string, met: boolean): Row => ({
     bench,
     path,
@@ -192,30 +212,22 @@ export function rows(bench: BenchName, r: Result): Row[] {
           cpu: { measured: http.mixed.cpu },
         },
         // The same two figures from the floor (waiting-room-floor.ts): the room's verbs without the API's HTTP stack.
-        {
-          bench,
-          path: "waiting room polls over HTTP, without the API's HTTP stack",
-          measure: 'polls/s, the verb alone behind node:http',
-          value: http.floor.polls.perSec,
-          unit: '/s',
-          reference: { name: 'bare Node HTTP server', value: http.bareNodeServer.perSec },
-          ratio: ratio(http.floor.polls.perSec, http.bareNodeServer.perSec),
-          target: '(information)',
-          met: true,
-          cpu: { measured: http.floor.polls.cpu },
-        },
-        {
-          bench,
-          path: "waiting room joins + polls over HTTP, without the API's HTTP stack",
-          measure: 'requests/s, the verbs alone behind node:http',
-          value: http.floor.mixed.perSec,
-          unit: '/s',
-          reference: { name: 'the API, same mix', value: http.mixed.perSec },
-          ratio: ratio(http.floor.mixed.perSec, http.mixed.perSec),
-          target: '(information)',
-          met: true,
-          cpu: { measured: http.floor.mixed.cpu },
-        },
+        information(
+          "waiting room polls over HTTP, without the API's HTTP stack",
+          'polls/s, the verb alone behind node:http',
+          http.floor.polls.perSec,
+          '/s',
+          { name: 'bare Node HTTP server', value: http.bareNodeServer.perSec },
+          { measured: http.floor.polls.cpu },
+        ),
+        information(
+          "waiting room joins + polls over HTTP, without the API's HTTP stack",
+          'requests/s, the verbs alone behind node:http',
+          http.floor.mixed.perSec,
+          '/s',
+          { name: 'the API, same mix', value: http.mixed.perSec },
+          { measured: http.floor.mixed.cpu },
+        ),
       ];
     }
     case 'router': {
@@ -239,27 +251,23 @@ export function rows(bench: BenchName, r: Result): Row[] {
           reference: r.results.nginx.cpu,
         }),
         added('half load', r.ratios.halfLoad.routerAddedP50Ms, r.ratios.halfLoad.nginxAddedP50Ms),
-        {
-          bench,
-          path: "router's own time per hold, half load",
-          measure: 'p50 from its /metrics (router_own_duration_seconds)',
-          value: r.ratios.halfLoad.routerOwnP50Ms,
-          unit: 'ms',
-          reference: { name: 'router added p50 vs direct', value: r.ratios.halfLoad.routerAddedP50Ms },
-          target: '(information)',
-          met: true,
-        },
-        {
-          bench,
-          path: 'router throughput at saturation',
-          measure: 'holds/s through the router',
-          value: r.results.router.reqPerSecond,
-          unit: '/s',
-          reference: { name: 'nginx as a plain reverse proxy', value: r.results.nginx.reqPerSecond },
-          ratio: ratio(r.results.router.reqPerSecond, r.results.nginx.reqPerSecond),
-          target: '(information)',
-          met: true,
-        },
+        information(
+          "router's own time per hold, half load",
+          'p50 from its /metrics (router_own_duration_seconds)',
+          r.ratios.halfLoad.routerOwnP50Ms,
+          'ms',
+          { name: 'router added p50 vs direct', value: r.ratios.halfLoad.routerAddedP50Ms },
+        ),
+        information(
+          'router throughput at saturation',
+          'holds/s through the router',
+          r.results.router.reqPerSecond,
+          '/s',
+          {
+            name: 'nginx as a plain reverse proxy',
+            value: r.results.nginx.reqPerSecond,
+          },
+        ),
       ];
     }
   }
