@@ -17,7 +17,7 @@ import { joinQueue } from '../src/waiting-room/join';
 import { enforceRateLimits } from '../src/waiting-room/rate-limit';
 import { queueStatus } from '../src/waiting-room/status';
 
-const config = configOrExit('poll-floor', ConfigSchema);
+const config = configOrExit('waiting-room-floor', ConfigSchema);
 const services = createServices(config);
 await connectServices(services);
 await services.keys.ensureKey();

@@ -84,18 +84,7 @@ export function rows(bench: BenchName, r: Result): Row[] {
     unit: string,
     ref: { name: string; value: number },
     cpu?: Row['cpu'],
-  ): Row => ({
-    bench,
-    path,
-    measure,
-    value,
-    unit,
-    reference: ref,
-    ratio: ratio(value, ref.value),
-    target: '(information)',
-    met: true,
-    cpu,
-  });
+  ): Row => ({ ...vs(path, measure, value, unit, ref, 0, cpu), target: '(information)', met: true });
   const limit = (path: string, measure: string, value: number, unit: string, target: string, met: boolean): Row => ({
     bench,
     path,
