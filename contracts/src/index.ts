@@ -15,6 +15,7 @@ export * from './runtime/body-limit';
 export * from './runtime/env';
 export * from './runtime/health';
 export * from './runtime/http-errors';
+export * from './runtime/load-balancer';
 export * from './runtime/log';
 export * from './runtime/loop';
 export * from './runtime/metrics';

@@ -1,5 +1,13 @@
+import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
-import { configOrExit, createLogger, labelProcessMetrics, onShutdown, serveInProcesses } from '@onsale/contracts';
+import {
+  configOrExit,
+  createLogger,
+  keepAliveBehindLoadBalancer,
+  labelProcessMetrics,
+  onShutdown,
+  serveInProcesses,
+} from '@onsale/contracts';
 import { ConfigSchema } from './config';
 import { closeServices, connectServices, createServices } from './context';
 import { createApp } from './http/app';
@@ -17,8 +25,10 @@ await serveInProcesses(
     await connectServices(services);
     await services.keys.ensureKey();
     const app = createApp(services);
-    const server = serve({ fetch: app.fetch, hostname: config.HOST, port: config.PORT }, (info) =>
-      log.info('control-plane API listening', { host: config.HOST, port: info.port, pid: process.pid }),
+    const server = keepAliveBehindLoadBalancer(
+      serve({ fetch: app.fetch, hostname: config.HOST, port: config.PORT }, (info) =>
+        log.info('control-plane API listening', { host: config.HOST, port: info.port, pid: process.pid }),
+      ) as Server,
     );
 
     onShutdown(

@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createAdmissionVerifier, createLogger } from '@onsale/contracts';
+import { createAdmissionVerifier, createLogger, keepAliveBehindLoadBalancer } from '@onsale/contracts';
 import type { RouterConfig } from './config';
 import { Directory } from './directory/directory';
 import { startDirectoryPoller } from './directory/poller';
@@ -39,7 +39,7 @@ export async function startRouter(config: RouterConfig) {
 
   // Requests are served from the start (control-plane paths need no directory); cell paths wait for a first copy.
   await poller.first;
-  const server = createServer(listener);
+  const server = keepAliveBehindLoadBalancer(createServer(listener));
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);

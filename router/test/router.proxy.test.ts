@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startIdentity, type TestIdentity } from '../../test/support/identity';
 import type { RunningRouter } from '../src/router';
@@ -335,6 +335,29 @@ describe('the directory', () => {
     expect(res.status).toBe(403);
     expect(await res.json()).toMatchObject({ error: { code: 'admission_invalid' } });
   });
+});
+
+describe('behind the load balancer', () => {
+  it("keeps a connection left idle past Node's default keep-alive, as the ALB in front expects", async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const get = () =>
+      new Promise<{ status: number; reused: boolean }>((resolve, reject) => {
+        const req = request(`${router.url}/healthz`, { agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode!, reused: req.reusedSocket }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      expect(await get()).toEqual({ status: 200, reused: false });
+      // Node would have closed it after 5 s (plus its 1 s grace); the ALB keeps it for 60 and may send the next request on it.
+      await new Promise((r) => setTimeout(r, 7_000));
+      expect(await get()).toEqual({ status: 200, reused: true });
+    } finally {
+      agent.destroy();
+    }
+  }, 20_000);
 });
 
 describe("the router's own document", () => {

@@ -1,5 +1,12 @@
+import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
-import { configOrExit, createLogger, onShutdown, serveInProcesses } from '@onsale/contracts';
+import {
+  configOrExit,
+  createLogger,
+  keepAliveBehindLoadBalancer,
+  onShutdown,
+  serveInProcesses,
+} from '@onsale/contracts';
 import { CellApiConfig } from '../config';
 import { buildCellApi } from './server';
 
@@ -9,8 +16,10 @@ const log = createLogger({ role: 'cell-api', cellId: config.CELL_ID, region: con
 await serveInProcesses(config.API_PROCESSES, log, async () => {
   const api = buildCellApi(config);
   await api.connect();
-  const server = serve({ fetch: api.app.fetch, hostname: config.HOST, port: config.PORT }, (info) =>
-    api.log.info('cell api listening', { port: info.port, pid: process.pid }),
+  const server = keepAliveBehindLoadBalancer(
+    serve({ fetch: api.app.fetch, hostname: config.HOST, port: config.PORT }, (info) =>
+      api.log.info('cell api listening', { port: info.port, pid: process.pid }),
+    ) as Server,
   );
 
   // Stop taking connections, let in-flight requests finish, then close the pools.

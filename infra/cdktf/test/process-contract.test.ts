@@ -1,4 +1,6 @@
+import { createServer } from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { keepAliveBehindLoadBalancer, LOAD_BALANCER_IDLE_SECONDS } from '../../../contracts/src/runtime/load-balancer';
 import { environmentProblems, PROCESS_NAMES, type ProcessName, processCommand } from '../src/processes';
 import { defaultManifest } from './support/manifests';
 import {
@@ -71,5 +73,17 @@ describe('task definitions and the processes they run', () => {
     }
     const [group] = resources(stack(synth, 'cell-c1').json, 'aws_lb_target_group');
     expect(group?.body.health_check).toMatchObject({ path: '/readyz' });
+  });
+
+  it('has every load balancer close idle connections before the services behind it would', () => {
+    const keptMs = keepAliveBehindLoadBalancer(createServer()).keepAliveTimeout;
+    const balancers = [...synth.stacks.values()].flatMap(({ name, json }) =>
+      resources(json, 'aws_lb').map(({ body }) => ({ where: `${name}/${String(body.name)}`, idle: body.idle_timeout })),
+    );
+    expect(balancers.length).toBeGreaterThan(0);
+    for (const { where, idle } of balancers) {
+      expect(idle, where).toBe(LOAD_BALANCER_IDLE_SECONDS);
+      expect(Number(idle) * 1000, where).toBeLessThan(keptMs);
+    }
   });
 });

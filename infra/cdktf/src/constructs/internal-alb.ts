@@ -3,6 +3,7 @@ import { LbListener } from '@cdktf/provider-aws/lib/lb-listener';
 import { LbTargetGroup } from '@cdktf/provider-aws/lib/lb-target-group';
 import { SecurityGroup } from '@cdktf/provider-aws/lib/security-group';
 import { Construct } from 'constructs';
+import { LOAD_BALANCER_IDLE_SECONDS } from '../../../../contracts/src/runtime/load-balancer';
 import type { AwsContext } from '../aws-context';
 import { AccessLogBucket } from './access-log-bucket';
 import { allow, type Source } from './firewall';
@@ -55,7 +56,8 @@ export class InternalAlb extends Construct {
       securityGroups: [this.securityGroup.id],
       dropInvalidHeaderFields: true,
       enableDeletionProtection: true,
-      idleTimeout: 60,
+      // The services keep idle connections longer than this (keepAliveBehindLoadBalancer): the ALB closes them, never a task.
+      idleTimeout: LOAD_BALANCER_IDLE_SECONDS,
       accessLogs: { enabled: true, bucket: this.accessLogs.bucket.bucket, prefix: this.accessLogs.prefix },
     });
 
