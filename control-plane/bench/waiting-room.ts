@@ -157,12 +157,10 @@ await runBench('waiting-room', async (bench) => {
     // keep-alive connections).
     const roomServer = async (name: string, entry: string, command: string[] | undefined) => {
       const port = await freePort();
-      bench.started(
-        await startProcess(
-          entry,
-          { ...Object.fromEntries(Object.entries(h.config).map(([k, v]) => [k, String(v)])), PORT: String(port) },
-          { name, readyUrl: `http://127.0.0.1:${port}/healthz`, command },
-        ),
+      await startProcess(
+        entry,
+        { ...Object.fromEntries(Object.entries(h.config).map(([k, v]) => [k, String(v)])), PORT: String(port) },
+        { name, readyUrl: `http://127.0.0.1:${port}/healthz`, command, spawned: bench.started },
       );
       const client = keepAlivePool(`http://127.0.0.1:${port}`, HTTP_CONNECTIONS);
       bench.defer(() => client.close());
@@ -199,16 +197,15 @@ await runBench('waiting-room', async (bench) => {
     const joinTokens = await newBuyers('http-buyer', HTTP_REQUESTS);
     const floorJoinTokens = await newBuyers('floor-buyer', HTTP_REQUESTS - half);
     const barePort = await freePort();
-    bench.started(
-      await startProcess(
-        'load-tests/lib/bare-json-server.ts',
-        { PORT: String(barePort), BARE_BODY: pollBody },
-        {
-          name: 'bare-node-http',
-          readyUrl: `http://127.0.0.1:${barePort}/`,
-          command: [process.execPath, '--import', 'tsx', resolve(repoRoot, 'load-tests/lib/bare-json-server.ts')],
-        },
-      ),
+    await startProcess(
+      'load-tests/lib/bare-json-server.ts',
+      { PORT: String(barePort), BARE_BODY: pollBody },
+      {
+        name: 'bare-node-http',
+        readyUrl: `http://127.0.0.1:${barePort}/`,
+        command: [process.execPath, '--import', 'tsx', resolve(repoRoot, 'load-tests/lib/bare-json-server.ts')],
+        spawned: bench.started,
+      },
     );
     const bare = keepAlivePool(`http://127.0.0.1:${barePort}`, HTTP_CONNECTIONS);
     bench.defer(() => bare.close());

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort } from '../../scripts/local-platform/launch';
 import { startCellApiProcess } from '../../test/support/cell-process';
+import { createTestDatabase } from '../../test/support/db';
 import { startIdentity } from '../../test/support/identity';
 import { eventLoad } from '../../test/support/seed';
 import { repoRoot, serviceEnv } from '../../test/support/services';
@@ -37,15 +38,16 @@ await runBench('holds', async (bench) => {
   const PORT = await freePort();
   const identity = await startIdentity();
   bench.defer(identity.close);
+  const db = await createTestDatabase('bench_holds');
+  bench.defer(db.drop);
   const cell = await startCellApiProcess(identity, {
     cellId: CELL_ID,
     port: PORT,
     poolSize: POOL,
+    database: db,
     runtime: bench.runtime,
+    spawned: bench.started,
   });
-  const { db } = cell;
-  bench.defer(db.drop);
-  bench.started(cell.api);
   // The load generator's own CPU comes out of the same two cores: undici's pool, not fetch's web streams.
   const cellHttp = keepAlivePool(`http://127.0.0.1:${PORT}`, CONCURRENCY);
   bench.defer(() => cellHttp.close());

@@ -138,14 +138,12 @@ await runBench('relay', async (bench) => {
     poolSize: 20,
     database: db,
     runtime: bench.runtime,
+    spawned: bench.started,
   });
-  bench.started(cell.api);
-  bench.started(
-    await startProcess(
-      'cell/src/relay/main.ts',
-      { CELL_ID: cellId, DATABASE_URL: db.url, KAFKA_BROKERS: kafkaBrokers().join(','), LOG_LEVEL: 'warn' },
-      { name: 'cell-relay', command: bench.command('cell/src/relay/main.ts') },
-    ),
+  await startProcess(
+    'cell/src/relay/main.ts',
+    { CELL_ID: cellId, DATABASE_URL: db.url, KAFKA_BROKERS: kafkaBrokers().join(','), LOG_LEVEL: 'warn' },
+    { name: 'cell-relay', command: bench.command('cell/src/relay/main.ts'), spawned: bench.started },
   );
   const load = await cell.loadEvent(eventLoad(HOLD_RATE * HOLD_SECONDS + 1));
   const hold = async (i: number) => {

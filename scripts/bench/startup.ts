@@ -41,26 +41,26 @@ await runBench('startup', async (bench) => {
           poolSize: 4,
           database: db,
           runtime,
+          spawned: bench.started,
         });
-        return bench.started(cell.api);
+        return cell.api;
       });
       await time(`router ${runtime}`, async () => {
         const port = await freePort();
-        return bench.started(
-          await startProcess(
-            'router/src/main.ts',
-            {
-              PORT: String(port),
-              CONTROL_PLANE_URL: controlPlane.url,
-              ADMISSION_JWKS_URL: identity.admissionJwksUrl,
-              LOG_LEVEL: 'warn',
-            },
-            {
-              name: `router (${runtime})`,
-              readyUrl: `http://127.0.0.1:${port}/readyz`,
-              command: runtime === 'bundle' ? bundleCommand('router/src/main.ts') : undefined,
-            },
-          ),
+        return startProcess(
+          'router/src/main.ts',
+          {
+            PORT: String(port),
+            CONTROL_PLANE_URL: controlPlane.url,
+            ADMISSION_JWKS_URL: identity.admissionJwksUrl,
+            LOG_LEVEL: 'warn',
+          },
+          {
+            name: `router (${runtime})`,
+            readyUrl: `http://127.0.0.1:${port}/readyz`,
+            command: runtime === 'bundle' ? bundleCommand('router/src/main.ts') : undefined,
+            spawned: bench.started,
+          },
         );
       });
     }

@@ -40,6 +40,11 @@ export async function startProcess(
     timeoutMs?: number;
     /** Runs this program (a server of its own, such as Prometheus) instead of `entry` under tsx. */
     command?: string[];
+    /**
+     * Told of the process as soon as it is spawned, before it is ready: whoever stops what it started (a benchmark
+     * on SIGTERM) then stops it too if that comes while this still waits for `readyUrl`.
+     */
+    spawned?: (p: RunningProcess) => void;
   } = {},
 ): Promise<RunningProcess> {
   const name = options.name ?? entry;
@@ -64,6 +69,19 @@ export async function startProcess(
     child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
   }
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const running: RunningProcess = {
+    name,
+    child,
+    output,
+    exited,
+    stop: () =>
+      new Promise<void>((r) => {
+        if (child.exitCode !== null || child.signalCode !== null) return r();
+        child.once('exit', () => r());
+        child.kill('SIGTERM');
+      }),
+  };
+  options.spawned?.(running);
   if (options.readyUrl) {
     const deadline = Date.now() + (options.timeoutMs ?? 60_000);
     for (;;) {
@@ -79,16 +97,5 @@ export async function startProcess(
       await new Promise((r) => setTimeout(r, 100));
     }
   }
-  return {
-    name,
-    child,
-    output,
-    exited,
-    stop: () =>
-      new Promise<void>((r) => {
-        if (child.exitCode !== null || child.signalCode !== null) return r();
-        child.once('exit', () => r());
-        child.kill('SIGTERM');
-      }),
-  };
+  return running;
 }

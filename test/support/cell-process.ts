@@ -14,7 +14,15 @@ import { repoRoot, serviceEnv } from './services';
  */
 export async function startCellApiProcess(
   identity: TestIdentity,
-  opts: { cellId: string; port: number; poolSize: number; database?: TestDatabase; runtime?: 'bundle' | 'tsx' },
+  opts: {
+    cellId: string;
+    port: number;
+    poolSize: number;
+    database?: TestDatabase;
+    runtime?: 'bundle' | 'tsx';
+    /** As startProcess's: told of the API's process before it is ready. */
+    spawned?: (p: RunningProcess) => void;
+  },
 ) {
   const entry = 'cell/src/api/main.ts';
   const bundled = (opts.runtime ?? 'bundle') === 'bundle';
@@ -40,7 +48,7 @@ export async function startCellApiProcess(
       KAFKA_BROKERS: env.KAFKA_BROKERS!,
       LOG_LEVEL: 'warn',
     },
-    { readyUrl: `${url}/readyz`, command: bundled ? bundleCommand(entry, repoRoot) : undefined },
+    { readyUrl: `${url}/readyz`, command: bundled ? bundleCommand(entry, repoRoot) : undefined, spawned: opts.spawned },
   );
   return {
     url,
