@@ -1,7 +1,8 @@
 /**
  * What the router adds to a hold, beside nginx as a plain reverse proxy to the same cell, in one run: the same holds
- * (distinct seats, a buyer JWT and an admission token each) sent direct to the cell, through the router and through
- * nginx, at the same concurrency. The cell, the router and nginx each run as their own process, as in production.
+ * (distinct seats, a buyer JWT and an admission token each) sent direct to the cell, through the router, through
+ * nginx and through a floor (the least a Node proxy does, proxy-floor.ts), at the same concurrency. The cell, the
+ * router, nginx and the floor each run as their own process, as in production.
  *
  *   npx tsx router/bench/router-vs-nginx.ts        (services up first; nginx from Debian's package)
  *
@@ -42,7 +43,8 @@ const CELL_ID = 'bench';
 const CELL_PORT = 18_281;
 const ROUTER_PORT = 18_282;
 const NGINX_PORT = 18_283;
-const PATHS = ['direct', 'router', 'nginx'] as const;
+const FLOOR_PORT = 18_284;
+const PATHS = ['direct', 'router', 'nginx', 'floor'] as const;
 type Path = (typeof PATHS)[number];
 
 await runBench('router', async (bench) => {
@@ -61,8 +63,8 @@ await runBench('router', async (bench) => {
     poolSize: POOL,
     database: db,
     runtime: bench.runtime,
+    spawned: bench.started,
   });
-  bench.started(cell.api);
 
   const perPath = WARMUP + HOLDS + HALF_HOLDS;
   const event = eventLoad(perPath * PATHS.length * SEATS_PER_HOLD);
@@ -70,23 +72,27 @@ await runBench('router', async (bench) => {
 
   controlPlane.addCell(CELL_ID, cellUrl);
   controlPlane.placeEvent(event.eventId, CELL_ID);
-  bench.started(
-    await startProcess(
-      'router/src/main.ts',
-      {
-        PORT: String(ROUTER_PORT),
-        CONTROL_PLANE_URL: controlPlane.url,
-        ADMISSION_JWKS_URL: identity.admissionJwksUrl,
-        LOG_LEVEL: 'warn',
-      },
-      {
-        name: 'router',
-        readyUrl: `http://127.0.0.1:${ROUTER_PORT}/readyz`,
-        command: bench.command('router/src/main.ts'),
-      },
-    ),
+  await startProcess(
+    'router/src/main.ts',
+    {
+      PORT: String(ROUTER_PORT),
+      CONTROL_PLANE_URL: controlPlane.url,
+      ADMISSION_JWKS_URL: identity.admissionJwksUrl,
+      LOG_LEVEL: 'warn',
+    },
+    {
+      name: 'router',
+      readyUrl: `http://127.0.0.1:${ROUTER_PORT}/readyz`,
+      command: bench.command('router/src/main.ts'),
+      spawned: bench.started,
+    },
   );
   await startNginx(nginxBinary, bench.started);
+  await startProcess(
+    'router/bench/proxy-floor.ts',
+    { PORT: String(FLOOR_PORT), UPSTREAM: cellUrl },
+    { name: 'proxy-floor', readyUrl: `http://127.0.0.1:${FLOOR_PORT}/healthz`, spawned: bench.started },
+  );
 
   // Tokens are minted before any clock starts: the waiting room's work is no proxy's.
   const buyers = await Promise.all(
@@ -105,6 +111,7 @@ await runBench('router', async (bench) => {
     direct: cellUrl,
     router: `http://127.0.0.1:${ROUTER_PORT}`,
     nginx: `http://127.0.0.1:${NGINX_PORT}`,
+    floor: `http://127.0.0.1:${FLOOR_PORT}`,
   };
   // The client keeps as many connections as requests in flight, to each front, for every path alike.
   const client = new Agent({ connections: CONCURRENCY, pipelining: 1 });
@@ -188,10 +195,7 @@ await runBench('router', async (bench) => {
   const { direct, router: viaRouter, nginx } = results;
 
   // Half load: half the slowest path's saturated rate, offered to each path in turn.
-  const halfRate = Math.max(
-    1,
-    Math.floor(Math.min(direct.reqPerSecond, viaRouter.reqPerSecond, nginx.reqPerSecond) / 2),
-  );
+  const halfRate = Math.max(1, Math.floor(Math.min(...PATHS.map((p) => results[p].reqPerSecond)) / 2));
   const half = empty();
   const perHalfRound = Math.floor(HALF_HOLDS / ROUNDS);
   const ownBefore = await ownTime(origins.router);
@@ -214,6 +218,8 @@ await runBench('router', async (bench) => {
     nginxAddedP50Ms: round(r.nginx.p50Ms - r.direct.p50Ms, 2),
     routerAddedP99Ms: round(r.router.p99Ms - r.direct.p99Ms, 2),
     nginxAddedP99Ms: round(r.nginx.p99Ms - r.direct.p99Ms, 2),
+    floorAddedP50Ms: round(r.floor.p50Ms - r.direct.p50Ms, 2),
+    floorAddedP99Ms: round(r.floor.p99Ms - r.direct.p99Ms, 2),
   });
   return {
     machine: { cpus: cpus().length, model: cpus()[0]?.model },
@@ -232,6 +238,7 @@ await runBench('router', async (bench) => {
       routerThroughputVsDirect: round(viaRouter.reqPerSecond / direct.reqPerSecond, 3),
       nginxThroughputVsDirect: round(nginx.reqPerSecond / direct.reqPerSecond, 3),
       routerThroughputVsNginx: round(viaRouter.reqPerSecond / nginx.reqPerSecond, 3),
+      floorThroughputVsNginx: round(results.floor.reqPerSecond / nginx.reqPerSecond, 3),
       ...added(results),
       halfLoad: { ...added(halfResults), routerOwnP50Ms },
     },

@@ -247,6 +247,18 @@ export function rows(bench: BenchName, r: Result): Row[] {
           'ms',
           { name: 'router added p50 vs direct', value: r.ratios.halfLoad.routerAddedP50Ms },
         ),
+        // The least a Node proxy adds on the same path (proxy-floor.ts): the hop itself, beside what the router adds.
+        ...(['saturation', 'half load'] as const).map((phase) => {
+          const figures = phase === 'saturation' ? r.ratios : r.ratios.halfLoad;
+          return information(
+            `a minimal Node proxy's added p50 latency, ${phase}`,
+            'added p50 vs direct (node:http in, undici out, nothing checked)',
+            figures.floorAddedP50Ms,
+            'ms',
+            { name: 'router added p50 vs direct', value: figures.routerAddedP50Ms },
+            phase === 'saturation' ? { measured: r.results.floor.cpu, reference: r.results.router.cpu } : undefined,
+          );
+        }),
         information(
           'router throughput at saturation',
           'holds/s through the router',
