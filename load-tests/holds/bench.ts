@@ -38,7 +38,7 @@ await runBench('holds', async (bench) => {
   const PORT = await freePort();
   const identity = await startIdentity();
   bench.defer(identity.close);
-  const db = await createTestDatabase('bench_holds');
+  const db = await createTestDatabase('bench_holds', 'cell');
   bench.defer(db.drop);
   const cell = await startCellApiProcess(identity, {
     cellId: CELL_ID,

@@ -96,4 +96,15 @@ describe('pnpm bench:all report', () => {
     // Within the 0.5 ms floor the router meets its target, whatever nginx's (noisy, here negative) figure.
     expect(rows('router', router({ router: 0.45, nginx: -0.5, floor: 0.2 }))[1]).toMatchObject({ met: true });
   });
+
+  it('ranks a row by its value when some run has no ratio for it, never a ratio against a value', () => {
+    // nginx's figure positive in run 1 only: run 1's row has a ratio (7), the others none.
+    const perRun = [
+      router({ router: 0.7, nginx: 0.1, floor: 0.3 }),
+      router({ router: 1.2, nginx: -0.2, floor: 0.4 }),
+      router({ router: 0.9, nginx: 0, floor: 0.5 }),
+    ].map((r) => rows('router', r));
+    const halfLoad = medianRows(perRun).find((r) => r.path === 'router added p50 latency, half load')!;
+    expect(halfLoad).toMatchObject({ value: 0.9, medianOfRun: 3, runs: [0.7, 1.2, 0.9] });
+  });
 });

@@ -12,6 +12,7 @@ import { createServer } from 'node:http';
 import { configOrExit } from '@onsale/contracts';
 import { Pool } from 'undici';
 import { z } from 'zod';
+import { hasBody } from '../src/proxy/body';
 import { endToEnd } from '../src/proxy/headers';
 
 const config = configOrExit(
@@ -23,10 +24,13 @@ const pool = new Pool(config.UPSTREAM, { connections: 128, pipelining: 1 });
 const server = createServer((incoming, outgoing) => {
   const headers = endToEnd(incoming.headers);
   delete headers.host;
-  const hasBody =
-    incoming.headers['content-length'] !== undefined || incoming.headers['transfer-encoding'] !== undefined;
   pool.dispatch(
-    { path: incoming.url ?? '/', method: incoming.method as 'POST', headers, body: hasBody ? incoming : null },
+    {
+      path: incoming.url ?? '/',
+      method: incoming.method as 'POST',
+      headers,
+      body: hasBody(incoming) ? incoming : null,
+    },
     {
       // undici tells this handler API from its older one by this method.
       onRequestStart() {},

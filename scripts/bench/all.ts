@@ -274,12 +274,17 @@ export function rows(bench: BenchName, r: Result): Row[] {
   }
 }
 
-/** The row of the run whose figure is the median (the ratio where there is one), with every run's figure. */
+/**
+ * The row of the run whose figure is the median, with every run's figure. The figure is the ratio where every run
+ * has one, else the value: a ratio and a value are never ranked against each other (the router's added latency has
+ * no ratio in a run where nginx's figure is not positive).
+ */
 export function medianRows(perRun: Row[][]): (Row & { runs: number[]; medianOfRun: number })[] {
   const first = perRun[0] ?? [];
   return first.map((_, i) => {
     const candidates = perRun.map((run, k) => ({ row: run[i]!, k }));
-    const key = (row: Row) => row.ratio ?? row.value;
+    const byRatio = candidates.every((c) => c.row.ratio !== undefined);
+    const key = (row: Row) => (byRatio ? row.ratio! : row.value);
     const sorted = [...candidates].sort((a, b) => key(a.row) - key(b.row));
     const mid = sorted[Math.floor((sorted.length - 1) / 2)]!;
     return { ...mid.row, runs: candidates.map((c) => key(c.row)), medianOfRun: mid.k + 1 };
