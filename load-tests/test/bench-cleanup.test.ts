@@ -57,7 +57,7 @@ describe('a benchmark stops everything it started', () => {
     const bench = routerBench({ BENCH_NGINX: '/bin/false' });
     const code = await bench.exited;
     expect(code).toBe(1);
-    expect(bench.stderr()).toContain('nginx (/bin/false) exited with 1');
+    expect(bench.stderr()).toContain('nginx (/bin/false) did not start: nginx exited with 1');
     const started = bench.pids();
     expect(started.map((p) => p.name)).toEqual(expect.arrayContaining(['router', 'nginx']));
     expect(started.length).toBeGreaterThanOrEqual(3);

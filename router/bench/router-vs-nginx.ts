@@ -15,7 +15,6 @@
  * at half load), BENCH_NGINX (the nginx binary; installed by `scripts/platform install-references` when missing),
  * BENCH_RUNTIME=tsx (the cell and router under tsx instead of their bundles).
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -313,27 +312,20 @@ http {
 }
 `,
   );
-  // `daemon off`: the child is nginx's master itself, so its PID is the one to stop.
-  const child = spawn(binary, ['-p', prefix, '-c', conf], { stdio: ['ignore', 'ignore', 'inherit'] });
-  started({
-    name: 'nginx',
-    child,
-    stop: () =>
-      new Promise<void>((r) => {
-        if (child.exitCode !== null || child.signalCode !== null) return r();
-        child.once('exit', () => r());
-        // SIGQUIT lets in-flight requests finish, then the master and its worker exit.
-        child.kill('SIGQUIT');
-      }),
+  // `daemon off`: the child is nginx's master itself, so its PID is the one to stop; SIGQUIT lets in-flight
+  // requests finish, then the master and its worker exit. Ready once it forwards the cell's /healthz.
+  await startProcess(
+    'nginx',
+    {},
+    {
+      name: 'nginx',
+      command: [binary, '-p', prefix, '-c', conf],
+      readyUrl: `http://127.0.0.1:${NGINX_PORT}/healthz`,
+      timeoutMs: 10_000,
+      stopSignal: 'SIGQUIT',
+      spawned: started,
+    },
+  ).catch((err: Error) => {
+    throw new Error(`nginx (${binary}) did not start: ${err.message}`);
   });
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`nginx (${binary}) exited with ${child.exitCode}`);
-    try {
-      await fetch(`http://127.0.0.1:${NGINX_PORT}/`);
-      break;
-    } catch {}
-    if (Date.now() > deadline) throw new Error('nginx did not start');
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }

@@ -45,6 +45,8 @@ export async function startProcess(
      * on SIGTERM) then stops it too if that comes while this still waits for `readyUrl`.
      */
     spawned?: (p: RunningProcess) => void;
+    /** How `stop()` asks it to end (nginx's graceful stop is SIGQUIT); SIGTERM unless said. */
+    stopSignal?: NodeJS.Signals;
   } = {},
 ): Promise<RunningProcess> {
   const name = options.name ?? entry;
@@ -78,7 +80,7 @@ export async function startProcess(
       new Promise<void>((r) => {
         if (child.exitCode !== null || child.signalCode !== null) return r();
         child.once('exit', () => r());
-        child.kill('SIGTERM');
+        child.kill(options.stopSignal ?? 'SIGTERM');
       }),
   };
   options.spawned?.(running);
