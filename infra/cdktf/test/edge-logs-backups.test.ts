@@ -46,6 +46,25 @@ describe('the edge exempts Stripe webhook deliveries from the per-IP limits', ()
     expect(JSON.stringify(post.statement)).toContain('"search_string":"POST"');
   });
 
+  it("answers the router's /metrics with 404 at the edge, in any spelling, before any other rule", () => {
+    const { json } = stack(synth, 'edge');
+    const [acl] = resources(json, 'aws_wafv2_web_acl');
+    const rules = (acl?.body.rule ?? []) as Block[];
+    const rule = rules.find((r) => r.name === 'operator-paths') as Block;
+    expect(rule.priority).toBe(Math.min(...rules.map((r) => Number(r.priority))));
+    expect(new Set(rules.map((r) => r.priority)).size).toBe(rules.length);
+    expect(rule.action).toEqual({ block: { custom_response: { response_code: 404 } } });
+    expect((rule.statement as Block).byte_match_statement).toEqual({
+      field_to_match: { uri_path: {} },
+      positional_constraint: 'EXACTLY',
+      search_string: '/metrics',
+      text_transformation: [
+        { priority: 0, type: 'URL_DECODE' },
+        { priority: 1, type: 'LOWERCASE' },
+      ],
+    });
+  });
+
   it("matches the router's webhook paths and nothing else", () => {
     expect(STRIPE_PATH.test('/cells/c1/webhooks/stripe')).toBe(true);
     expect(STRIPE_PATH.test('/cells/eu-2/webhooks/stripe')).toBe(true);

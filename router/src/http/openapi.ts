@@ -88,6 +88,8 @@ export function routerDocument(config: RouterConfig) {
         get: {
           summary:
             'Prometheus metrics: requests by upstream and status, latency, the router’s own share of it, directory age, upstream errors',
+          description:
+            'For the collector in the router’s own task, over its loopback; the edge’s web ACL answers this path with 404 from the internet.',
           responses: {
             200: {
               description: 'Prometheus text format',

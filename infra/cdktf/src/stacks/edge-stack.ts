@@ -19,6 +19,7 @@ const ORIGIN_REQUEST_ALL_VIEWER = '216adef6-5c7f-47e4-b989-5492eafa07d3';
 const RESPONSE_HEADERS_SECURITY = '67f7725c-6f97-4210-82d7-5512b31e9d03';
 
 const ROUTER_ORIGIN = 'router';
+const ROUTER_METRICS_PATH = '/metrics';
 
 function visibility(metricName: string) {
   return { cloudwatchMetricsEnabled: true, sampledRequestsEnabled: true, metricName };
@@ -64,6 +65,31 @@ function stripeWebhookStatement(ipSetArn: string) {
         },
       ],
     },
+  };
+}
+
+/**
+ * The router's /metrics is for the Prometheus collector beside it in its task (metrics-sidecar.ts), which reads it
+ * over the task's loopback, never through the edge: from the internet it answers 404 before it reaches the router.
+ * The path is URL-decoded and lowercased first, so no spelling of it gets through.
+ */
+function operatorPathsOnlyInside(priority: number): Wafv2WebAclRule {
+  return {
+    name: 'operator-paths',
+    priority,
+    action: { block: { customResponse: { responseCode: 404 } } },
+    statement: {
+      byte_match_statement: {
+        field_to_match: { uri_path: {} },
+        positional_constraint: 'EXACTLY',
+        search_string: ROUTER_METRICS_PATH,
+        text_transformation: [
+          { priority: 0, type: 'URL_DECODE' },
+          { priority: 1, type: 'LOWERCASE' },
+        ],
+      },
+    },
+    visibilityConfig: visibility('operator-paths'),
   };
 }
 
@@ -136,13 +162,14 @@ export class EdgeStack extends OnsaleStack {
       scope: 'CLOUDFRONT',
       defaultAction: { allow: {} },
       rule: [
-        managedRuleGroup(0, 'AWSManagedRulesAmazonIpReputationList'),
-        rateLimit(1, 'rate-per-ip', edge.rateLimitPerIp, stripeWebhook),
-        rateLimit(2, 'post-rate-per-ip', edge.writeRateLimitPerIp, stripeWebhook, 'POST'),
+        operatorPathsOnlyInside(0),
+        managedRuleGroup(1, 'AWSManagedRulesAmazonIpReputationList'),
+        rateLimit(2, 'rate-per-ip', edge.rateLimitPerIp, stripeWebhook),
+        rateLimit(3, 'post-rate-per-ip', edge.writeRateLimitPerIp, stripeWebhook, 'POST'),
         // Stripe's signed webhook bodies can exceed the rule set's 8 KB body limit; the signature check
         // in the cell is the real gate for them.
-        managedRuleGroup(3, 'AWSManagedRulesCommonRuleSet', ['SizeRestrictions_BODY']),
-        managedRuleGroup(4, 'AWSManagedRulesKnownBadInputsRuleSet'),
+        managedRuleGroup(4, 'AWSManagedRulesCommonRuleSet', ['SizeRestrictions_BODY']),
+        managedRuleGroup(5, 'AWSManagedRulesKnownBadInputsRuleSet'),
       ],
       visibilityConfig: visibility('onsale-edge'),
     });
