@@ -318,7 +318,6 @@ http {
     'nginx',
     {},
     {
-      name: 'nginx',
       command: [binary, '-p', prefix, '-c', conf],
       readyUrl: `http://127.0.0.1:${NGINX_PORT}/healthz`,
       timeoutMs: 10_000,
