@@ -34,6 +34,8 @@ export const errorCodes = {
   cell_unavailable: 503,
   /** The identity provider's keys could not be fetched: no verdict on the token, so retry shortly rather than sign in again. */
   identity_unavailable: 503,
+  /** A signing key could not be found or opened (its key-encryption key is missing): an operator must act, retrying will not help soon. */
+  signing_key_unavailable: 503,
   epoch_fenced: 503,
   /** The event is being moved between cells: new holds pause for seconds (Retry-After). */
   event_moving: 503,

@@ -9,6 +9,27 @@ const bool = z
 const int = (def: number) => z.coerce.number().int().positive().default(def);
 const num = (def: number) => z.coerce.number().positive().default(def);
 
+const kek = z.string().refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64-encoded');
+
+/** The key-encryption keys protecting admission signing keys at rest (runbooks/rotate-keys.md rotates them). */
+const KekConfig = z.object({
+  /** Seals new signing keys and opens them (base64, 32 bytes). */
+  SIGNING_KEY_KEK: kek,
+  /** During a KEK rotation only: the KEKs it replaced (comma-separated), still opening keys not yet sealed again; unset or "none" otherwise. */
+  SIGNING_KEY_KEK_PREVIOUS: z
+    .string()
+    .optional()
+    // "none" where a secret must hold a value (Secrets Manager) while no rotation is under way.
+    .transform((v) => (v && v !== 'none' ? v.split(',').map((k) => k.trim()) : []))
+    .pipe(z.array(kek)),
+});
+
+/** The KEKs as the key store takes them: the current one, then the ones it replaced. */
+export const keksFrom = (c: z.infer<typeof KekConfig>) => ({
+  kek: Buffer.from(c.SIGNING_KEY_KEK, 'base64'),
+  previousKeks: c.SIGNING_KEY_KEK_PREVIOUS.map((k) => Buffer.from(k, 'base64')),
+});
+
 /** The control plane's environment, parsed once at start. A bad value stops the process naming the variable. */
 export const ConfigSchema = z.object({
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
@@ -34,8 +55,7 @@ export const ConfigSchema = z.object({
   IDENTITY_AUDIENCE: z.string().min(1),
   /** Shared secret for the cells' internal endpoints (load, signals). */
   CELL_INTERNAL_TOKEN: z.string().min(16),
-  /** Key-encryption key (base64, 32 bytes) protecting admission signing keys at rest. */
-  SIGNING_KEY_KEK: z.string().refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64-encoded'),
+  ...KekConfig.shape,
   ADMISSION_TOKEN_TTL_SECONDS: int(300),
   /** A released buyer must fetch the token within this window or the slot is given to the next waiter. */
   ADMISSION_CLAIM_WINDOW_SECONDS: int(60),
@@ -88,6 +108,14 @@ export const MigrateConfig = z.object({
   ...DatabaseAuthConfig.shape,
   ...DatabaseUsersConfig.shape,
 });
+
+/** The one-off task that seals every admission signing key again under the current KEK (a KEK rotation's second step). */
+export const ResealKeysConfig = z.object({
+  DATABASE_URL_CONTROL_PLANE: z.string().url(),
+  ...DatabaseAuthConfig.shape,
+  ...KekConfig.shape,
+});
+export type ResealKeysConfig = z.infer<typeof ResealKeysConfig>;
 
 /** The control plane's configuration from an environment (its processes: `configOrExit`, once at start). */
 export const loadConfig = (env: NodeJS.ProcessEnv): Config => parseEnv(ConfigSchema, env);

@@ -5,7 +5,7 @@ import { createRemoteJWKSet } from 'jose';
 import type pg from 'pg';
 import { AdmissionKeyStore } from './admission/key-store';
 import { type CellClient, createHttpCellClient } from './cells/client';
-import type { Config } from './config';
+import { type Config, keksFrom } from './config';
 import { createDb, type Db } from './db/client';
 import { createIdentityVerifier, type IdentityVerifier } from './identity/verifier';
 import { type Clock, systemClock } from './lib/clock';
@@ -48,7 +48,7 @@ export function createServices(config: Config, o: ServiceOverrides = {}): Servic
   );
   const keys = new AdmissionKeyStore({
     db,
-    kek: Buffer.from(config.SIGNING_KEY_KEK, 'base64'),
+    ...keksFrom(config),
     clock,
     tokenTtlSeconds: config.ADMISSION_TOKEN_TTL_SECONDS,
     announceSeconds: config.KEY_ANNOUNCE_SECONDS,
@@ -77,4 +77,14 @@ export async function closeServices(s: Services): Promise<void> {
 /** Logs Redis in before the process serves (a no-op with a password, which connects by itself). */
 export async function connectServices(s: Services): Promise<void> {
   await connectRedis(s.redis, s.config.REDIS_URL, s.config);
+}
+
+/**
+ * Says at start whether the admission signing key opens. A key the KEK cannot open does not stop the process
+ * (the directory and the console need no key); joins answer 503 signing_key_unavailable and the alert fires.
+ */
+export async function reportSigningKey(s: Services) {
+  const verdict = await s.keys.check();
+  if (verdict.ok) s.log.info('admission signing key usable', { kid: verdict.kid });
+  else s.log.error('admission signing key unusable: buyers cannot be admitted', { reason: verdict.message });
 }

@@ -9,7 +9,7 @@ import {
   serveInProcesses,
 } from '@onsale/contracts';
 import { ConfigSchema } from './config';
-import { closeServices, connectServices, createServices } from './context';
+import { closeServices, connectServices, createServices, reportSigningKey } from './context';
 import { createApp } from './http/app';
 
 /** The control-plane API process (or, with API_PROCESSES > 1, the primary of several sharing its port). */
@@ -24,6 +24,7 @@ await serveInProcesses(
     const log = services.log.child({ role: 'api' });
     await connectServices(services);
     await services.keys.ensureKey();
+    await reportSigningKey(services);
     const app = createApp(services);
     const server = keepAliveBehindLoadBalancer(
       serve({ fetch: app.fetch, hostname: config.HOST, port: config.PORT }, (info) =>

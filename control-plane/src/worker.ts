@@ -8,7 +8,7 @@ import {
   serveHealth,
 } from '@onsale/contracts';
 import { ConfigSchema } from './config';
-import { closeServices, connectServices, createServices, type Services } from './context';
+import { closeServices, connectServices, createServices, reportSigningKey, type Services } from './context';
 import { runSchedulerTick } from './onsale/scheduler';
 import { runControllerTick } from './release-controller/tick';
 import { releaseAll } from './waiting-room/release';
@@ -58,6 +58,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const services = createServices(config);
   await connectServices(services);
   await services.keys.ensureKey();
+  await reportSigningKey(services);
   const worker = startWorker(services);
   onShutdown(services.log.child({ role: 'worker' }), async () => {
     await worker.stop();

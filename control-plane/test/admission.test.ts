@@ -1,9 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import {
   ADMISSION_ALG,
   ADMISSION_ALGORITHMS,
   ADMISSION_AUDIENCE,
   ADMISSION_ISSUER,
   AdmissionClaims,
+  metrics,
   revocationKeys,
   verifyJwt,
 } from '@onsale/contracts';
@@ -13,8 +15,11 @@ import { describe, expect, onTestFinished } from 'vitest';
 import { type Harness, scheduledEvent } from '../../test/support/control-plane';
 import { controlPlaneTest, type TestTenant } from '../../test/support/fixtures';
 import { seal } from '../src/admission/kek';
+import { AdmissionKeyStore } from '../src/admission/key-store';
 import { mintAdmissionToken } from '../src/admission/mint';
+import { resealSigningKeys } from '../src/admission/reseal-main';
 import { revokeAdmission } from '../src/admission/revoke';
+import { keksFrom, ResealKeysConfig } from '../src/config';
 import { signingKeys } from '../src/db/schema';
 import { runSchedulerTick } from '../src/onsale/scheduler';
 import { releaseStep } from '../src/waiting-room/release';
@@ -44,7 +49,7 @@ const mint = (h: Harness, sub: string) => {
   });
 };
 
-/** A buyer who joined an onsale's waiting room and was released; `me` is their first queue/me answer. */
+/** A buyer who joined an onsale's waiting room and was released; `me` is their first queue/me answer's body. */
 async function releasedBuyer(h: Harness, t: TestTenant, sub: string) {
   const { eventId } = await scheduledEvent(h, t.manager, { opensInMs: 0, onsaleInMs: 1000, maxReleaseRate: 4 });
   const buyer = await h.buyer(sub);
@@ -53,8 +58,8 @@ async function releasedBuyer(h: Harness, t: TestTenant, sub: string) {
   await runSchedulerTick(h.services);
   h.clock.advance(1000);
   await releaseStep(h.services, eventId);
-  const me = (await h.req('GET', `/events/${eventId}/queue/me`, { token: buyer })).body;
-  return { eventId, buyer, me };
+  const answer = await h.req('GET', `/events/${eventId}/queue/me`, { token: buyer });
+  return { eventId, buyer, me: answer.body, answer };
 }
 
 describe('signing keys', () => {
@@ -203,6 +208,79 @@ describe('revocation', () => {
       body: { reason: 'x' },
     });
     expect(bad.status).toBe(400);
+  });
+});
+
+describe('KEK rotation', () => {
+  const storeWith = (h: Harness, kek: string, previous?: string) =>
+    new AdmissionKeyStore({
+      db: h.services.db,
+      ...keksFrom(ResealKeysConfig.parse({ ...kekEnv(h, kek, previous) })),
+      clock: h.clock,
+      tokenTtlSeconds: 300,
+      announceSeconds: 600,
+      rotationIntervalSeconds: 86_400,
+    });
+  const kekEnv = (h: Harness, kek: string, previous?: string) => ({
+    DATABASE_URL_CONTROL_PLANE: h.config.DATABASE_URL_CONTROL_PLANE,
+    SIGNING_KEY_KEK: kek,
+    ...(previous ? { SIGNING_KEY_KEK_PREVIOUS: previous } : {}),
+  });
+
+  it('a new KEK with the old one as previous keeps signing; the reseal moves every key under the new one; then the old KEK retires', async ({
+    h,
+  }) => {
+    const oldKek = h.config.SIGNING_KEY_KEK;
+    const newKek = randomBytes(32).toString('base64');
+    const { kid } = await h.services.keys.signingKey();
+
+    // Step 1: processes start with the new KEK and the old one beside it: the key still opens.
+    expect((await storeWith(h, newKek, oldKek).signingKey()).kid).toBe(kid);
+    // Before the reseal, the new KEK alone opens nothing.
+    await expect(storeWith(h, newKek).signingKey()).rejects.toMatchObject({ code: 'signing_key_unavailable' });
+
+    // Step 2: the reseal task, as the deploy runs it.
+    const first = await resealSigningKeys(ResealKeysConfig.parse(kekEnv(h, newKek, oldKek)));
+    expect(first.resealed).toContain(kid);
+    expect(first.unopenable).toEqual([]);
+    const again = await resealSigningKeys(ResealKeysConfig.parse(kekEnv(h, newKek, oldKek)));
+    expect(again.resealed).toEqual([]);
+    expect(again.current).toBe(first.resealed.length + first.current);
+
+    // Step 3: the old KEK retired: the new one alone opens the key, the old one no longer does.
+    expect((await storeWith(h, newKek).signingKey()).kid).toBe(kid);
+    await expect(storeWith(h, oldKek).signingKey()).rejects.toMatchObject({ code: 'signing_key_unavailable' });
+  });
+
+  it('a reseal names the keys no KEK opens, and leaves them as they were', async ({ h }) => {
+    const { kid } = await h.services.keys.signingKey();
+    const before = await h.services.db.select().from(signingKeys).where(eq(signingKeys.kid, kid));
+    const stranger = randomBytes(32).toString('base64');
+    const result = await resealSigningKeys(ResealKeysConfig.parse(kekEnv(h, stranger)));
+    expect(result.unopenable).toContain(kid);
+    const after = await h.services.db.select().from(signingKeys).where(eq(signingKeys.kid, kid));
+    expect(after[0]!.privateKeyEnc).toBe(before[0]!.privateKeyEnc);
+  });
+
+  it('a KEK that opens no key: the room answers 503 signing_key_unavailable naming the key, and the failure is counted', async ({
+    h,
+    tenant,
+  }) => {
+    const { kid } = await h.services.keys.signingKey();
+    const keys = h.services.keys;
+    h.services.keys = storeWith(h, randomBytes(32).toString('base64'));
+    onTestFinished(() => {
+      h.services.keys = keys;
+    });
+    const failures = async () =>
+      (await metrics.signingKeyFailures.get()).values.find((v) => v.labels.reason === 'sealed')?.value ?? 0;
+    const counted = await failures();
+    const { answer: me } = await releasedBuyer(h, tenant, 'buyer-kek');
+    expect(me.status).toBe(503);
+    expect(me.body.error.code).toBe('signing_key_unavailable');
+    expect(me.body.error.message).toContain(kid);
+    expect(me.headers.get('retry-after')).toBe('30');
+    expect(await failures()).toBeGreaterThan(counted);
   });
 });
 

@@ -34,6 +34,7 @@ const DEFAULT_RETRY_AFTER: Partial<Record<ErrorCode, number>> = {
   epoch_fenced: 5, // the router follows the new writer's epoch within a directory refresh
   cell_unavailable: 5, // every 503 says when to come back, whoever answers it
   identity_unavailable: 5,
+  signing_key_unavailable: 30,
 };
 
 /** What the renderer needs from a request's context: its id, and where to log what went wrong. */

@@ -84,6 +84,11 @@ function catalog(registry: Registry) {
     admissionTokens: counter('onsale_admission_tokens_total', 'Admission tokens minted, refused or revoked.', [
       'outcome',
     ]),
+    signingKeyFailures: counter(
+      'onsale_signing_key_failures_total',
+      'Signing keys that could not be found or opened (reason: missing, sealed).',
+      ['reason'],
+    ),
   };
 }
 

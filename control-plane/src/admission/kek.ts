@@ -17,3 +17,22 @@ export function open(kek: Buffer, sealed: string, aad: string): string {
   d.setAuthTag(Buffer.from(tag, 'base64url'));
   return Buffer.concat([d.update(Buffer.from(ct, 'base64url')), d.final()]).toString('utf8');
 }
+
+/**
+ * Opens with the first key-encryption key that can: the current one, then those it replaced (a KEK
+ * rotation keeps the old one until every row is sealed again). `null` when none opens it.
+ */
+export function openWithAny(
+  keks: readonly Buffer[],
+  sealed: string,
+  aad: string,
+): { plaintext: string; kekIndex: number } | null {
+  for (const [kekIndex, kek] of keks.entries()) {
+    try {
+      return { plaintext: open(kek, sealed, aad), kekIndex };
+    } catch {
+      // GCM refuses a wrong key (its tag does not match): try the next one.
+    }
+  }
+  return null;
+}

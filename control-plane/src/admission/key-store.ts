@@ -1,17 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import { ADMISSION_ALG } from '@onsale/contracts';
-import { and, desc, gt, isNull, ne, or, sql } from 'drizzle-orm';
+import { ADMISSION_ALG, DomainError, metrics } from '@onsale/contracts';
+import { and, desc, eq, gt, isNull, ne, or, sql } from 'drizzle-orm';
 import { exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import type { Db, DbOrTx } from '../db/client';
 import { type SigningKey, signingKeys } from '../db/schema';
 import type { Clock } from '../lib/clock';
-import { open, seal } from './kek';
+import { openWithAny, seal } from './kek';
 
 type PrivateKey = Awaited<ReturnType<typeof importJWK>>;
 
 export interface KeyStoreOptions {
   db: Db;
+  /** The key-encryption key that seals new keys and opens them. */
   kek: Buffer;
+  /** KEKs it replaced, still able to open keys not yet sealed again (`reseal`); empty once a rotation is done. */
+  previousKeks?: Buffer[];
   clock: Clock;
   tokenTtlSeconds: number;
   announceSeconds: number;
@@ -122,13 +125,60 @@ export class AdmissionKeyStore {
       rows = await this.list(true);
       active = rows.find((k) => k.activatesAt.getTime() <= now && (!k.retiredAt || k.retiredAt.getTime() > now));
     }
-    if (!active) throw new Error('no active admission signing key');
+    if (!active) throw keyUnavailable('missing', 'no admission signing key is active');
     let key = this.privates.get(active.kid);
     if (!key) {
-      key = await importJWK(JSON.parse(open(this.o.kek, active.privateKeyEnc, active.kid)) as JWK, active.alg);
+      const opened = openWithAny(this.keks, active.privateKeyEnc, active.kid);
+      if (!opened)
+        throw keyUnavailable(
+          'sealed',
+          `admission signing key ${active.kid} cannot be opened with SIGNING_KEY_KEK or SIGNING_KEY_KEK_PREVIOUS`,
+        );
+      key = await importJWK(JSON.parse(opened.plaintext) as JWK, active.alg);
       this.privates.set(active.kid, key);
     }
     return { kid: active.kid, alg: active.alg, key };
+  }
+
+  /**
+   * Whether the key that signs now can be used, for a process to say at start which key is wrong. Never throws:
+   * the process still serves what needs no signing (the directory, the console).
+   */
+  async check(): Promise<{ ok: true; kid: string } | { ok: false; message: string }> {
+    try {
+      return { ok: true, kid: (await this.signingKey()).kid };
+    } catch (err) {
+      return { ok: false, message: (err as Error).message };
+    }
+  }
+
+  /**
+   * The second half of a KEK rotation: every key row sealed under a previous KEK is sealed again under the
+   * current one, in one transaction under the key lock. Rows no KEK opens are named, not touched.
+   */
+  async reseal(): Promise<{ resealed: string[]; current: number; unopenable: string[] }> {
+    return this.locked(async (tx) => {
+      const rows = await tx.select().from(signingKeys);
+      const out = { resealed: [] as string[], current: 0, unopenable: [] as string[] };
+      for (const row of rows) {
+        const opened = openWithAny(this.keks, row.privateKeyEnc, row.kid);
+        if (!opened) out.unopenable.push(row.kid);
+        else if (opened.kekIndex === 0) out.current++;
+        else {
+          await tx
+            .update(signingKeys)
+            .set({ privateKeyEnc: seal(this.o.kek, opened.plaintext, row.kid) })
+            .where(eq(signingKeys.kid, row.kid));
+          out.resealed.push(row.kid);
+        }
+      }
+      this.cached = null;
+      return out;
+    });
+  }
+
+  private get keks(): Buffer[] {
+    return [this.o.kek, ...(this.o.previousKeks ?? [])];
   }
 
   /** The published key set: announced keys, the signing key and retired keys whose tokens may still be live. */
@@ -141,4 +191,9 @@ export class AdmissionKeyStore {
         .map((k) => k.publicJwk as JWK),
     };
   }
+}
+
+function keyUnavailable(reason: 'missing' | 'sealed', message: string): DomainError {
+  metrics.signingKeyFailures.inc({ reason });
+  return new DomainError('signing_key_unavailable', message);
 }

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { CellApiConfig, CellMigrateConfig, CellProvisionConfig } from '../../../cell/src/config';
 import { CELL_ROLES, type CellRoleName } from '../../../cell/src/runtime/roles';
-import { ConfigSchema, FactRelayConfig, MigrateConfig } from '../../../control-plane/src/config';
+import { ConfigSchema, FactRelayConfig, MigrateConfig, ResealKeysConfig } from '../../../control-plane/src/config';
 import { ReportingConfig } from '../../../reporting/src/config';
 import { RouterConfig } from '../../../router/src/config';
 
@@ -31,6 +31,7 @@ export const PROCESSES = {
   'control-plane-worker': { entry: 'control-plane/src/worker.ts', schema: ConfigSchema },
   'control-plane-fact-relay': { entry: 'control-plane/src/outbox/relay-main.ts', schema: FactRelayConfig },
   'control-plane-migrate': { entry: 'control-plane/src/db/migrate.ts', schema: MigrateConfig },
+  'control-plane-reseal-keys': { entry: 'control-plane/src/admission/reseal-main.ts', schema: ResealKeysConfig },
   reporting: { entry: 'reporting/src/main.ts', schema: ReportingConfig },
   router: { entry: 'router/src/main.ts', schema: RouterConfig },
 } as const satisfies Record<string, { entry: string; schema: z.ZodObject }>;

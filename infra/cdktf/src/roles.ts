@@ -148,12 +148,15 @@ export const CELL_ROLES = {
 export type CellRole = keyof typeof CELL_ROLES;
 export const CELL_ROLE_NAMES = Object.keys(CELL_ROLES) as CellRole[];
 
+/** The KEK and, during a rotation, the KEKs it replaced ("none" when no rotation is under way). */
+export const KEK_SECRETS = ['SIGNING_KEY_KEK', 'SIGNING_KEY_KEK_PREVIOUS'] as const;
+
 export const CONTROL_PLANE_ROLES = {
   api: {
     process: 'control-plane-api',
     // Its /healthz is a readiness check (database and Redis answer); it has no /readyz.
     http: { port: HTTP.port, healthPath: '/healthz' },
-    secrets: ['CELL_INTERNAL_TOKEN', 'SIGNING_KEY_KEK'],
+    secrets: ['CELL_INTERNAL_TOKEN', ...KEK_SECRETS],
     redis: true,
     scaling: { kind: 'requests', requestsPerTaskPerMinute: 6_000 },
     defaults: { min: 2, max: 10, cpu: 1024, memory: 2048 },
@@ -161,7 +164,7 @@ export const CONTROL_PLANE_ROLES = {
   // The waiting room and its release controller: one process, leader-elected inside the application.
   'waiting-room': {
     process: 'control-plane-worker',
-    secrets: ['CELL_INTERNAL_TOKEN', 'SIGNING_KEY_KEK'],
+    secrets: ['CELL_INTERNAL_TOKEN', ...KEK_SECRETS],
     redis: true,
     scaling: { kind: 'fixed' },
     defaults: { min: 2, max: 2, cpu: 1024, memory: 2048 },

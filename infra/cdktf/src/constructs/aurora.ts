@@ -275,13 +275,13 @@ export class AuroraPostgres extends Construct {
     return `postgres://${MASTER_USER}@${this.cluster.endpoint}:${PORT}/${DATABASE}?sslmode=verify-full`;
   }
 
-  /** Opens the writer itself (not the proxy, which only takes IAM users) to the migration task. */
-  allowMigrations(client: SecurityGroup): void {
-    allow(this, 'migrations', {
+  /** Opens the writer itself (not the proxy, which only takes IAM users) to a deploy task: the migrations, a key reseal. */
+  allowMigrations(client: SecurityGroup, task: 'migrations' | 'reseal-keys' = 'migrations'): void {
+    allow(this, task, {
       from: { group: client },
       to: this.dbSecurityGroup,
       port: PORT,
-      description: 'migration task to the writer',
+      description: task === 'migrations' ? 'migration task to the writer' : `${task} task to the writer`,
     });
   }
 

@@ -26,6 +26,7 @@ import { certificateFor, type Manifest } from '../manifest';
 import { CONTROL_PLANE_PREFIX, cellPrefix, drPrefix, StackName, secretSegment } from '../naming';
 import {
   CONTROL_PLANE_ROLE_NAMES,
+  KEK_SECRETS,
   CONTROL_PLANE_ROLES,
   type ControlPlaneRole,
   cellTopics,
@@ -290,32 +291,56 @@ export class ControlPlaneStack extends OnsaleStack {
     // The deploy step before the services: migrations as the master user, creating the roles' IAM users.
     const masterSecretArn = database.masterSecretArn;
     if (!masterSecretArn) throw new Error('the control plane database has no master secret');
-    const migrate = new FargateService(this, 'task-migrate', {
-      ctx,
-      prefix,
-      role: 'migrate',
-      process: 'control-plane-migrate',
-      cluster: ecs,
-      network: this.network,
-      image: manifest.images.controlPlane,
-      sizing: { min: 1, max: 1, cpu: 512, memory: 1024 },
+    // Deploy steps run as the master user: the migrations (creating the roles' IAM users), and a KEK rotation's
+    // second step, sealing every admission signing key again under the new KEK (runbooks/rotate-keys.md).
+    const deployTask = (
+      name: string,
+      process: 'control-plane-migrate' | 'control-plane-reseal-keys',
+      o: {
+        environment: Record<string, string>;
+        secrets: Record<string, string>;
+      },
+    ) => {
+      const task = new FargateService(this, `task-${name}`, {
+        ctx,
+        prefix,
+        role: name,
+        process,
+        cluster: ecs,
+        network: this.network,
+        image: manifest.images.controlPlane,
+        sizing: { min: 1, max: 1, cpu: 512, memory: 1024 },
+        environment: {
+          AWS_REGION: ctx.region,
+          DATABASE_URL_CONTROL_PLANE: database.masterUrl(),
+          DATABASE_AUTH: 'password',
+          ...o.environment,
+        },
+        secrets: { DATABASE_PASSWORD: { arn: masterSecretArn, jsonKey: 'password' }, ...o.secrets },
+        secretsKeyArn: key.arn,
+        taskStatements: [],
+        scaling: { kind: 'fixed' },
+        standby: false,
+        oneOff: true,
+      });
+      database.allowMigrations(task.securityGroup, name === 'migrate' ? 'migrations' : 'reseal-keys');
+      return task;
+    };
+    const migrate = deployTask('migrate', 'control-plane-migrate', {
       environment: {
-        AWS_REGION: ctx.region,
-        DATABASE_URL_CONTROL_PLANE: database.masterUrl(),
-        DATABASE_AUTH: 'password',
         DATABASE_ROLE_USERS: CONTROL_PLANE_ROLE_NAMES.filter((r) => r !== 'router')
           .map((r) => databaseUser(`cp_${r}`))
           .join(','),
       },
-      secrets: { DATABASE_PASSWORD: { arn: masterSecretArn, jsonKey: 'password' } },
-      secretsKeyArn: key.arn,
-      taskStatements: [],
-      scaling: { kind: 'fixed' },
-      standby: false,
-      oneOff: true,
+      secrets: {},
     });
-    database.allowMigrations(migrate.securityGroup);
-    new TerraformOutput(this, 'deploy_tasks', { value: { migrate: migrate.taskDefinition.arn } });
+    const resealKeys = deployTask('reseal-keys', 'control-plane-reseal-keys', {
+      environment: {},
+      secrets: Object.fromEntries(KEK_SECRETS.map((envName) => [envName, secretFor(envName)])),
+    });
+    new TerraformOutput(this, 'deploy_tasks', {
+      value: { migrate: migrate.taskDefinition.arn, resealKeys: resealKeys.taskDefinition.arn },
+    });
 
     const router = services.get('router');
     if (router) apiLoadBalancer.admit('router', { group: router.securityGroup });
