@@ -180,6 +180,36 @@ describe('waiting room', () => {
     expect(first.body.release.rate).toBe(2);
   });
 
+  it('a room Redis lost is rebuilt from the onsale record by the next scheduler pass: open, releasing, admitting again', async ({
+    h,
+    tenant,
+  }) => {
+    const { eventId } = await scheduledEvent(h, tenant.manager, { opensInMs: 0, onsaleInMs: 120_000 });
+    await startOnsale(h, tenant, eventId);
+    const before = await h.req('GET', `/events/${eventId}/onsale`, { token: tenant.viewer });
+    const waiting = await h.buyer('lost-waiting');
+    expect((await join(h, eventId, waiting)).status).toBe(200);
+
+    // Redis restarted without its data: every key of this control plane is gone.
+    const keys = await h.services.redis.keys(`${h.config.REDIS_KEY_PREFIX}*`);
+    await h.services.redis.del(...keys);
+    const lost = await me(h, eventId, waiting);
+    expect(lost.status).toBe(404);
+
+    // Every live room of this control plane (earlier tests' events too) comes back in one pass.
+    expect((await runSchedulerTick(h.services)).restored).toBeGreaterThanOrEqual(1);
+    const after = await h.req('GET', `/events/${eventId}/onsale`, { token: tenant.viewer });
+    expect(after.body.room).toMatchObject({ open: true, releasing: true, rate: before.body.room.rate });
+    // The record holds no queue: the buyer who waited is told to join again, and is then released.
+    expect((await me(h, eventId, waiting)).body).toMatchObject({ status: 'not_in_queue', roomOpen: true });
+    expect((await join(h, eventId, waiting)).body).toMatchObject({ status: 'waiting', position: 1 });
+    h.clock.advance(2_000);
+    await releaseStep(h.services, eventId);
+    expect((await me(h, eventId, waiting)).body.admission?.token).toEqual(expect.any(String));
+    // A room that is there is left alone.
+    expect((await runSchedulerTick(h.services)).restored).toBe(0);
+  });
+
   it('answers 404 for an event without a waiting room and 401 without a token', async ({ h }) => {
     const t = await h.buyer('nobody');
     expect((await join(h, '00000000-0000-4000-8000-000000000000', t)).status).toBe(404);

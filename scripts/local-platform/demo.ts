@@ -49,6 +49,25 @@ export function demoSeatMap(seats: number) {
   };
 }
 
+/** The operator registers the platform's cells; a platform started again on the same databases points them here. */
+async function registerCells(platform: Platform): Promise<string> {
+  const cp = platform.urls.controlPlane;
+  const operator = await devToken(platform.urls.identity, { kind: 'operator', sub: 'platform-operator' });
+  for (const cell of platform.cells) {
+    const registered = await fetch(`${cp}/operator/cells`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${operator}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ id: cell.id, baseUrl: cell.url, region: 'local', capacity: 100 }),
+    });
+    if (registered.status === 409) {
+      await call(cp, 'PATCH', `/operator/cells/${cell.id}`, operator, { baseUrl: cell.url, status: 'active' });
+    } else if (!registered.ok) {
+      throw new Error(`POST /operator/cells: ${registered.status} ${await registered.text()}`);
+    }
+  }
+  return operator;
+}
+
 /**
  * What an operator and a promoter do before an onsale: register the cells, create a tenant,
  * then, as its promoter, create one event per cell, upload its seat map and schedule its
@@ -59,20 +78,7 @@ export async function seedDemo(
   options: { seatsPerEvent: number; maxReleaseRate: number; perBuyerLimit?: number; holdTtlSeconds?: number },
 ) {
   const cp = platform.urls.controlPlane;
-  const operator = await devToken(platform.urls.identity, { kind: 'operator', sub: 'platform-operator' });
-  for (const cell of platform.cells) {
-    const registered = await fetch(`${cp}/operator/cells`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${operator}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ id: cell.id, baseUrl: cell.url, region: 'local', capacity: 100 }),
-    });
-    // A platform started again on the same databases finds its cells registered: point them here.
-    if (registered.status === 409) {
-      await call(cp, 'PATCH', `/operator/cells/${cell.id}`, operator, { baseUrl: cell.url, status: 'active' });
-    } else if (!registered.ok) {
-      throw new Error(`POST /operator/cells: ${registered.status} ${await registered.text()}`);
-    }
-  }
+  const operator = await registerCells(platform);
   const tenant = await call<{ id: string }>(cp, 'POST', '/operator/tenants', operator, { name: 'Demo Promotions' });
   const promoter = await devToken(platform.urls.identity, {
     kind: 'promoter',
@@ -101,6 +107,41 @@ export async function seedDemo(
     });
     events.push({ eventId: event.id, cellId: cell.id, name, seats: options.seatsPerEvent });
   }
+  await untilRouted(platform, promoter, events);
+  return { tenantId: tenant.id, promoter, operator, events };
+}
+export type DemoSeed = Awaited<ReturnType<typeof seedDemo>>;
+
+/**
+ * The demo seeded by an earlier start, on a platform started again on the same databases: the cells
+ * registered where they now listen, fresh tokens, and each event routed again. Null when an event is gone
+ * (the data was wiped): seed anew.
+ */
+export async function resumeDemo(
+  platform: Platform,
+  seeded: { tenantId: string; events: DemoEvent[] },
+): Promise<DemoSeed | null> {
+  const operator = await registerCells(platform);
+  const promoter = await devToken(platform.urls.identity, {
+    kind: 'promoter',
+    sub: 'promoter-demo',
+    tenantId: seeded.tenantId,
+    role: 'owner',
+  });
+  for (const e of seeded.events) {
+    const res = await fetch(`${platform.urls.controlPlane}/events/${e.eventId}`, {
+      headers: { authorization: `Bearer ${promoter}` },
+    });
+    if (res.status === 404) return null;
+    if (!res.ok) throw new Error(`GET /events/${e.eventId}: ${res.status} ${await res.text()}`);
+  }
+  await untilRouted(platform, promoter, seeded.events);
+  return { tenantId: seeded.tenantId, promoter, operator, events: seeded.events };
+}
+
+/** Waits until each event is loaded into its cell and the edge router routes it (its next directory poll). */
+async function untilRouted(platform: Platform, promoter: string, events: DemoEvent[]) {
+  const cp = platform.urls.controlPlane;
   for (const e of events) {
     const deadline = Date.now() + 60_000;
     for (;;) {
@@ -117,5 +158,4 @@ export async function seedDemo(
       await new Promise((r) => setTimeout(r, 250));
     }
   }
-  return { tenantId: tenant.id, promoter, operator, events };
 }

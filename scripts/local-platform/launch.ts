@@ -1,13 +1,12 @@
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
-import { exportJWK, generateKeyPair } from 'jose';
 import { migrateCell } from '../../cell/src/db/migrate';
 import { CELL_ROLE_NAMES, CELL_ROLES, type CellRoleName } from '../../cell/src/runtime/roles';
 import { bundleCommand, ensureBundles } from '../bundle';
 import { repoRoot, startProcess } from './process';
 import { prometheusSetup, type ScrapeJob } from './prometheus';
+import { loadSecrets, publishedTicketKeys, saveSecrets, signingTicketKey } from './secrets';
 import type { PlatformServices } from './services';
 import { type Supervised, supervise } from './supervisor';
 
@@ -31,6 +30,11 @@ export interface PlatformOptions {
   env?: Record<string, string>;
   /** Where the supervisor's status goes for `scripts/platform status` and `down`. */
   stateFile?: string;
+  /**
+   * Where the platform's secrets are kept between starts (KEK, ticket keys, webhook secrets, tokens), owner-only;
+   * created at the first start. Omitted: new secrets for this start alone (a test's platform, started once).
+   */
+  secretsFile?: string;
   /** A real Prometheus scraping every process, with these rule files (default: ops/prometheus/alerts.yml). */
   prometheus?: { port?: number; ruleFiles?: string[] };
   /** Where the supervisor reports an exit and a restart (default: the console). */
@@ -76,20 +80,11 @@ export async function freePort(): Promise<number> {
   }
 }
 
-async function ticketKeys() {
-  const { privateKey, publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
-  const kid = `tickets-${randomBytes(4).toString('hex')}`;
-  return {
-    signing: JSON.stringify({ ...(await exportJWK(privateKey)), kid }),
-    public: { ...(await exportJWK(publicKey)), kid, alg: 'EdDSA', use: 'sig' },
-  };
-}
-
 /**
  * The whole platform on this machine: the Stripe emulator and a development identity issuer,
  * the control plane (API, worker and fact relay), the cross-cell reporting consumer, every
  * cell's API and workers, and the edge router, each its own process, wired together with
- * generated secrets. The services (PostgreSQL, Redis, Kafka, S3) must already be up. `stop()` ends everything it started.
+ * the platform's secrets (kept in `secretsFile` from one start to the next). The services (PostgreSQL, Redis, Kafka, S3) must already be up. `stop()` ends everything it started.
  */
 export async function startPlatform(options: PlatformOptions) {
   const processes = new Map<string, Supervised>();
@@ -101,8 +96,11 @@ export async function startPlatform(options: PlatformOptions) {
     stripe: await port(options.ports?.stripe),
   };
   const url = (p: number) => `http://127.0.0.1:${p}`;
-  const internalToken = randomBytes(24).toString('hex');
-  const stripeKey = `sk_test_${randomBytes(12).toString('hex')}`;
+  const secrets = await loadSecrets(
+    options.secretsFile,
+    options.cells.map((c) => c.id),
+  );
+  const { internalToken, stripeKey } = secrets;
   const common = { LOG_LEVEL: 'info', ...options.env };
 
   const report = options.report ?? ((line: string) => console.log(line));
@@ -195,7 +193,7 @@ export async function startPlatform(options: PlatformOptions) {
     await run(
       'dev-identity',
       'control-plane/src/dev-identity/server.ts',
-      { DEV_IDENTITY_PORT: String(ports.identity) },
+      { DEV_IDENTITY_PORT: String(ports.identity), DEV_IDENTITY_SIGNING_KEY: secrets.identityKey },
       `${url(ports.identity)}/.well-known/jwks.json`,
     );
     const identity = {
@@ -212,13 +210,22 @@ export async function startPlatform(options: PlatformOptions) {
       IDENTITY_ISSUER: identity.issuer,
       IDENTITY_AUDIENCE: identity.audience,
       CELL_INTERNAL_TOKEN: internalToken,
-      SIGNING_KEY_KEK: randomBytes(32).toString('base64'),
+      SIGNING_KEY_KEK: secrets.kek.current,
       TRUST_PROXY: 'true',
       // The promoter console signs in through the development issuer and is reached through the router.
       CONSOLE_OIDC_ISSUER_URL: url(ports.identity),
       CONSOLE_PUBLIC_URL: url(ports.router),
     };
     await runOnce('control-plane-migrate', 'control-plane/src/db/migrate.ts', controlPlaneEnv);
+    // A KEK rotated since the last start: its second step, before any process signs (runbooks/rotate-keys.md).
+    if (secrets.kek.previous.length) {
+      await runOnce('control-plane-reseal-keys', 'control-plane/src/admission/reseal-main.ts', {
+        ...controlPlaneEnv,
+        SIGNING_KEY_KEK_PREVIOUS: secrets.kek.previous.join(','),
+      });
+      secrets.kek.previous = [];
+      if (options.secretsFile) saveSecrets(options.secretsFile, secrets);
+    }
     await run('control-plane-api', 'control-plane/src/main.ts', controlPlaneEnv, `${url(ports.controlPlane)}/healthz`, {
       job: 'control-plane',
     });
@@ -243,15 +250,18 @@ export async function startPlatform(options: PlatformOptions) {
     });
     const admissionJwks = `${url(ports.controlPlane)}/.well-known/jwks.json`;
 
-    const cells = new Map<string, CellHandle & { env: Record<string, string> }>();
-    // Each cell signs with its own key and publishes every cell's: a ticket issued in one cell
-    // still scans after its event moved to another (evacuation) and the scanner syncs there.
-    const cellKeys = await Promise.all(options.cells.map(() => ticketKeys()));
-    const keyRing = JSON.stringify({ keys: cellKeys.map((k) => k.public) });
+    const cells = new Map<
+      string,
+      CellHandle & { env: Record<string, string>; previousWebhookSecret: string | undefined }
+    >();
+    // Each cell signs with its own key and publishes every cell's, retired ones included while tickets they
+    // signed may still be scanned: a ticket issued in one cell still scans after its event moved to another
+    // (evacuation) and the scanner syncs there, and after a ticket key's rotation.
+    const keyRing = JSON.stringify(publishedTicketKeys(secrets));
     for (const [i, cell] of options.cells.entries()) {
       const cellPort = await port(options.ports?.cells?.[i]);
-      const keys = cellKeys[i]!;
-      const webhookSecret = `whsec_${randomBytes(24).toString('hex')}`;
+      const cellSecrets = secrets.cells[cell.id]!;
+      const { webhookSecret } = cellSecrets;
       const env = {
         CELL_ID: cell.id,
         DATABASE_URL: cell.databaseUrl,
@@ -263,7 +273,7 @@ export async function startPlatform(options: PlatformOptions) {
         IDENTITY_AUDIENCE: identity.audience,
         ADMISSION_JWKS_URL: admissionJwks,
         CELL_INTERNAL_TOKEN: internalToken,
-        TICKET_SIGNING_KEY: keys.signing,
+        TICKET_SIGNING_KEY: signingTicketKey(cellSecrets).signing,
         TICKET_PUBLIC_JWKS: keyRing,
         STRIPE_SECRET_KEY: stripeKey,
         STRIPE_API_BASE: url(ports.stripe),
@@ -276,6 +286,7 @@ export async function startPlatform(options: PlatformOptions) {
         url: url(cellPort),
         databaseUrl: cell.databaseUrl,
         webhookSecret,
+        previousWebhookSecret: cellSecrets.previousWebhookSecret,
         running: false,
         env,
       });
@@ -367,9 +378,16 @@ export async function startPlatform(options: PlatformOptions) {
         body: JSON.stringify({
           url: `${url(ports.router)}/cells/${cell.id}/webhooks/stripe`,
           secret: cell.webhookSecret,
+          previousSecret: cell.previousWebhookSecret,
         }),
       });
       if (!res.ok) throw new Error(`webhook endpoint for ${cell.id}: ${res.status} ${await res.text()}`);
+    }
+    // A webhook secret's roll completes with this start (every cell verifies with the new one): the next start
+    // registers the new secret alone.
+    if (options.secretsFile && Object.values(secrets.cells).some((c) => c.previousWebhookSecret)) {
+      for (const c of Object.values(secrets.cells)) delete c.previousWebhookSecret;
+      saveSecrets(options.secretsFile, secrets);
     }
 
     return {
@@ -382,7 +400,7 @@ export async function startPlatform(options: PlatformOptions) {
       },
       stripeKey,
       internalToken,
-      cells: [...cells.values()].map(({ env: _env, ...c }) => c),
+      cells: [...cells.values()].map(({ env: _env, previousWebhookSecret: _previous, ...c }) => c),
       cellUrl: (id: string) => cells.get(id)!.url,
       startCell,
       stopCell,

@@ -3,9 +3,9 @@
  * this). Starts everything, seeds a demo tenant with an event on each cell, prints where each
  * part listens and how to try a purchase, and stops everything on Ctrl-C or SIGTERM.
  */
-import { rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { seedDemo } from './demo';
+import { resumeDemo, seedDemo } from './demo';
 import { repoRoot, startPlatform } from './launch';
 import { servicesFrom } from './services';
 import { defaultStateFile } from './status';
@@ -28,6 +28,7 @@ const platform = await startPlatform({
   logDir: resolve(repoRoot, '.data/platform/logs'),
   ports: { router: 8080, controlPlane: 4000, identity: 4100, stripe: 12111, cells: [8101, 8102] },
   stateFile: defaultStateFile,
+  secretsFile: resolve(repoRoot, '.data/platform/secrets.json'),
   prometheus: { port: 9090 },
 });
 
@@ -43,7 +44,16 @@ const stop = async () => {
 process.on('SIGINT', () => void stop());
 process.on('SIGTERM', () => void stop());
 
-const demo = await seedDemo(platform, { seatsPerEvent: 2_000, maxReleaseRate: 20 }).catch(async (err) => {
+// A second start keeps the demo the first one seeded (its tenant, events, orders and tickets).
+const demoFile = resolve(repoRoot, '.data/platform/demo.json');
+const seed = async () => {
+  const seeded = existsSync(demoFile) ? await resumeDemo(platform, JSON.parse(readFileSync(demoFile, 'utf8'))) : null;
+  if (seeded) return seeded;
+  const fresh = await seedDemo(platform, { seatsPerEvent: 2_000, maxReleaseRate: 20 });
+  writeFileSync(demoFile, JSON.stringify({ tenantId: fresh.tenantId, events: fresh.events }, null, 2));
+  return fresh;
+};
+const demo = await seed().catch(async (err) => {
   console.error(err);
   await platform.stop();
   process.exit(1);

@@ -6,6 +6,8 @@ import { OPERATIONS } from './operations.js';
 export const webhookEndpointInput = z.strictObject({
   url: z.url({ protocol: /^https?$/ }),
   secret: z.string().startsWith('whsec_').optional(),
+  /** The secret a roll replaced, signed with too until the endpoint is registered without it. */
+  previousSecret: z.string().startsWith('whsec_').optional(),
   enabledEvents: z.array(z.string()).min(1).optional(),
 });
 

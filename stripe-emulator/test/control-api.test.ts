@@ -59,6 +59,29 @@ describe('control API over HTTP (/__emulator)', () => {
     expect(removed.body).toEqual({ id: registered.body.id, deleted: true });
   });
 
+  it('an endpoint registered with the secret a roll replaced is signed with both, so a receiver holding either verifies', async () => {
+    const emulator = await startEmulator();
+    const control = `${emulator.url}/__emulator`;
+    const stripe = stripeClient(emulator);
+    const receiver = await startReceiver();
+    const [previous, current] = ['whsec_before_the_roll_0123456789', 'whsec_after_the_roll_0123456789'];
+    await call(`${control}/webhook-endpoints`, 'POST', {
+      url: receiver.url,
+      secret: current,
+      previousSecret: previous,
+    });
+
+    await authorize(stripe);
+    await emulator.control.waitForWebhooks();
+    expect(receiver.received.length).toBeGreaterThan(0);
+    for (const webhook of receiver.received) {
+      expect(String(webhook.headers['stripe-signature']).match(/v1=/g)).toHaveLength(2);
+      expect(() => verify(stripe, webhook, current)).not.toThrow();
+      expect(() => verify(stripe, webhook, previous)).not.toThrow();
+      expect(() => verify(stripe, webhook, 'whsec_neither_of_them_0123456789')).toThrow();
+    }
+  });
+
   it('rejects invalid control requests', async () => {
     const emulator = await startEmulator();
     const control = `${emulator.url}/__emulator`;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
+import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 
 export type DevAlg = 'RS256' | 'EdDSA';
 
@@ -8,6 +8,8 @@ export interface DevIdentityOptions {
   issuer?: string;
   audience?: string;
   ttlSeconds?: number;
+  /** A private JWK with its kid (and alg, which wins over `alg`): the same key at every start. */
+  signingKey?: string;
 }
 
 export const DEV_ISSUER = 'onsale:dev-identity';
@@ -19,15 +21,9 @@ export const DEV_AUDIENCE = 'onsale:platform';
  * plane at a real identity provider (IDENTITY_JWKS_URL, IDENTITY_ISSUER, IDENTITY_AUDIENCE).
  */
 export async function createDevIdentity(opts: DevIdentityOptions = {}) {
-  // RS256 unless asked otherwise: what managed identity providers (Cognito, Auth0, Entra ID) sign with.
-  const alg = opts.alg ?? 'RS256';
+  const { alg, kid, publicKey, privateKey } = await devKeyPair(opts);
   const issuer = opts.issuer ?? DEV_ISSUER;
   const audience = opts.audience ?? DEV_AUDIENCE;
-  const kid = `dev_${randomUUID().slice(0, 8)}`;
-  const { publicKey, privateKey } = await generateKeyPair(
-    alg,
-    alg === 'EdDSA' ? { crv: 'Ed25519' } : { modulusLength: 2048 },
-  );
   const publicJwk: JWK = { ...(await exportJWK(publicKey)), kid, alg, use: 'sig' };
 
   async function mint(
@@ -59,3 +55,19 @@ export async function createDevIdentity(opts: DevIdentityOptions = {}) {
   };
 }
 export type DevIdentity = Awaited<ReturnType<typeof createDevIdentity>>;
+
+/** The kept key when given one, else a new pair: RS256 unless asked otherwise, what managed providers sign with. */
+async function devKeyPair(opts: DevIdentityOptions) {
+  if (opts.signingKey) {
+    const { kid, alg, ...jwk } = JSON.parse(opts.signingKey) as JWK & { kid: string; alg: DevAlg };
+    // The public half is the private JWK without its private members.
+    const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...publicJwk } = jwk;
+    return { alg, kid, privateKey: await importJWK(jwk, alg), publicKey: await importJWK(publicJwk, alg) };
+  }
+  const alg = opts.alg ?? 'RS256';
+  const { publicKey, privateKey } = await generateKeyPair(
+    alg,
+    alg === 'EdDSA' ? { crv: 'Ed25519' } : { modulusLength: 2048 },
+  );
+  return { alg, kid: `dev_${randomUUID().slice(0, 8)}`, privateKey, publicKey };
+}

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { allowedMethods, configOrExit, createLogger, onShutdown } from '@onsale/contracts';
 import { z } from 'zod';
-import { createDevIdentity, type DevAlg, type DevIdentity } from './index';
+import { createDevIdentity, type DevAlg, type DevIdentity, type DevIdentityOptions } from './index';
 import { createDevOidc } from './oidc';
 
 const MintRequest = z.discriminatedUnion('kind', [
@@ -80,9 +80,7 @@ const document = {
  * the OpenID Connect sign-in the console uses (oidc.ts) for users registered with POST /users.
  * It binds to loopback only: it mints any identity on request and must never be exposed.
  */
-export async function startDevIdentityServer(
-  o: { port?: number; alg?: DevAlg; issuer?: string; audience?: string } = {},
-): Promise<{
+export async function startDevIdentityServer(o: DevIdentityOptions & { port?: number } = {}): Promise<{
   url: string;
   jwksUrl: string;
   identity: DevIdentity;
@@ -143,18 +141,24 @@ export async function startDevIdentityServer(
 const DevIdentityConfig = z.object({
   DEV_IDENTITY_PORT: z.coerce.number().int().min(0).max(65535).default(4100),
   DEV_IDENTITY_ALG: z.enum(['EdDSA', 'RS256'] satisfies DevAlg[]).default('RS256'),
+  /** A private JWK (with kid and alg) kept across restarts, as a real provider keeps its keys; unset: a new pair per start. */
+  DEV_IDENTITY_SIGNING_KEY: z.string().optional(),
 });
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const config = configOrExit('dev-identity', DevIdentityConfig);
   const log = createLogger({ role: 'dev-identity' });
-  const s = await startDevIdentityServer({ port: config.DEV_IDENTITY_PORT, alg: config.DEV_IDENTITY_ALG });
+  const s = await startDevIdentityServer({
+    port: config.DEV_IDENTITY_PORT,
+    alg: config.DEV_IDENTITY_ALG,
+    signingKey: config.DEV_IDENTITY_SIGNING_KEY,
+  });
   log.info('dev identity issuer listening', {
     url: s.url,
     jwksUrl: s.jwksUrl,
     issuer: s.identity.issuer,
     audience: s.identity.audience,
-    alg: config.DEV_IDENTITY_ALG,
+    alg: s.identity.alg,
   });
   onShutdown(log, () => s.close());
 }

@@ -1,17 +1,26 @@
-import { and, eq, inArray, isNull, lte, or } from 'drizzle-orm';
+import { and, eq, inArray, isNotNull, isNull, lte, or } from 'drizzle-orm';
 import type { Services } from '../context';
 import { events, onsales, releaseRates } from '../db/schema';
 import { bumpDirectoryVersion } from '../db/sql';
-import { closeRoom, openRoom, startReleasing } from '../waiting-room/room';
+import { roomKeys } from '../waiting-room/keys';
+import { closeRoom, configureRoom, openRoom, startReleasing } from '../waiting-room/room';
 import { attemptLoad } from './load';
 
 /**
- * One pass of the onsale scheduler: load events into their cells (retrying failures), open
- * waiting rooms, start onsales whose time has come (only once loaded), end past events.
+ * One pass of the onsale scheduler: rebuild rooms Redis lost, load events into their cells (retrying
+ * failures), open waiting rooms, start onsales whose time has come (only once loaded), end past events.
  */
 export async function runSchedulerTick(ctx: Services) {
   const now = ctx.clock.now();
-  const summary = { loaded: 0, loadFailed: 0, opened: 0, started: 0, blocked: 0, ended: 0 };
+  const summary = {
+    restored: await restoreLostRooms(ctx),
+    loaded: 0,
+    loadFailed: 0,
+    opened: 0,
+    started: 0,
+    blocked: 0,
+    ended: 0,
+  };
 
   const due = await ctx.db
     .select({ eventId: onsales.eventId })
@@ -81,4 +90,40 @@ export async function runSchedulerTick(ctx: Services) {
     summary.ended++;
   }
   return summary;
+}
+
+/** The statuses of an event whose waiting room must exist in Redis. */
+const ROOM_LIVE = ['scheduled', 'on_sale', 'paused', 'sold_out'] as const;
+
+/**
+ * Rebuilds, from the onsale's record, every live room Redis no longer has (a restart without its data, a
+ * failover to a replica that had not caught up): its settings, open once its time came, releasing at the
+ * event's R once the onsale started. The record holds no queue: buyers who were waiting join again (at the
+ * back once the room is open); admitted buyers keep their tokens, which the cells verify without Redis.
+ */
+async function restoreLostRooms(ctx: Services): Promise<number> {
+  const live = await ctx.db
+    .select({ onsale: onsales, cellId: events.cellId, epoch: events.directoryEpoch, rr: releaseRates })
+    .from(onsales)
+    .innerJoin(events, eq(events.id, onsales.eventId))
+    .leftJoin(releaseRates, eq(releaseRates.eventId, onsales.eventId))
+    .where(and(inArray(events.status, [...ROOM_LIVE]), isNotNull(events.cellId)));
+  if (!live.length) return 0;
+  const present = await Promise.all(live.map((r) => ctx.redis.exists(roomKeys(ctx.prefix, r.onsale.eventId).meta)));
+  const lost = live.filter((_, i) => !present[i]);
+  for (const { onsale: o, cellId, epoch, rr } of lost) {
+    await configureRoom(ctx, {
+      eventId: o.eventId,
+      opensAt: o.roomOpensAt,
+      onsaleAt: o.onsaleAt,
+      cellId: cellId!,
+      epoch,
+      maxActive: o.maxActiveShoppers,
+      rate: rr?.rate ?? 1,
+    });
+    if (o.startedAt) await startReleasing(ctx, o.eventId, rr?.mode === 'paused' ? 0 : (rr?.rate ?? 1));
+    else if (o.roomOpenedAt) await openRoom(ctx, o.eventId);
+    ctx.log.warn('waiting room rebuilt from the onsale record: Redis had lost it', { eventId: o.eventId });
+  }
+  return lost.length;
 }

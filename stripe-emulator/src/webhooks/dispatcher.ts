@@ -171,7 +171,11 @@ export class WebhookDispatcher implements EventSubscriber {
           'content-type': 'application/json; charset=utf-8',
           'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)',
           // Signed per attempt, as Stripe does, so a late retry still falls within tolerance.
-          'stripe-signature': signatureHeader(delivery.payload, delivery.endpoint.secret, unixNow()),
+          'stripe-signature': signatureHeader(
+            delivery.payload,
+            [delivery.endpoint.secret, ...(delivery.endpoint.previousSecret ? [delivery.endpoint.previousSecret] : [])],
+            unixNow(),
+          ),
         },
         body: delivery.payload,
         signal: AbortSignal.any([AbortSignal.timeout(this.retry.timeoutMs), this.#inFlight.signal]),

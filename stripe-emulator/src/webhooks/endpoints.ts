@@ -5,6 +5,8 @@ export interface WebhookEndpoint {
   id: string;
   url: string;
   secret: string;
+  /** A rolled secret still in its overlap: every delivery is also signed with it, as Stripe does after a roll. */
+  previousSecret: string | null;
   /** Event types sent to this endpoint; `['*']` sends all of them. */
   enabledEvents: string[];
 }
@@ -13,6 +15,7 @@ export interface WebhookEndpointInput {
   url: string;
   /** Generated (`whsec_...`) when omitted. */
   secret?: string | undefined;
+  previousSecret?: string | undefined;
   enabledEvents?: string[] | undefined;
 }
 
@@ -24,6 +27,7 @@ export class WebhookEndpoints {
       id: newId('we'),
       url: input.url,
       secret: input.secret ?? newWebhookSecret(),
+      previousSecret: input.previousSecret ?? null,
       enabledEvents: input.enabledEvents ?? ['*'],
     };
     this.#endpoints.set(endpoint.id, endpoint);
