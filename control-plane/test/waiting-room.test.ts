@@ -193,8 +193,12 @@ describe('waiting room', () => {
     // Redis restarted without its data: every key of this control plane is gone.
     const keys = await h.services.redis.keys(`${h.config.REDIS_KEY_PREFIX}*`);
     await h.services.redis.del(...keys);
+    // Until the scheduler's next pass, the room answers 503 with Retry-After: it is on sale, not unknown.
     const lost = await me(h, eventId, waiting);
-    expect(lost.status).toBe(404);
+    expect(lost.status).toBe(503);
+    expect(lost.body.error.code).toBe('waiting_room_unavailable');
+    expect(lost.headers.get('retry-after')).toBe('2');
+    expect((await join(h, eventId, waiting)).body.error.code).toBe('waiting_room_unavailable');
 
     // Every live room of this control plane (earlier tests' events too) comes back in one pass.
     expect((await runSchedulerTick(h.services)).restored).toBeGreaterThanOrEqual(1);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
-import { seedDemo } from '../../scripts/local-platform/demo';
+import { type DemoSeed, resumeDemo, seedDemo } from '../../scripts/local-platform/demo';
 import { repoRoot, startPlatform } from '../../scripts/local-platform/launch';
 import { createTestDatabase, type TestDatabase } from './db';
 import { dropCellTopics, uniqueCellId } from './kafka';
@@ -24,6 +24,8 @@ export async function startTestPlatform(options: {
   cellCount?: number;
   /** A real Prometheus scraping every process, with these rule files. */
   prometheus?: { ruleFiles?: string[] };
+  /** Where the platform keeps its secrets between starts (`restart()`), as `platform up` keeps them in .data. */
+  secretsFile?: string;
 }) {
   const dbs: TestDatabase[] = [];
   const db = async (prefix: string) => {
@@ -36,30 +38,33 @@ export async function startTestPlatform(options: {
   const cellIds = Array.from({ length: options.cellCount ?? 2 }, (_, i) => uniqueCellId(`e2e${'abcdefgh'[i]}`));
   const cells: { id: string; databaseUrl: string; db: TestDatabase }[] = [];
   for (const id of cellIds) cells.push({ id, databaseUrl: (await db('e2e_cell')).url, db: dbs.at(-1)! });
-  const platform = await startPlatform({
-    cells: cells.map(({ id, databaseUrl }) => ({ id, databaseUrl })),
-    controlPlaneDatabaseUrl: controlPlane.url,
-    services: platformServices(),
-    reporting: { prefix: `${run}/`, groupPrefix: `reporting-${run}` },
-    logDir: resolve(repoRoot, `.data/e2e/${run}`),
-    stateFile: options.stateFile,
-    ports: options.ports,
-    prometheus: options.prometheus,
-    env: {
-      LOG_LEVEL: 'info',
-      REDIS_KEY_PREFIX: `${run}:`,
-      RATE_LIMIT_IP_PER_SECOND: '10000',
-      RATE_LIMIT_IP_BURST: '10000',
-      RELEASE_TICK_MS: '100',
-      SCHEDULER_TICK_MS: '200',
-      CONTROLLER_TICK_MS: '1000',
-      KAFKA_SESSION_TIMEOUT_MS: '6000',
-      STRIPE_EMULATOR_WEBHOOK_RETRY_BASE_MS: '500',
-      STRIPE_EMULATOR_WEBHOOK_RETRY_MAX_ATTEMPTS: '12',
-      ...options.env,
-    },
-  });
-  const demo = await seedDemo(platform, {
+  const start = () =>
+    startPlatform({
+      cells: cells.map(({ id, databaseUrl }) => ({ id, databaseUrl })),
+      controlPlaneDatabaseUrl: controlPlane.url,
+      services: platformServices(),
+      reporting: { prefix: `${run}/`, groupPrefix: `reporting-${run}` },
+      logDir: resolve(repoRoot, `.data/e2e/${run}`),
+      stateFile: options.stateFile,
+      secretsFile: options.secretsFile,
+      ports: options.ports,
+      prometheus: options.prometheus,
+      env: {
+        LOG_LEVEL: 'info',
+        REDIS_KEY_PREFIX: `${run}:`,
+        RATE_LIMIT_IP_PER_SECOND: '10000',
+        RATE_LIMIT_IP_BURST: '10000',
+        RELEASE_TICK_MS: '100',
+        SCHEDULER_TICK_MS: '200',
+        CONTROLLER_TICK_MS: '1000',
+        KAFKA_SESSION_TIMEOUT_MS: '6000',
+        STRIPE_EMULATOR_WEBHOOK_RETRY_BASE_MS: '500',
+        STRIPE_EMULATOR_WEBHOOK_RETRY_MAX_ATTEMPTS: '12',
+        ...options.env,
+      },
+    });
+  let platform = await start();
+  let demo: DemoSeed = await seedDemo(platform, {
     seatsPerEvent: options.seatsPerEvent,
     maxReleaseRate: options.maxReleaseRate,
     holdTtlSeconds: options.holdTtlSeconds,
@@ -68,10 +73,27 @@ export async function startTestPlatform(options: {
   const orderStatus = async (cellId: string, orderId: string) =>
     (await cellDb(cellId).query<{ status: string }>('SELECT status FROM orders WHERE id = $1', [orderId]))[0]?.status;
   return {
-    platform,
-    demo,
+    get platform() {
+      return platform;
+    },
+    get demo() {
+      return demo;
+    },
+    /**
+     * Stops every process and starts the platform again on the same databases, topics and bucket (and the same
+     * secrets, with `secretsFile`), as `platform down` then `platform up` do; the demo is resumed, not seeded.
+     */
+    async restart() {
+      await platform.stop();
+      platform = await start();
+      const resumed = await resumeDemo(platform, demo);
+      if (!resumed) throw new Error('the demo events are gone after a restart');
+      demo = resumed;
+    },
     /** Where this platform's reporting consumer writes in the bucket. */
     reportingPrefix: `${run}/`,
+    /** The prefix of the control plane's Redis keys (its waiting rooms) on the shared Redis. */
+    redisKeyPrefix: `${run}:`,
     cellDb,
     controlPlaneDb: controlPlane,
     /** Every cell with its ledger, as the audit reads them. */

@@ -26,9 +26,15 @@ export async function shopper(platform: Platform, eventId: string, name: string)
       return admission;
     },
     async admit(timeoutMs = 60_000) {
-      const joined = await fetch(`${router}/events/${eventId}/queue`, { method: 'POST', headers: auth });
-      if (!joined.ok) throw new Error(`${name} join: ${joined.status} ${await joined.text()}`);
       const deadline = Date.now() + timeoutMs;
+      // A 503 (the room being restored, a cell restarting) is retried after its Retry-After, as the page does.
+      for (;;) {
+        const joined = await fetch(`${router}/events/${eventId}/queue`, { method: 'POST', headers: auth });
+        if (joined.ok) break;
+        if (joined.status !== 503 || Date.now() > deadline)
+          throw new Error(`${name} join: ${joined.status} ${await joined.text()}`);
+        await sleep(Number(joined.headers.get('retry-after') ?? 1) * 1000);
+      }
       while (Date.now() < deadline) {
         const res = await fetch(`${router}/events/${eventId}/queue/me`, { headers: auth }).catch(() => null);
         if (res?.ok) {

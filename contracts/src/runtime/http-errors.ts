@@ -35,6 +35,7 @@ const DEFAULT_RETRY_AFTER: Partial<Record<ErrorCode, number>> = {
   cell_unavailable: 5, // every 503 says when to come back, whoever answers it
   identity_unavailable: 5,
   signing_key_unavailable: 30,
+  waiting_room_unavailable: 2,
 };
 
 /** What the renderer needs from a request's context: its id, and where to log what went wrong. */
@@ -121,6 +122,8 @@ const ERROR_DESCRIPTIONS: Partial<Record<ErrorCode, string>> = {
   payload_too_large: 'Body too large',
   rate_limited: 'Too many requests (see Retry-After)',
   cell_unavailable: 'Unavailable; retry after Retry-After',
+  waiting_room_unavailable: 'The waiting room is being restored (Redis lost it); retry after Retry-After',
+  signing_key_unavailable: 'Admission tokens cannot be signed (a signing key is unusable); retry after Retry-After',
 };
 
 /** OpenAPI responses for the given error codes: one per status, all with the one error body. */

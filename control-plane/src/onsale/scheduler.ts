@@ -3,7 +3,7 @@ import type { Services } from '../context';
 import { events, onsales, releaseRates } from '../db/schema';
 import { bumpDirectoryVersion } from '../db/sql';
 import { roomKeys } from '../waiting-room/keys';
-import { closeRoom, configureRoom, openRoom, startReleasing } from '../waiting-room/room';
+import { closeRoom, configureRoom, openRoom, ROOM_LIVE, startReleasing } from '../waiting-room/room';
 import { attemptLoad } from './load';
 
 /**
@@ -91,9 +91,6 @@ export async function runSchedulerTick(ctx: Services) {
   }
   return summary;
 }
-
-/** The statuses of an event whose waiting room must exist in Redis. */
-const ROOM_LIVE = ['scheduled', 'on_sale', 'paused', 'sold_out'] as const;
 
 /**
  * Rebuilds, from the onsale's record, every live room Redis no longer has (a restart without its data, a

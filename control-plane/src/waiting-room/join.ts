@@ -6,6 +6,7 @@ import type { BuyerActor } from '../lib/actors';
 import { appendFacts } from '../outbox/facts';
 import { POST_OPEN_BASE, roomKeys } from './keys';
 import { charged, type RateCharges, rateLimited } from './rate-limit';
+import { missingRoom } from './room';
 import { isRateLimited, joinKeys, type RawStatus } from './scripts';
 import { describeStatus } from './status';
 
@@ -32,7 +33,7 @@ export async function joinQueue({
   const answer = await ctx.redis.wrJoin(...charged(ctx, charges, keys, [actor.sub, now, randomInt(0, POST_OPEN_BASE)]));
   if (isRateLimited(answer)) throw rateLimited(answer[1]);
   const [outcome, joined, ...raw] = answer;
-  if (outcome === 'no_room') throw new DomainError('not_found', 'this event has no waiting room (no onsale scheduled)');
+  if (outcome === 'no_room') throw await missingRoom(ctx, eventId);
   if (outcome === 'closed') throw new DomainError('conflict', 'the onsale for this event has ended');
   // After Redis took the join: a crash between the two loses one funnel count, never a place.
   if (joined === '1') {

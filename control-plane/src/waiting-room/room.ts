@@ -1,5 +1,26 @@
+import { DomainError } from '@onsale/contracts';
+import { and, eq, inArray } from 'drizzle-orm';
 import type { Services } from '../context';
+import { events, onsales } from '../db/schema';
 import { releasingSetKey, roomKeys } from './keys';
+
+/** The statuses of an event whose waiting room must exist in Redis. */
+export const ROOM_LIVE = ['scheduled', 'on_sale', 'paused', 'sold_out'] as const;
+
+/**
+ * Why Redis has no room for an event: none was scheduled (404), or Redis lost it (a restart without its data) and
+ * the scheduler's next pass rebuilds it from the onsale record (503, retry in a moment). Read only on a miss.
+ */
+export async function missingRoom(ctx: Services, eventId: string): Promise<DomainError> {
+  const [live] = await ctx.db
+    .select({ eventId: onsales.eventId })
+    .from(onsales)
+    .innerJoin(events, eq(events.id, onsales.eventId))
+    .where(and(eq(onsales.eventId, eventId), inArray(events.status, [...ROOM_LIVE])));
+  return live
+    ? new DomainError('waiting_room_unavailable', 'the waiting room is being restored; retry in a moment')
+    : new DomainError('not_found', 'this event has no waiting room (no onsale scheduled)');
+}
 
 export interface RoomConfig {
   eventId: string;

@@ -5,6 +5,7 @@ import type { Services } from '../context';
 import type { BuyerActor } from '../lib/actors';
 import { roomKeys } from './keys';
 import { charged, type RateCharges, rateLimited } from './rate-limit';
+import { missingRoom } from './room';
 import { isRateLimited, type RawStatus, statusKeys } from './scripts';
 
 export type QueueState = 'waiting' | 'released' | 'expired' | 'skipped' | 'revoked' | 'not_in_queue';
@@ -71,7 +72,7 @@ export async function describeStatus({
   nowMs: number;
 }): Promise<QueueStatus> {
   const [st, rank, rel, open, soldOut, rate, releasing, closed, paused, onsaleAt, cell, epoch] = raw;
-  if (!onsaleAt) throw new DomainError('not_found', 'this event has no waiting room (no onsale scheduled)');
+  if (!onsaleAt) throw await missingRoom(ctx, eventId);
   const R = Number(rate);
   const roomOpen = open === '1';
   const base: QueueStatus = {

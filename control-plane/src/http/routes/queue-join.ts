@@ -15,7 +15,15 @@ const route = createRoute({
   request: { params: EventIdParam },
   responses: {
     200: { description: 'Your place', content: { 'application/json': { schema: QueueStatusSchema } } },
-    ...errorResponses('validation_failed', 'unauthenticated', 'not_found', 'conflict', 'rate_limited'),
+    ...errorResponses(
+      'validation_failed',
+      'unauthenticated',
+      'not_found',
+      'conflict',
+      'rate_limited',
+      'waiting_room_unavailable',
+      'signing_key_unavailable',
+    ),
   },
 });
 

@@ -22,7 +22,14 @@ const route = createRoute({
       description: 'Your place or your admission',
       content: { 'application/json': { schema: QueueStatusSchema } },
     },
-    ...errorResponses('validation_failed', 'unauthenticated', 'not_found', 'rate_limited'),
+    ...errorResponses(
+      'validation_failed',
+      'unauthenticated',
+      'not_found',
+      'rate_limited',
+      'waiting_room_unavailable',
+      'signing_key_unavailable',
+    ),
   },
 });
 
