@@ -34,8 +34,23 @@ export const CellApiConfig = CellBaseConfig.extend({
   AVAILABILITY_CACHE_MS: z.coerce.number().int().min(0).default(1_000),
   KAFKA_BROKERS: z.string().min(1),
   ...KafkaAuthConfig.shape,
-  /** The public half of the ticket-signing key (a JWKS), published for gate scanners. */
-  TICKET_PUBLIC_JWKS: z.string().optional(),
+  /**
+   * The public halves of the ticket-signing keys (a JWKS) published for door scanners: every cell's signing key and
+   * the retired ones whose tickets may still be scanned (runbooks/rotate-keys.md).
+   */
+  TICKET_PUBLIC_JWKS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (!v) return { keys: [] };
+      try {
+        return JSON.parse(v) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be a JSON Web Key Set' });
+        return z.NEVER;
+      }
+    })
+    .pipe(z.object({ keys: z.array(z.looseObject({ kid: z.string().min(1), kty: z.string() })) })),
   /** The ticket worker's bucket: the API serves the order PDFs and the void lists stored there. */
   ...TicketStoreConfig.shape,
   /** Without these the cell answers Stripe's webhooks with 503 (Stripe retries) instead of guessing. */

@@ -93,7 +93,7 @@ export function buildCellApi(config: CellApiConfig) {
     signals: () => readSignals(ctx, { holdLatency, writeLatency, consumerLag }),
     refreshMetrics,
     internalToken: config.CELL_INTERNAL_TOKEN,
-    ticketKeys: config.TICKET_PUBLIC_JWKS ? JSON.parse(config.TICKET_PUBLIC_JWKS) : { keys: [] },
+    ticketKeys: config.TICKET_PUBLIC_JWKS,
     ticketStore: createTicketStore(config),
     holdLatency,
     ...(config.STRIPE_WEBHOOK_SECRET &&

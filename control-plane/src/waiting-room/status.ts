@@ -1,4 +1,3 @@
-import { DomainError } from '@onsale/contracts';
 import { mintAdmissionToken, newJti } from '../admission/mint';
 import { isRevoked } from '../admission/revoke';
 import type { Services } from '../context';

@@ -26,11 +26,11 @@ import { certificateFor, type Manifest } from '../manifest';
 import { CONTROL_PLANE_PREFIX, cellPrefix, drPrefix, StackName, secretSegment } from '../naming';
 import {
   CONTROL_PLANE_ROLE_NAMES,
-  KEK_SECRETS,
   CONTROL_PLANE_ROLES,
   type ControlPlaneRole,
   cellTopics,
   databaseUser,
+  KEK_SECRETS,
   type ProcessRole,
 } from '../roles';
 import { OnsaleStack } from './onsale-stack';
