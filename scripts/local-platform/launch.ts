@@ -13,8 +13,11 @@ import { type Supervised, supervise } from './supervisor';
 /** Every process role a cell runs; each is its own entry point and OS process. */
 
 export interface PlatformOptions {
-  /** Cell ids; each gets its own database, topics and processes. */
-  cells: { id: string; databaseUrl: string }[];
+  /**
+   * Cell ids; each gets its own database, topics and processes. A cell's own Redis and broker (the per-cell
+   * topology, as in the stacks); without them the cell uses the control plane's (`services`).
+   */
+  cells: { id: string; databaseUrl: string; redisUrl?: string; kafkaBrokers?: string }[];
   controlPlaneDatabaseUrl: string;
   services: PlatformServices;
   /**
@@ -265,8 +268,8 @@ export async function startPlatform(options: PlatformOptions) {
       const env = {
         CELL_ID: cell.id,
         DATABASE_URL: cell.databaseUrl,
-        KAFKA_BROKERS: options.services.kafkaBrokers,
-        REDIS_URL: options.services.redisUrl,
+        KAFKA_BROKERS: cell.kafkaBrokers ?? options.services.kafkaBrokers,
+        REDIS_URL: cell.redisUrl ?? options.services.redisUrl,
         PORT: String(cellPort),
         IDENTITY_JWKS_URL: identity.jwks,
         IDENTITY_ISSUER: identity.issuer,

@@ -19,10 +19,13 @@ const need = (name: string) => {
 };
 
 const platform = await startPlatform({
-  cells: [
-    { id: 'cell-1', databaseUrl: need('DATABASE_URL_CELL_1') },
-    { id: 'cell-2', databaseUrl: need('DATABASE_URL_CELL_2') },
-  ],
+  // Each cell on its own PostgreSQL server, Redis and Kafka broker, as in the stacks (scripts/services starts them).
+  cells: [1, 2].map((n) => ({
+    id: `cell-${n}`,
+    databaseUrl: need(`DATABASE_URL_CELL_${n}`),
+    redisUrl: need(`REDIS_URL_CELL_${n}`),
+    kafkaBrokers: need(`KAFKA_BROKERS_CELL_${n}`),
+  })),
   controlPlaneDatabaseUrl: need('DATABASE_URL_CONTROL_PLANE'),
   services: servicesFrom(need),
   logDir: resolve(repoRoot, '.data/platform/logs'),
