@@ -1,5 +1,5 @@
 # One image for every process of the platform; each ECS task definition picks its process with its
-# command (`node <package>/dist/bin/<process>.mjs`, see infra/cdktf/src/processes.ts). Built here with
+# command (`node <package>/dist/bin/<process>.mjs`, see processes/src/index.ts). Built here with
 # `docker build -t <ecr>/onsale:<tag> .`; the manifest's images (and a canary cell's imageTag) name the tag.
 
 FROM node:20.19-bookworm-slim AS build

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { bundlePath, PROCESS_NAMES, PROCESSES, type ProcessName } from '@onsale/processes';
 import { build } from 'esbuild';
-import { bundlePath, PROCESS_NAMES, PROCESSES, type ProcessName } from '../infra/cdktf/src/processes';
 
 /** What the last build read (every source file and dependency), to tell whether the bundles are stale. */
 const STAMP = '.data/bundles/inputs.json';

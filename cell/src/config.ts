@@ -89,7 +89,7 @@ export type CellPaymentsConfig = z.infer<typeof CellPaymentsConfig>;
 
 /*
  * One schema per process role, each beside the others so the infrastructure can take every role's
- * variable names from here (infra/cdktf/src/processes.ts): a task definition that sets a name no schema
+ * variable names from here (processes/src/index.ts): a task definition that sets a name no schema
  * reads, or misses one a schema requires, fails synthesis.
  */
 export const CellSagaConfig = CellWorkerConfig;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EventLoad } from '@onsale/contracts';
+import type { RunningRouter } from '@onsale/router/router';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningRouter } from '../../router/src/router';
 import { type FakeControlPlane, routerFor, startFakeControlPlane } from '../../router/test/fakes';
 import { admittedBuyer as cellBuyer } from '../../test/support/buyer';
 import { startTestCell, type TestCell } from '../../test/support/cell';

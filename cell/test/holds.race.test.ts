@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { metrics } from '@onsale/contracts';
 import { describe, expect } from 'vitest';
 import { admittedBuyer } from '../../test/support/buyer';
 import { cellTest } from '../../test/support/fixtures';
@@ -101,10 +102,19 @@ describe('racing for seats', () => {
     expect((await res.json()).error).toMatchObject({ code: 'seats_not_found', details: { seatIds: [ghost] } });
     expect(await cell.db.query('SELECT count(*)::int AS n FROM orders')).toEqual(before);
 
-    const elsewhere = await admittedBuyer(identity, cell, randomUUID());
+    const refusedUnknown = async () =>
+      (await metrics.holdsRefused.get()).values
+        .filter((v) => v.labels.event === 'unknown')
+        .reduce((n, v) => n + v.value, 0);
+    const unknownBefore = await refusedUnknown();
+    const nowhere = randomUUID();
+    const elsewhere = await admittedBuyer(identity, cell, nowhere);
     const unknown = await elsewhere.hold([event.seats[100]!.id]);
     expect(unknown.status).toBe(404);
     expect((await unknown.json()).error.code).toBe('not_found');
+    // The refusal is counted, under 'unknown': an id the client made up never becomes a metric label.
+    expect(await refusedUnknown()).toBe(unknownBefore + 1);
+    expect((await metrics.holdsRefused.get()).values.some((v) => v.labels.event === nowhere)).toBe(false);
     expect(await cell.db.query('SELECT count(*)::int AS n FROM orders')).toEqual(before);
   });
 });

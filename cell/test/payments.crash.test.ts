@@ -1,6 +1,6 @@
+import type { Emulator } from '@onsale/stripe-emulator';
 import { afterAll, describe, expect } from 'vitest';
 import { type RunningProcess, startProcess } from '../../scripts/local-platform/process';
-import type { Emulator } from '../../stripe-emulator/src/index';
 import { admittedBuyer } from '../../test/support/buyer';
 import type { TestCell } from '../../test/support/cell';
 import { paymentsCellTest } from '../../test/support/fixtures';

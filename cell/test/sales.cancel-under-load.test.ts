@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { EventLoad } from '@onsale/contracts';
+import type { RunningRouter } from '@onsale/router/router';
+import type { Emulator } from '@onsale/stripe-emulator';
 import type Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningRouter } from '../../router/src/router';
 import { type FakeControlPlane, routerFor, startFakeControlPlane } from '../../router/test/fakes';
-import type { Emulator } from '../../stripe-emulator/src/index';
 import { startTestCell, type TestCell } from '../../test/support/cell';
 import { startIdentity, type TestIdentity } from '../../test/support/identity';
 import { dropCellTopics, eventually, provisionCellTopics, uniqueCellId } from '../../test/support/kafka';

@@ -9,11 +9,11 @@
  * role's own RELAY_BATCH_SIZE, RELAY_LEASE_MS and RELAY_RETAIN_PUBLISHED_MS are read as the role reads them.
  */
 import { randomUUID } from 'node:crypto';
+import { CellRelayConfig } from '@onsale/cell/config';
+import { migrateCell } from '@onsale/cell/db/migrate';
+import { createKafkaBroker, deleteTopics } from '@onsale/cell/messaging/kafka-broker';
+import { createRelay } from '@onsale/cell/relay/relay';
 import { cellTopics, createLogger, parseEnv } from '@onsale/contracts';
-import { CellRelayConfig } from '../../cell/src/config';
-import { migrateCell } from '../../cell/src/db/migrate';
-import { createKafkaBroker, deleteTopics } from '../../cell/src/messaging/kafka-broker';
-import { createRelay } from '../../cell/src/relay/relay';
 import { freePort } from '../../scripts/local-platform/launch';
 import { startProcess } from '../../scripts/local-platform/process';
 import { startCellApiProcess } from '../../test/support/cell-process';

@@ -22,12 +22,11 @@ import {
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
+import { migrateCell } from '@onsale/cell/db/migrate';
+import { deleteTopics } from '@onsale/cell/messaging/kafka-broker';
 import { cellTopics, parseEnvelope } from '@onsale/contracts';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
-import { migrateCell } from '../../cell/src/db/migrate';
-import { deleteTopics } from '../../cell/src/messaging/kafka-broker';
-import { migrateDatabase } from '../../control-plane/src/db/migrate';
 import { percentile, round } from '../../load-tests/lib/stats';
 import { repoRoot, startProcess } from '../../scripts/local-platform/process';
 import { createTestDatabase } from '../../test/support/db';
@@ -90,12 +89,11 @@ async function caughtUp(cellId: string): Promise<boolean> {
   return ends.every((e) => (at.get(e.partition) ?? -1n) >= BigInt(e.high));
 }
 
-const cpDb = await createTestDatabase('bench_rep_cp');
+const cpDb = await createTestDatabase('bench_rep_cp', 'control-plane');
 const cellDbs = await Promise.all(cells.map(() => createTestDatabase('bench_rep_cell')));
 const processes: Awaited<ReturnType<typeof startProcess>>[] = [];
 const logDir = resolve(repoRoot, `.data/bench/reporting-${run}`);
 try {
-  await migrateDatabase(cpDb.url);
   for (const [i, cellId] of cells.entries()) {
     await cpDb.query(`INSERT INTO cells (id, base_url, region) VALUES ($1, 'http://127.0.0.1:1', 'local')`, [cellId]);
     await migrateCell(cellDbs[i]!.url, cellId, 1);

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { cellTopics, createLogger } from '@onsale/contracts';
+import type { Emulator } from '@onsale/stripe-emulator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildEventLoad } from '../../control-plane/src/onsale/load';
-import type { Emulator } from '../../stripe-emulator/src/index';
 import { admittedBuyer } from '../../test/support/buyer';
 import { startTestCell, type TestCell } from '../../test/support/cell';
-import { addCell, createHarness, type Harness, scheduledEvent } from '../../test/support/control-plane';
+import { addCell, createHarness, eventLoad, type Harness, scheduledEvent } from '../../test/support/control-plane';
 import { startIdentity, type TestIdentity } from '../../test/support/identity';
 import { dropCellTopics, eventually, provisionCellTopics, uniqueCellId } from '../../test/support/kafka';
 import { orderStatus } from '../../test/support/saga';
@@ -145,7 +144,7 @@ beforeAll(async () => {
   cell = await startTestCell(identity, { cellId, env: stripeApiEnv(emulator, webhookSecret) });
   sendWebhooksTo(emulator, cell.url, webhookSecret);
   await provisionCellTopics(cellId);
-  const { body } = await buildEventLoad(h.services, eventId);
+  const { body } = await eventLoad(h, eventId);
   seats = body.seats;
   await loadIntoCell(cell, body);
   workers = await startCellWorkers(

@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { withWriteTx } from '@onsale/cell/db/tx';
+import { appendEvent } from '@onsale/cell/outbox/append';
 import { createLogger } from '@onsale/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withWriteTx } from '../../cell/src/db/tx';
-import { appendEvent } from '../../cell/src/outbox/append';
-import { buildEventLoad } from '../../control-plane/src/onsale/load';
 import { admittedBuyer } from '../../test/support/buyer';
 import { startTestCell, type TestCell } from '../../test/support/cell';
-import { addCell, createHarness, type Harness, scheduledEvent } from '../../test/support/control-plane';
+import { addCell, createHarness, eventLoad, type Harness, scheduledEvent } from '../../test/support/control-plane';
 import { startIdentity, type TestIdentity } from '../../test/support/identity';
 import { dropCellTopics, eventually, provisionCellTopics, uniqueCellId } from '../../test/support/kafka';
 import { envelope, inject, orderStatus, outboxEvents, recordPaymentIntent } from '../../test/support/saga';
@@ -35,7 +34,7 @@ async function sellingCell(token: string) {
   const { eventId } = await scheduledEvent(h, token, { seats: 20, cellId });
   const cell = await startTestCell(identity, { cellId });
   await provisionCellTopics(cellId);
-  const { body } = await buildEventLoad(h.services, eventId);
+  const { body } = await eventLoad(h, eventId);
   await loadIntoCell(cell, body);
   const workers = await startCellWorkers(cellId, cell.db.url, { relay: true, saga: true, tickets: true, expiry: true });
   started.push({ cell, workers, cellId });

@@ -12,7 +12,7 @@
  * pm_card_chargeDeclined shows a decline), BUYER (a new buyer id per run).
  */
 import { randomUUID } from 'node:crypto';
-import type { OrderView } from '../../contracts/src/orders';
+import type { OrderView } from '@onsale/contracts/orders';
 import { devToken } from './demo';
 
 const env = process.env;

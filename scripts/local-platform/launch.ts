@@ -1,8 +1,8 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
-import { migrateCell } from '../../cell/src/db/migrate';
-import { CELL_ROLE_NAMES, CELL_ROLES, type CellRoleName } from '../../cell/src/runtime/roles';
+import { migrateCell } from '@onsale/cell/db/migrate';
+import { CELL_ROLE_NAMES, CELL_ROLES, type CellRoleName } from '@onsale/cell/runtime/roles';
 import { bundleCommand, ensureBundles } from '../bundle';
 import { repoRoot, startProcess } from './process';
 import { prometheusSetup, type ScrapeJob } from './prometheus';

@@ -9,7 +9,7 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { createDb } from '../../control-plane/src/db/client';
+import { createDb } from '@onsale/control-plane/db/client';
 import { repoRoot } from './process';
 import { loadSecrets, type Rotation, rotate, saveSecrets } from './secrets';
 

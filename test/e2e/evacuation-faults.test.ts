@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import type { EventMove, MoveStep } from '@onsale/control-plane/db/schema/index';
+import { MoverCrash, type MoverDeps, planMove, runMove } from '@onsale/control-plane/evacuation/move';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventMove, MoveStep } from '../../control-plane/src/db/schema';
-import { MoverCrash, type MoverDeps, planMove, runMove } from '../../control-plane/src/evacuation/move';
 import { devToken } from '../../scripts/local-platform/demo';
 import { auditEvent, createOnsaleEvent, evacuateTool, keepBuying, pauseReport, testMover } from '../support/audit';
 import { startTestPlatform, type TestPlatform } from '../support/platform';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { verifyTicketWithKeys } from '@onsale/cell/tickets/signing';
+import type { EventMove, MoveStep } from '@onsale/control-plane/db/schema/index';
+import { MoverCrash, type MoverDeps, planMove, runMove } from '@onsale/control-plane/evacuation/move';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyTicketWithKeys } from '../../cell/src/tickets/signing';
-import type { EventMove, MoveStep } from '../../control-plane/src/db/schema';
-import { MoverCrash, type MoverDeps, planMove, runMove } from '../../control-plane/src/evacuation/move';
 import { auditEvent, keepBuying, pauseReport, testMover } from '../support/audit';
 import { startTestPlatform, type TestPlatform } from '../support/platform';
 import { shopper } from '../support/shopper';

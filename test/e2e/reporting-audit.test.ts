@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { decodeFacts } from '@onsale/reporting/parquet';
+import { createObjectStore } from '@onsale/reporting/s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeFacts } from '../../reporting/src/parquet';
-import { createObjectStore } from '../../reporting/src/s3';
 import { eventually } from '../support/kafka';
 import { startTestPlatform, type TestPlatform } from '../support/platform';
 import { serviceEnv } from '../support/services';

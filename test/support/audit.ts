@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createLogger } from '@onsale/contracts';
+import { createHttpCellClient } from '@onsale/control-plane/cells/client';
+import { createDb } from '@onsale/control-plane/db/client';
+import { createEvacuationCellClient } from '@onsale/control-plane/evacuation/cell-calls';
+import type { MoverDeps } from '@onsale/control-plane/evacuation/move';
+import { systemClock } from '@onsale/control-plane/lib/clock';
 import { Redis } from 'ioredis';
-import { createHttpCellClient } from '../../control-plane/src/cells/client';
-import { createDb } from '../../control-plane/src/db/client';
-import { createEvacuationCellClient } from '../../control-plane/src/evacuation/cell-calls';
-import type { MoverDeps } from '../../control-plane/src/evacuation/move';
-import { systemClock } from '../../control-plane/src/lib/clock';
 import { demoSeatMap } from '../../scripts/local-platform/demo';
 import { repoRoot } from '../../scripts/local-platform/launch';
 import type { TestDatabase } from './db';

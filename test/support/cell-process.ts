@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { migrateCell } from '@onsale/cell/db/migrate';
 import type { EventLoad } from '@onsale/contracts';
-import { migrateCell } from '../../cell/src/db/migrate';
 import { bundleCommand, ensureBundles } from '../../scripts/bundle';
 import { type RunningProcess, startProcess } from '../../scripts/local-platform/process';
 import { createTestDatabase, type TestDatabase } from './db';

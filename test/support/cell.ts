@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { buildCellApi } from '../../cell/src/api/server';
-import { CellApiConfig } from '../../cell/src/config';
-import { migrateCell } from '../../cell/src/db/migrate';
+import { buildCellApi } from '@onsale/cell/api/server';
+import { CellApiConfig } from '@onsale/cell/config';
+import { migrateCell } from '@onsale/cell/db/migrate';
 import { createTestDatabase, type TestDatabase } from './db';
 import { BUYER_AUDIENCE, BUYER_ISSUER, type TestIdentity } from './identity';
 import { serviceEnv } from './services';

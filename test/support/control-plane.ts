@@ -2,12 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLogger } from '@onsale/contracts';
-import { type Config, loadConfig } from '../../control-plane/src/config';
-import { closeServices, createServices, type ServiceOverrides, type Services } from '../../control-plane/src/context';
-import { startDevIdentityServer } from '../../control-plane/src/dev-identity/server';
-import { createApp } from '../../control-plane/src/http/app';
-import type { App } from '../../control-plane/src/http/env';
-import { ManualClock } from '../../control-plane/src/lib/clock';
+import { type Config, loadConfig } from '@onsale/control-plane/config';
+import { closeServices, createServices, type ServiceOverrides, type Services } from '@onsale/control-plane/context';
+import { startDevIdentityServer } from '@onsale/control-plane/dev-identity/server';
+import { createApp } from '@onsale/control-plane/http/app';
+import type { App } from '@onsale/control-plane/http/env';
+import { ManualClock } from '@onsale/control-plane/lib/clock';
+import { buildEventLoad } from '@onsale/control-plane/onsale/load';
 import { createTestDatabase } from './db';
 import { serviceEnv } from './services';
 
@@ -149,6 +150,11 @@ export async function addCell(
   });
   if (r.status !== 201) throw new Error(`cell: ${r.status} ${JSON.stringify(r.body)}`);
   return r.body;
+}
+
+/** What the control plane sends a cell when it loads one of its events (seat map, prices, sale window). */
+export function eventLoad(h: Harness, eventId: string) {
+  return buildEventLoad(h.services, eventId);
 }
 
 export function smallSeatMap(n = 20, tier = 'A') {

@@ -1,8 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { connect, createServer, type Socket } from 'node:net';
 import { serve } from '@hono/node-server';
-import { buildCellApi } from '../../cell/src/api/server';
-import { CellApiConfig } from '../../cell/src/config';
+import { buildCellApi } from '@onsale/cell/api/server';
+import { CellApiConfig } from '@onsale/cell/config';
 import type { TestCell } from './cell';
 import { BUYER_AUDIENCE, BUYER_ISSUER, type TestIdentity } from './identity';
 import { serviceEnv } from './services';

@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { migrateCell } from '@onsale/cell/db/migrate';
+import { MIGRATIONS_FOLDER as CONTROL_PLANE_MIGRATIONS, migrateDatabase } from '@onsale/control-plane/db/migrate';
 import pg from 'pg';
-import { migrateCell } from '../../cell/src/db/migrate';
-import { MIGRATIONS_FOLDER as CONTROL_PLANE_MIGRATIONS, migrateDatabase } from '../../control-plane/src/db/migrate';
 import { repoRoot, serviceEnv } from './services';
 
 export interface TestDatabase {

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { deleteTopics, provisionTopics } from '@onsale/cell/messaging/kafka-broker';
+import { cellTopicSpecs } from '@onsale/cell/messaging/topology';
 import { cellTopics, createLogger } from '@onsale/contracts';
 import { Kafka, logLevel } from 'kafkajs';
-import { deleteTopics, provisionTopics } from '../../cell/src/messaging/kafka-broker';
-import { cellTopicSpecs } from '../../cell/src/messaging/topology';
 import { repoRoot, serviceEnv } from './services';
 
 export const kafkaBrokers = () => serviceEnv().KAFKA_BROKERS!.split(',');

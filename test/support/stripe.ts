@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { setLogSink } from '@onsale/contracts';
+import { createEmulator, type Emulator } from '@onsale/stripe-emulator';
 import Stripe from 'stripe';
-import { createEmulator, type Emulator } from '../../stripe-emulator/src/index';
 import type { TestCell } from './cell';
 
 export const STRIPE_TEST_KEY = 'sk_test_onsale_platform';

@@ -10,7 +10,8 @@ import { DomainError } from '../errors';
 import { MOVING } from '../inventory/freeze';
 import { type Causation, outboxEnvelope, outboxInsert } from '../outbox/append';
 import { expireOrders } from './expire';
-import { type GaLine, type GaTaken, priceGaAreas, takeGaUnits, unitsByArea } from './ga-units';
+import { unitsByArea } from './ga-release';
+import { type GaLine, type GaTaken, priceGaAreas, takeGaUnits } from './ga-units';
 import { priorResponse, storeResponse } from './idempotency';
 
 export interface PlaceHoldInput {

@@ -1,5 +1,6 @@
-import { limitBody as limitDeclaredBody } from '@onsale/contracts';
+import { errorResponse, limitBody as limitDeclaredBody, validationIssues } from '@onsale/contracts';
 import type { MiddlewareHandler } from 'hono';
+import type { z } from 'zod';
 import { DomainError } from '../errors';
 import type { CellEnv } from './env';
 
@@ -31,3 +32,18 @@ export const limitBody = (maxSize: number): MiddlewareHandler =>
   limitDeclaredBody(maxSize, () => {
     throw new DomainError('payload_too_large', `request body exceeds ${maxSize} bytes`);
   });
+
+/**
+ * The path's ids checked before the body limit: a malformed id is the 400 naming it that the route's own
+ * validator gives (and it checks them again), not a 413 for a body that was never going to be used.
+ */
+export const validParams =
+  (schema: z.ZodType): MiddlewareHandler<CellEnv> =>
+  async (c, next) => {
+    const parsed = schema.safeParse(c.req.param());
+    if (!parsed.success)
+      return errorResponse(c, 'validation_failed', 'invalid param', {
+        details: { issues: validationIssues(parsed.error, 'param') },
+      });
+    await next();
+  };

@@ -10,7 +10,7 @@ import {
 /**
  * The worker roles of a cell: the process name each logs and labels its metrics with, its entry
  * point, the schema it parses its environment with, and for the consumers the name of their group
- * and inbox. Read by the main files, the stacks (infra/cdktf/src/processes.ts), the local launcher
+ * and inbox. Read by the main files, the stacks (processes/src/index.ts), the local launcher
  * and the test support, so a role is named once. How each one starts is its folder's `role.ts`.
  */
 export const CELL_ROLES = {

@@ -119,11 +119,13 @@ const ERROR_DESCRIPTIONS: Partial<Record<ErrorCode, string>> = {
   admission_invalid: 'Admission token refused',
   not_found: 'Not found (or belongs to another tenant)',
   conflict: 'Conflicts with the current state; details names what',
+  order_not_releasable: 'The order has no payment to refund; details names its status',
   payload_too_large: 'Body too large',
   rate_limited: 'Too many requests (see Retry-After)',
   cell_unavailable: 'Unavailable; retry after Retry-After',
   waiting_room_unavailable: 'The waiting room is being restored (Redis lost it); retry after Retry-After',
   signing_key_unavailable: 'Admission tokens cannot be signed (a signing key is unusable); retry after Retry-After',
+  epoch_fenced: 'This cell writer is fenced; retry through the router',
 };
 
 /** OpenAPI responses for the given error codes: one per status, all with the one error body. */

@@ -1,6 +1,6 @@
-import { consumerGroupId } from '../../../cell/src/messaging/consumers';
+import { consumerGroupId } from '@onsale/cell/messaging/consumers';
+import type { ProcessName } from '@onsale/processes';
 import { AppMetric, type AppMetricName } from './metrics';
-import type { ProcessName } from './processes';
 
 export type TopicKey = 'purchase' | 'retryShort' | 'retryLong' | 'deadLetter';
 
@@ -55,7 +55,7 @@ export interface ServiceSizing {
 }
 
 export interface ProcessRole {
-  /** The process the role's tasks run (src/processes.ts). */
+  /** The process the role's tasks run (@onsale/processes). */
   readonly process: ProcessName;
   /** Served behind the stack's internal load balancer. */
   readonly http?: { readonly port: number; readonly healthPath: string };

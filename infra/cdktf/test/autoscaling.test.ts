@@ -1,5 +1,5 @@
+import { consumerGroupId } from '@onsale/cell/messaging/consumers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { consumerGroupId } from '../../../cell/src/messaging/consumers';
 import { ManifestError, parseManifest } from '../src/manifest';
 import { CELL_ROLE_NAMES, CELL_ROLES, type CellRole, type ProcessRole } from '../src/roles';
 import { tenCellManifest } from './support/manifests';

@@ -1,5 +1,5 @@
+import { metrics as catalog } from '@onsale/contracts/runtime/metrics';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { metrics as catalog } from '../../../contracts/src/runtime/metrics';
 import { METRICS_SIDECAR_IMAGE, METRICS_SIDECAR_NAME } from '../src/constructs/metrics-sidecar';
 import { CELL_DIMENSION, CELL_NAMESPACE, CONTROL_PLANE_NAMESPACE } from '../src/metrics';
 import { defaultManifest } from './support/manifests';

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
+import { keepAliveBehindLoadBalancer, LOAD_BALANCER_IDLE_SECONDS } from '@onsale/contracts/runtime/load-balancer';
+import { environmentProblems, PROCESS_NAMES, type ProcessName, processCommand } from '@onsale/processes';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { keepAliveBehindLoadBalancer, LOAD_BALANCER_IDLE_SECONDS } from '../../../contracts/src/runtime/load-balancer';
-import { environmentProblems, PROCESS_NAMES, type ProcessName, processCommand } from '../src/processes';
 import { defaultManifest } from './support/manifests';
 import {
   type Block,

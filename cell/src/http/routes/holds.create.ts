@@ -44,8 +44,9 @@ export function registerCreateHold(app: CellApp) {
     })
       .catch((err) => {
         const reason = err instanceof DomainError ? err.code : 'error';
-        // An unknown event id is the client's to choose: it must not become a label.
-        metrics.holdsRefused.inc({ event: reason === 'event_not_found' ? 'unknown' : eventId, reason });
+        // An unknown event id is the client's to choose: it must not become a label. placeHold
+        // answers an event this cell does not hold with not_found.
+        metrics.holdsRefused.inc({ event: reason === 'not_found' ? 'unknown' : eventId, reason });
         throw err;
       })
       .finally(() => {

@@ -1,9 +1,9 @@
 import { createRoute } from '@hono/zod-openapi';
-import { RefundOrderAnswer, RefundOrderRequest } from '@onsale/contracts';
+import { errorResponses, RefundOrderAnswer, RefundOrderRequest } from '@onsale/contracts';
 import { refundPaidOrder } from '../../holds/return-seats';
 import type { CellApp } from '../app';
-import { internalAuth, limitBody } from '../middleware';
-import { errors, internalSecurity, OrderParams } from './schemas';
+import { internalAuth, limitBody, validParams } from '../middleware';
+import { internalSecurity, OrderParams } from './schemas';
 
 export const refundOrderRoute = createRoute({
   method: 'post',
@@ -11,7 +11,8 @@ export const refundOrderRoute = createRoute({
   summary:
     'Cancel a paid order for the promoter: refund it, void its tickets; its seats return to sale once refunded (idempotent)',
   security: internalSecurity,
-  middleware: [limitBody(4 * 1024), internalAuth] as const,
+  // The caller first, then its ids, then the body's size: each refusal names the first thing wrong.
+  middleware: [internalAuth, validParams(OrderParams), limitBody(4 * 1024)] as const,
   request: {
     params: OrderParams,
     body: { required: true, content: { 'application/json': { schema: RefundOrderRequest } } },
@@ -21,10 +22,15 @@ export const refundOrderRoute = createRoute({
       description: 'The order is refunding (or already was)',
       content: { 'application/json': { schema: RefundOrderAnswer } },
     },
-    400: errors[400],
-    401: errors[401],
-    404: errors[404],
-    409: errors[409],
+    ...errorResponses(
+      'bad_request',
+      'validation_failed',
+      'unauthenticated',
+      'not_found',
+      'order_not_releasable',
+      'payload_too_large',
+      'epoch_fenced',
+    ),
   },
 });
 

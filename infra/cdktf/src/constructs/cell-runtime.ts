@@ -2,13 +2,13 @@ import { EcsCluster } from '@cdktf/provider-aws/lib/ecs-cluster';
 import { KmsAlias } from '@cdktf/provider-aws/lib/kms-alias';
 import { KmsKey } from '@cdktf/provider-aws/lib/kms-key';
 import { SecretsmanagerSecret } from '@cdktf/provider-aws/lib/secretsmanager-secret';
+import type { ProcessName } from '@onsale/processes';
 import { Construct } from 'constructs';
 import type { AwsContext } from '../aws-context';
 import { checkovSkip, SkipReason } from '../checkov';
 import type { AwsRegion, CellSpec, ImageSpec, Manifest } from '../manifest';
 import { AppMetric, CELL_DIMENSION, CELL_NAMESPACE } from '../metrics';
 import { cellSecretName, secretSegment } from '../naming';
-import type { ProcessName } from '../processes';
 import {
   CELL_ROLE_NAMES,
   CELL_ROLES,

@@ -1,9 +1,9 @@
+import { CellApiConfig, CellMigrateConfig, CellProvisionConfig } from '@onsale/cell/config';
+import { CELL_ROLES, type CellRoleName } from '@onsale/cell/runtime/roles';
+import { ConfigSchema, FactRelayConfig, MigrateConfig, ResealKeysConfig } from '@onsale/control-plane/config';
+import { ReportingConfig } from '@onsale/reporting/config';
+import { RouterConfig } from '@onsale/router/config';
 import type { z } from 'zod';
-import { CellApiConfig, CellMigrateConfig, CellProvisionConfig } from '../../../cell/src/config';
-import { CELL_ROLES, type CellRoleName } from '../../../cell/src/runtime/roles';
-import { ConfigSchema, FactRelayConfig, MigrateConfig, ResealKeysConfig } from '../../../control-plane/src/config';
-import { ReportingConfig } from '../../../reporting/src/config';
-import { RouterConfig } from '../../../router/src/config';
 
 /** A cell's worker role as the catalog (cell/src/runtime/roles.ts) defines it. */
 const cellWorker = <N extends CellRoleName>(role: N) => ({

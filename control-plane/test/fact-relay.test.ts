@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { CONTROL_PLANE_FACTS_TOPIC, createLogger, parseEnv } from '@onsale/contracts';
+import { ReportingConfig } from '@onsale/reporting/config';
+import { startReporter } from '@onsale/reporting/reporter';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendFact } from '../../control-plane/src/outbox/facts';
-import { createFactRelay } from '../../control-plane/src/outbox/relay';
 import { addCell, createHarness, type Harness, scheduledEvent } from '../../test/support/control-plane';
 import { eventually, kafkaBrokers, readTopic } from '../../test/support/kafka';
 import { serviceEnv } from '../../test/support/services';
-import { ReportingConfig } from '../src/config';
-import { startReporter } from '../src/reporter';
+import { appendFact } from '../src/outbox/facts';
+import { createFactRelay } from '../src/outbox/relay';
 
 /**
  * The control plane's fact relay: claim with a lease, publish, mark. A relay that dies after
