@@ -8,6 +8,7 @@ import { repoRoot, startProcess } from './process';
 import { prometheusSetup, type ScrapeJob } from './prometheus';
 import { loadSecrets, publishedTicketKeys, saveSecrets, signingTicketKey } from './secrets';
 import type { PlatformServices } from './services';
+import type { PlatformState } from './status';
 import { type Supervised, supervise } from './supervisor';
 
 /** Every process role a cell runs; each is its own entry point and OS process. */
@@ -83,6 +84,25 @@ export async function freePort(): Promise<number> {
   }
 }
 
+/** Where each part's data lives, for `platform status`: the control plane's stores and each cell's own. */
+function platformServiceAddresses(o: PlatformOptions): PlatformState['services'] {
+  const hostOf = (url: string) => new URL(url).host;
+  return [
+    {
+      owner: 'control plane',
+      postgres: hostOf(o.controlPlaneDatabaseUrl),
+      redis: hostOf(o.services.redisUrl),
+      kafka: o.services.kafkaBrokers,
+    },
+    ...o.cells.map((c) => ({
+      owner: c.id,
+      postgres: hostOf(c.databaseUrl),
+      redis: hostOf(c.redisUrl ?? o.services.redisUrl),
+      kafka: c.kafkaBrokers ?? o.services.kafkaBrokers,
+    })),
+  ];
+}
+
 /**
  * The whole platform on this machine: the Stripe emulator and a development identity issuer,
  * the control plane (API, worker and fact relay), the cross-cell reporting consumer, every
@@ -112,10 +132,11 @@ export async function startPlatform(options: PlatformOptions) {
   const command = (entry: string) => (runtime === 'bundle' ? bundleCommand(entry, repoRoot) : undefined);
   const writeState = () => {
     if (!options.stateFile) return;
-    const state = {
+    const state: PlatformState = {
       launcherPid: process.pid,
       updatedAt: new Date().toISOString(),
       processes: [...processes.values()].map((p) => p.status()),
+      services: platformServiceAddresses(options),
     };
     mkdirSync(dirname(options.stateFile), { recursive: true });
     writeFileSync(`${options.stateFile}.tmp`, JSON.stringify(state, null, 2));

@@ -28,7 +28,9 @@ const schemas = {
   'control-plane': { folder: CONTROL_PLANE_MIGRATIONS, migrate: (url: string) => migrateDatabase(url) },
 } as const;
 
-const adminUrl = () => `${serviceEnv().ONSALE_PG_URL!}/postgres`;
+/** A PostgreSQL server: the control plane's (ONSALE_PG_URL, every test's default) or a cell's own. */
+const defaultServer = () => serviceEnv().ONSALE_PG_URL!;
+const adminUrl = (server: string) => `${server}/postgres`;
 
 async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const c = new pg.Client({ connectionString: url });
@@ -55,16 +57,16 @@ function templateName(schema: Exclude<Schema, 'empty'>): string {
 }
 
 /** Migrates a template once per migration set; an advisory lock keeps concurrent test processes from racing. */
-async function ensureTemplate(schema: Exclude<Schema, 'empty'>): Promise<string> {
+async function ensureTemplate(schema: Exclude<Schema, 'empty'>, server: string): Promise<string> {
   const name = templateName(schema);
-  await withClient(adminUrl(), async (admin) => {
+  await withClient(adminUrl(server), async (admin) => {
     await admin.query('SELECT pg_advisory_lock(hashtext($1))', [name]);
     try {
       const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
       if (exists.rowCount) return;
       const building = `${name}_build_${randomBytes(3).toString('hex')}`;
       await admin.query(`CREATE DATABASE ${building}`);
-      await schemas[schema].migrate(`${serviceEnv().ONSALE_PG_URL!}/${building}`);
+      await schemas[schema].migrate(`${server}/${building}`);
       // Renamed only once complete: a crash mid-migration never leaves a half-built template behind.
       await admin.query(`ALTER DATABASE ${building} RENAME TO ${name}`);
     } finally {
@@ -75,15 +77,19 @@ async function ensureTemplate(schema: Exclude<Schema, 'empty'>): Promise<string>
 }
 
 /**
- * A database of its own for one test file on the real PostgreSQL: empty, or cloned from a
- * template that already holds every migration of `schema` (a file copy instead of replaying
+ * A database of its own for one test file on the real PostgreSQL (the control plane's server, or `server`): empty,
+ * or cloned from a template that already holds every migration of `schema` (a file copy instead of replaying
  * the migrations for each file).
  */
-export async function createTestDatabase(prefix: string, schema: Schema = 'empty'): Promise<TestDatabase> {
-  const base = serviceEnv().ONSALE_PG_URL!;
+export async function createTestDatabase(
+  prefix: string,
+  schema: Schema = 'empty',
+  server = defaultServer(),
+): Promise<TestDatabase> {
+  const base = server;
   const name = `${prefix}_${randomBytes(4).toString('hex')}`;
-  const template = schema === 'empty' ? null : await ensureTemplate(schema);
-  await withClient(adminUrl(), (admin) =>
+  const template = schema === 'empty' ? null : await ensureTemplate(schema, server);
+  await withClient(adminUrl(server), (admin) =>
     admin.query(template ? `CREATE DATABASE ${name} TEMPLATE ${template}` : `CREATE DATABASE ${name}`),
   );
   const url = `${base}/${name}`;
@@ -94,7 +100,7 @@ export async function createTestDatabase(prefix: string, schema: Schema = 'empty
     query: async (text, values) => (await pool.query(text, values as unknown[])).rows,
     async drop() {
       await pool.end();
-      await withClient(adminUrl(), async (c) => {
+      await withClient(adminUrl(server), async (c) => {
         // pg-pool's end() resolves before its clients' sockets close: a FORCE drop that terminated
         // one still closing would surface as an uncaught 57P01 in the test process. Give them 2 s.
         for (let i = 0; i < 100; i++) {

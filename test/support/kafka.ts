@@ -20,8 +20,8 @@ export async function provisionCellTopics(cellId: string, partitions = 3) {
   return cellTopics(cellId);
 }
 
-export async function dropCellTopics(cellId: string) {
-  await deleteTopics(kafkaBrokers(), Object.values(cellTopics(cellId))).catch(() => {});
+export async function dropCellTopics(cellId: string, brokers = kafkaBrokers()) {
+  await deleteTopics(brokers, Object.values(cellTopics(cellId))).catch(() => {});
 }
 
 export interface ReadMessage {

@@ -4,7 +4,7 @@ import { type DemoSeed, resumeDemo, seedDemo } from '../../scripts/local-platfor
 import { repoRoot, startPlatform } from '../../scripts/local-platform/launch';
 import { createTestDatabase, type TestDatabase } from './db';
 import { dropCellTopics, uniqueCellId } from './kafka';
-import { platformServices } from './services';
+import { platformServices, serviceEnv } from './services';
 
 /**
  * The whole platform as `scripts/platform up` runs it, on fresh databases and cell ids of its
@@ -26,6 +26,12 @@ export async function startTestPlatform(options: {
   prometheus?: { ruleFiles?: string[] };
   /** Where the platform keeps its secrets between starts (`restart()`), as `platform up` keeps them in .data. */
   secretsFile?: string;
+  /**
+   * `per-cell`: each cell on its own PostgreSQL server, Redis and Kafka broker (scripts/services' cell-1 and cell-2,
+   * so at most two cells), as `platform up` and the stacks run them. Default `shared`: every cell on the control
+   * plane's three, for tests that read a cell's topics or keys through them.
+   */
+  topology?: 'shared' | 'per-cell';
 }) {
   const dbs: TestDatabase[] = [];
   const db = async (prefix: string) => {
@@ -36,11 +42,29 @@ export async function startTestPlatform(options: {
   const controlPlane = await db('e2e_cp');
   const run = `e2e-${randomUUID().slice(0, 8)}`;
   const cellIds = Array.from({ length: options.cellCount ?? 2 }, (_, i) => uniqueCellId(`e2e${'abcdefgh'[i]}`));
-  const cells: { id: string; databaseUrl: string; db: TestDatabase }[] = [];
-  for (const id of cellIds) cells.push({ id, databaseUrl: (await db('e2e_cell')).url, db: dbs.at(-1)! });
+  const env = serviceEnv();
+  const own = (i: number, name: string) => {
+    const value = env[`${name}_CELL_${i + 1}`];
+    if (!value) throw new Error(`${name}_CELL_${i + 1} is not in .data/services.env: run \`bash scripts/services up\``);
+    return value;
+  };
+  const cells: { id: string; databaseUrl: string; db: TestDatabase; redisUrl?: string; kafkaBrokers?: string }[] = [];
+  for (const [i, id] of cellIds.entries()) {
+    if (options.topology === 'per-cell') {
+      const d = await createTestDatabase('e2e_cell', 'empty', own(i, 'ONSALE_PG_URL'));
+      dbs.push(d);
+      cells.push({
+        id,
+        databaseUrl: d.url,
+        db: d,
+        redisUrl: own(i, 'REDIS_URL'),
+        kafkaBrokers: own(i, 'KAFKA_BROKERS'),
+      });
+    } else cells.push({ id, databaseUrl: (await db('e2e_cell')).url, db: dbs.at(-1)! });
+  }
   const start = () =>
     startPlatform({
-      cells: cells.map(({ id, databaseUrl }) => ({ id, databaseUrl })),
+      cells: cells.map(({ id, databaseUrl, redisUrl, kafkaBrokers }) => ({ id, databaseUrl, redisUrl, kafkaBrokers })),
       controlPlaneDatabaseUrl: controlPlane.url,
       services: platformServices(),
       reporting: { prefix: `${run}/`, groupPrefix: `reporting-${run}` },
@@ -95,6 +119,11 @@ export async function startTestPlatform(options: {
     /** The prefix of the control plane's Redis keys (its waiting rooms) on the shared Redis. */
     redisKeyPrefix: `${run}:`,
     cellDb,
+    /** A cell's own services in the per-cell topology (its Redis URL and broker list); undefined when shared. */
+    cellServices: (cellId: string) => {
+      const c = cells.find((x) => x.id === cellId)!;
+      return { redisUrl: c.redisUrl, kafkaBrokers: c.kafkaBrokers };
+    },
     controlPlaneDb: controlPlane,
     /** Every cell with its ledger, as the audit reads them. */
     cells: () => cells.map(({ id, db }) => ({ id, db })),
@@ -125,7 +154,7 @@ export async function startTestPlatform(options: {
     },
     async stop() {
       await platform.stop();
-      for (const id of cellIds) await dropCellTopics(id);
+      for (const c of cells) await dropCellTopics(c.id, c.kafkaBrokers?.split(','));
       for (const d of dbs) await d.drop();
     },
   };
