@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type EventLoad, revocationKeys } from '@onsale/contracts';
+import type { EventLoad } from '@onsale/contracts';
 import { Redis } from 'ioredis';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
