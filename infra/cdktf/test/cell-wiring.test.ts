@@ -1,10 +1,19 @@
-import { cellTopics } from '../../../contracts/src/topics';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { consumerGroupId } from '../../../cell/src/messaging/consumers';
 import { CELL_CONSUMERS } from '../../../cell/src/runtime/roles';
-import { parseManifest } from '../src/manifest';
+import { cellTopics } from '../../../contracts/src/topics';
+import { cellApiUrl, controlPlaneApiUrl, parseManifest } from '../src/manifest';
 import { tenCellManifest } from './support/manifests';
-import { type Block, policyStatements, resources, type Synthesized, stack, synthPlatform } from './support/terraform';
+import {
+  type Block,
+  containerDefinitions,
+  policyStatements,
+  resources,
+  type StackJson,
+  type Synthesized,
+  stack,
+  synthPlatform,
+} from './support/terraform';
 
 /** Does an IAM resource pattern (its last path segment may end in `*`) name this Kafka topic or group? */
 function covers(resource: string, kind: 'topic' | 'group', cluster: string, name: string): boolean {
@@ -12,6 +21,20 @@ function covers(resource: string, kind: 'topic' | 'group', cluster: string, name
   if (at < 0) return false;
   const pattern = resource.slice(resource.lastIndexOf('/') + 1);
   return pattern.endsWith('*') ? name.startsWith(pattern.slice(0, -1)) : pattern === name;
+}
+
+/** Each container's environment in a stack, by the process its task runs (its log stream prefix is the role). */
+function environments(json: StackJson): Record<string, string>[] {
+  return resources(json, 'aws_ecs_task_definition').flatMap(({ body }) =>
+    containerDefinitions(body).map((c) => Object.fromEntries(c.environment.map((e) => [e.name, e.value]))),
+  );
+}
+
+/** The one resource of a type whose body matches, or a failure naming what was looked for. */
+function only(json: StackJson, type: string, match: (body: Block) => boolean, what: string): Block {
+  const found = resources(json, type).filter(({ body }) => match(body));
+  expect(found, what).toHaveLength(1);
+  return found[0]!.body;
 }
 
 describe('the wiring between a cell’s processes and its stack', () => {
@@ -25,7 +48,9 @@ describe('the wiring between a cell’s processes and its stack', () => {
     for (const cell of manifest.cells) {
       const { json } = stack(synth, `cell-${cell.id}`);
       const cluster = `onsale-${cell.id}`;
-      const api = policyStatements(json).filter((s) => s.effect === 'Allow' && s.where.includes('service-api_task-role'));
+      const api = policyStatements(json).filter(
+        (s) => s.effect === 'Allow' && s.where.includes('service-api_task-role'),
+      );
       const allows = (action: string, kind: 'topic' | 'group', name: string) =>
         api.some((s) => s.actions.includes(action) && s.resources.some((r) => covers(r, kind, cluster, name)));
       // The API's consumerLag reads every topic of the cell for every consumer group; refreshMetrics reads the DLQ.
@@ -39,7 +64,10 @@ describe('the wiring between a cell’s processes and its stack', () => {
       expect(api.flatMap((s) => s.actions)).toContain('kafka-cluster:Connect');
       // Reading offsets is not reading messages: the API never consumes or publishes.
       for (const forbidden of ['kafka-cluster:ReadData', 'kafka-cluster:WriteData', 'kafka-cluster:AlterGroup']) {
-        expect(api.flatMap((s) => s.actions), `${cell.id}: ${forbidden}`).not.toContain(forbidden);
+        expect(
+          api.flatMap((s) => s.actions),
+          `${cell.id}: ${forbidden}`,
+        ).not.toContain(forbidden);
       }
     }
   });
@@ -68,5 +96,52 @@ describe('the wiring between a cell’s processes and its stack', () => {
       expect(new Set(scalingGroups), cell.id).toEqual(groups);
     }
     expect(watched).toBe(manifest.cells.length * CELL_CONSUMERS.length * 2);
+  });
+
+  it('creates the names the processes use: a private zone on every VPC, the control plane API and each cell API in it', () => {
+    const domain = manifest.controlPlane.internalDomain;
+    const cp = stack(synth, 'control-plane').json;
+    const zone = resources(cp, 'aws_route53_zone');
+    expect(zone.map((z) => z.body.name)).toEqual([domain]);
+    const zoneName = zone[0]!.name;
+    expect(zone[0]!.body.vpc).toEqual([{ vpc_id: expect.stringMatching(/^\$\{aws_vpc\./), vpc_region: 'eu-west-1' }]);
+    const cpHost = new URL(controlPlaneApiUrl(manifest)).host;
+    const cpRecord = only(cp, 'aws_route53_record', (b) => b.name === cpHost, `record ${cpHost}`);
+    expect(cpRecord.zone_id).toBe(`\${aws_route53_zone.${zoneName}.zone_id}`);
+    const [cpApiAlb] = resources(cp, 'aws_lb').filter((lb) => lb.body.name === 'onsale-cp-api');
+    expect(cpRecord.alias).toMatchObject({ name: `\${aws_lb.${cpApiAlb!.name}.dns_name}` });
+    // The router calls the control plane by that name.
+    const router = environments(cp).filter((e) => e.CONTROL_PLANE_URL !== undefined);
+    expect(router.length).toBeGreaterThan(0);
+    for (const env of router) expect(new URL(env.CONTROL_PLANE_URL!).host).toBe(cpHost);
+
+    for (const cell of manifest.cells) {
+      for (const standby of cell.dr ? [false, true] : [false]) {
+        const name = standby ? `cell-${cell.id}-dr` : `cell-${cell.id}`;
+        const { json } = stack(synth, name);
+        const host = new URL(cellApiUrl(manifest, cell.id, standby)).host;
+        const record = only(json, 'aws_route53_record', (b) => b.name === host, `${name}: record ${host}`);
+        const [vpc] = resources(json, 'aws_vpc');
+        const association = only(json, 'aws_route53_zone_association', () => true, `${name}: zone association`);
+        expect(association.vpc_id, name).toBe(`\${aws_vpc.${vpc!.name}.id}`);
+        expect(association.vpc_region, name).toBe(standby ? cell.dr!.region : cell.region);
+        // Both point at the control plane's zone (a cross-stack reference), as the record does.
+        expect(String(association.zone_id), name).toMatch(/outputs\.cross-stack-output-aws_route53_zoneprivate-zone/);
+        expect(record.zone_id, name).toBe(association.zone_id);
+        const [alb] = resources(json, 'aws_lb').filter((lb) => String(lb.body.name).endsWith('-api'));
+        expect(record.alias, name).toMatchObject({ name: `\${aws_lb.${alb!.name}.dns_name}` });
+        // The registry's baseUrl for the cell is published beside it, and the cell fetches the JWKS by name.
+        expect((json.output as Record<string, Block>).api_url?.value, name).toBe(`https://${host}`);
+        for (const env of environments(json).filter((e) => e.ADMISSION_JWKS_URL !== undefined)) {
+          expect(new URL(env.ADMISSION_JWKS_URL!).host, name).toBe(cpHost);
+        }
+      }
+    }
+  });
+
+  it('publishes no SSM directory that no process reads', () => {
+    for (const { name, json } of synth.stacks.values()) {
+      expect(resources(json, 'aws_ssm_parameter'), name).toEqual([]);
+    }
   });
 });
