@@ -70,3 +70,24 @@ export const BlockedSeatsRequest = z.object({
 export const BlockedSeatsAnswer = z.object({ eventId: z.string(), blocked: z.number() });
 export type BlockedSeatsAnswer = z.infer<typeof BlockedSeatsAnswer>;
 export const BlockedSeatsList = z.object({ eventId: z.string(), seatIds: z.array(z.string()) });
+
+/**
+ * POST /internal/revocations: an admission revocation the control plane delivers to every registered cell, which
+ * enforces it in its own Redis. Times are unix seconds; the cell keeps it until `expiresAt`, when every token it
+ * covers has expired anyway. Repeating a delivery sets the same key again (idempotent).
+ */
+export const RevocationNotice = z
+  .object({
+    jti: z.string().min(1).max(200).optional(),
+    /** Every admission of this buyer issued up to `revokedAt`. */
+    sub: z.string().min(1).max(200).optional(),
+    revokedAt: z.number().int().nonnegative(),
+    expiresAt: z.number().int().nonnegative(),
+  })
+  .strict()
+  .refine((n) => !n.jti !== !n.sub, { message: 'give exactly one of jti or sub', path: ['jti'] });
+export type RevocationNotice = z.infer<typeof RevocationNotice>;
+
+/** What the cell enforces: its Redis key and how long it lives (0: the revocation had already expired). */
+export const RevocationNoticeAnswer = z.object({ key: z.string(), ttlSeconds: z.number().int().nonnegative() });
+export type RevocationNoticeAnswer = z.infer<typeof RevocationNoticeAnswer>;

@@ -72,6 +72,8 @@ export const ConfigSchema = z.object({
   SCHEDULER_TICK_MS: int(1000),
   RELEASE_TICK_MS: int(250),
   CONTROLLER_TICK_MS: int(5000),
+  /** How often the worker sends revocations to the cells that do not have them yet: most of revoke-to-refusal. */
+  REVOCATION_DELIVERY_TICK_MS: int(100),
   LOAD_RETRY_BASE_MS: int(1000),
   LOAD_RETRY_MAX_MS: int(60_000),
   /** Failed loads in a row before the scheduler stops trying and shows the event as gave_up. */

@@ -7,13 +7,17 @@ import {
   type ReadinessProbe,
   serveHealth,
 } from '@onsale/contracts';
+import { deliverRevocations } from './admission/deliver';
 import { ConfigSchema } from './config';
 import { closeServices, connectServices, createServices, reportSigningKey, type Services } from './context';
 import { runSchedulerTick } from './onsale/scheduler';
 import { runControllerTick } from './release-controller/tick';
 import { releaseAll } from './waiting-room/release';
 
-/** The control-plane worker: onsale scheduler, waiting-room releaser, release controller, key rotation. */
+/**
+ * The control-plane worker: onsale scheduler, waiting-room releaser, release controller, key rotation, and the
+ * delivery of revocations to the cells.
+ */
 export function startWorker(services: Services) {
   const log = services.log.child({ role: 'worker' });
   const c = services.config;
@@ -22,6 +26,7 @@ export function startWorker(services: Services) {
     ['releaser', c.RELEASE_TICK_MS, () => releaseAll(services)],
     ['controller', c.CONTROLLER_TICK_MS, () => runControllerTick(services)],
     ['key-rotation', 60_000, () => services.keys.rotateIfDue()],
+    ['revocation-delivery', c.REVOCATION_DELIVERY_TICK_MS, () => deliverRevocations(services)],
   ];
   const probes = new Map<string, ReadinessProbe>();
   const loops = ticks.map(([name, intervalMs, tick]) => {
@@ -43,6 +48,7 @@ export function startWorker(services: Services) {
     schedulerMs: c.SCHEDULER_TICK_MS,
     releaseMs: c.RELEASE_TICK_MS,
     controllerMs: c.CONTROLLER_TICK_MS,
+    revocationDeliveryMs: c.REVOCATION_DELIVERY_TICK_MS,
   });
   return {
     async stop() {

@@ -51,7 +51,8 @@ export async function startTestCell(
     cellId,
     url,
     db,
-    internalToken,
+    // The caller's CELL_INTERNAL_TOKEN, when it gives one (a control plane that calls this cell).
+    internalToken: config.CELL_INTERNAL_TOKEN,
     api,
     async close() {
       await new Promise<void>((r) => server.close(() => r()));

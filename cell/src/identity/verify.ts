@@ -3,6 +3,8 @@ import {
   CLOCK_TOLERANCE_SECONDS,
   createAdmissionVerifier,
   IDENTITY_ALGORITHMS,
+  type RevocationNotice,
+  type RevocationNoticeAnswer,
   remoteKeys,
   revocationKeys,
   VerifiedTokens,
@@ -89,6 +91,22 @@ export function createVerifiers(config: IdentityConfig, redis: Redis) {
     return claims;
   }
 
-  return { buyer, admission };
+  /**
+   * Enforces a revocation the control plane delivered (this cell's Redis is its own, not the control plane's) until
+   * the tokens it covers have expired. A failure is a 503: the control plane retries until it is delivered.
+   */
+  async function recordRevocation(notice: RevocationNotice, nowSeconds: number): Promise<RevocationNoticeAnswer> {
+    const key = notice.jti ? revocationKeys.jti(notice.jti) : revocationKeys.buyer(notice.sub as string);
+    const ttlSeconds = Math.max(0, notice.expiresAt - nowSeconds);
+    if (ttlSeconds === 0) return { key, ttlSeconds };
+    try {
+      await redis.set(key, String(notice.revokedAt), 'EX', ttlSeconds);
+    } catch {
+      throw new DomainError('cell_unavailable', 'revocations cannot be recorded; retry shortly');
+    }
+    return { key, ttlSeconds };
+  }
+
+  return { buyer, admission, recordRevocation };
 }
 export type Verifiers = ReturnType<typeof createVerifiers>;

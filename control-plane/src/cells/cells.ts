@@ -28,6 +28,10 @@ export async function registerCell({ ctx, input }: { ctx: Services; input: CellI
       .onConflictDoNothing()
       .returning();
     if (!row) throw conflict(`cell ${input.id} already exists`);
+    // The revocations still in force reach a new cell too: evacuation moves admitted buyers' events onto it.
+    await tx.execute(sql`
+      INSERT INTO revocation_deliveries (revocation_id, cell_id)
+      SELECT id, ${row.id} FROM revocations WHERE expires_at > now()`);
     await bumpDirectoryVersion(tx);
     ctx.log.info('cell registered', { cellId: row.id, region: row.region });
     return row;

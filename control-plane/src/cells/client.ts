@@ -4,6 +4,8 @@ import {
   EventLoadAnswer,
   RefundOrderAnswer,
   type RefundOrderRequest,
+  type RevocationNotice,
+  RevocationNoticeAnswer,
   SalesStatusAnswer,
   type SalesStatusRequest,
 } from '@onsale/contracts';
@@ -32,7 +34,12 @@ export interface CellClient {
   setSales(cell: CellTarget, eventId: string, body: SalesStatusRequest): Promise<SalesStatusAnswer>;
   /** Refunds one paid order for its promoter (idempotent on the cell's side). */
   refundOrder(cell: CellTarget, eventId: string, orderId: string, body: RefundOrderRequest): Promise<RefundOrderAnswer>;
+  /** Has the cell enforce an admission revocation in its own Redis (idempotent on the cell's side). */
+  revoke(cell: CellTarget, notice: RevocationNotice): Promise<RevocationNoticeAnswer>;
 }
+
+/** A revocation is one Redis write in the cell: a cell slower than this must not hold back the other cells' deliveries. */
+const REVOKE_TIMEOUT_MS = 2_000;
 
 export function createHttpCellClient(o: { token: string; timeoutMs: number; signalsTimeoutMs?: number }): CellClient {
   const call = async (url: string, init: RequestInit, timeoutMs: number) => {
@@ -91,6 +98,16 @@ export function createHttpCellClient(o: { token: string; timeoutMs: number; sign
       );
       const parsed = RefundOrderAnswer.safeParse(answer);
       if (!parsed.success) throw new CellCallError('cell refund answer does not match the contract', 200, answer);
+      return parsed.data;
+    },
+    async revoke(cell, notice) {
+      const answer = await call(
+        `${base(cell)}/internal/revocations`,
+        { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(notice) },
+        Math.min(o.timeoutMs, REVOKE_TIMEOUT_MS),
+      );
+      const parsed = RevocationNoticeAnswer.safeParse(answer);
+      if (!parsed.success) throw new CellCallError('cell revocation answer does not match the contract', 200, answer);
       return parsed.data;
     },
     async signals(cell) {

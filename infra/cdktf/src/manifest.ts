@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { overlaps, parseCidr } from './cidr';
+import { InternalName } from './naming';
 import { CELL_ROLE_NAMES, CELL_ROLES, CONTROL_PLANE_ROLES, type ProcessRole, type ServiceSizing } from './roles';
 
 /** Commercial regions that offer every service a cell needs (Aurora PostgreSQL, MSK, RDS Proxy, ElastiCache). */
@@ -244,8 +245,11 @@ const ControlPlane = z
     cidr: Cidr,
     /** Where AWS Backup copies the control plane's database daily (it has no DR standby). */
     backupCopyRegion: Region.optional(),
-    /** How cells and the router reach the control plane's API (its internal ALB, under a name the certificate covers). */
-    apiUrl: HttpsUrl,
+    /**
+     * The platform's private DNS zone (src/naming.ts InternalName): the control plane's API is
+     * `control-plane.<domain>`, a cell's `<cell id>.<domain>`. Each region's certificate must cover `*.<domain>`.
+     */
+    internalDomain: z.string().regex(/^[a-z0-9.-]+\.[a-z]{2,}$/, 'must be a DNS name'),
     database: DatabaseSizing,
     cache: CacheSizing,
     services: servicesSizing(CONTROL_PLANE_ROLES),
@@ -413,6 +417,17 @@ export function loadManifest(path: string): Manifest {
 }
 
 /** The validated manifest has a certificate for every region that runs a load balancer. */
+/** Where the router and the cells reach the control plane's API: CONTROL_PLANE_URL, and the JWKS under it. */
+export function controlPlaneApiUrl(manifest: Manifest): string {
+  return `https://${InternalName.controlPlaneApi(manifest.controlPlane.internalDomain)}`;
+}
+
+/** The cell's API as the control plane's registry must hold it (POST /operator/cells `baseUrl`). */
+export function cellApiUrl(manifest: Manifest, cellId: string, standby = false): string {
+  const domain = manifest.controlPlane.internalDomain;
+  return `https://${standby ? InternalName.standbyCellApi(domain, cellId) : InternalName.cellApi(domain, cellId)}`;
+}
+
 export function certificateFor(manifest: Manifest, region: AwsRegion): string {
   const arn = manifest.certificates[region];
   if (!arn) throw new ManifestError([`certificates.${region}: missing`]);

@@ -23,11 +23,15 @@ export function secretSegment(envName: string): string {
 }
 
 /**
- * SSM parameters, in the control plane's region, where each cell stack publishes its endpoints. The
- * control plane reads them at run time, which keeps the stack graph acyclic (cells depend on the control
- * plane, never the reverse).
+ * The names the processes reach one another by, in the platform's private hosted zone (the manifest's
+ * `controlPlane.internalDomain`, associated with every VPC): the control plane's API, each cell's API and each
+ * DR standby's. One wildcard certificate per region (`*.<internalDomain>`) covers them all.
  */
-export const CELL_DIRECTORY_PATH = '/onsale/cells';
+export const InternalName = {
+  controlPlaneApi: (domain: string) => `control-plane.${domain}`,
+  cellApi: (domain: string, cellId: string) => `${cellId}.${domain}`,
+  standbyCellApi: (domain: string, cellId: string) => `${cellId}-dr.${domain}`,
+} as const;
 
 /** The Secrets Manager name of a cell role's secret; a DR region's replica has the same name. */
 export function cellSecretName(cellId: string, role: string, envName: string): string {

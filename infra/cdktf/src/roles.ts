@@ -1,4 +1,5 @@
 import { consumerGroupId } from '@onsale/cell/messaging/consumers';
+import { CELL_ROLES as CELL_WORKERS } from '@onsale/cell/runtime/roles';
 import type { ProcessName } from '@onsale/processes';
 import { AppMetric, type AppMetricName } from './metrics';
 
@@ -43,8 +44,11 @@ export interface KafkaAccess {
   readonly reads: readonly TopicKey[];
   readonly writes: readonly TopicKey[];
   readonly idempotentProducer: boolean;
-  /** Reads the committed offsets of every consumer group of the cell (the API's lag signal). */
-  readonly describesGroups?: boolean;
+  /**
+   * Reads the committed offsets of every consumer group of the cell and the end offsets of these topics
+   * (the API's lag and dead-letter depth signals: kafkajs' fetchOffsets and fetchTopicOffsets).
+   */
+  readonly describes?: { readonly groups: true; readonly topics: readonly TopicKey[] };
 }
 
 export interface ServiceSizing {
@@ -70,6 +74,7 @@ export interface ProcessRole {
 // /readyz, not /healthz: a fenced writer or a lost database turns it 503, and the ALB stops sending buyers.
 const HTTP = { port: 8080, healthPath: '/readyz' } as const;
 
+/** The consumer's name comes from the application's catalog, so alarms and scaling watch the group it joins. */
 const consumer = (name: string): KafkaAccess => ({
   consumer: name,
   reads: ['purchase', 'retryShort', 'retryLong'],
@@ -86,8 +91,13 @@ export const CELL_ROLES = {
   api: {
     process: 'cell-api',
     http: HTTP,
-    // Only to read consumer lag for the release controller; the API never publishes.
-    kafka: { reads: [], writes: [], idempotentProducer: false, describesGroups: true },
+    // Only to read consumer lag (every group, every topic it consumes) and the DLQ's depth; the API never publishes.
+    kafka: {
+      reads: [],
+      writes: [],
+      idempotentProducer: false,
+      describes: { groups: true, topics: ['purchase', 'retryShort', 'retryLong', 'deadLetter'] },
+    },
     secrets: ['STRIPE_WEBHOOK_SECRET', 'STRIPE_SECRET_KEY', 'CELL_INTERNAL_TOKEN'],
     redis: true,
     scaling: { kind: 'requests', requestsPerTaskPerMinute: 6_000 },
@@ -103,7 +113,7 @@ export const CELL_ROLES = {
   },
   saga: {
     process: 'cell-saga',
-    kafka: consumer('saga'),
+    kafka: consumer(CELL_WORKERS.saga.consumer),
     secrets: [],
     redis: false,
     scaling: CONSUMER_LAG,
@@ -111,7 +121,7 @@ export const CELL_ROLES = {
   },
   payment: {
     process: 'cell-payments',
-    kafka: consumer('payments'),
+    kafka: consumer(CELL_WORKERS.payments.consumer),
     secrets: ['STRIPE_SECRET_KEY'],
     redis: false,
     scaling: CONSUMER_LAG,
@@ -129,7 +139,7 @@ export const CELL_ROLES = {
   },
   ticket: {
     process: 'cell-tickets',
-    kafka: consumer('tickets'),
+    kafka: consumer(CELL_WORKERS.tickets.consumer),
     secrets: ['TICKET_SIGNING_KEY'],
     redis: false,
     scaling: CONSUMER_LAG,
@@ -150,6 +160,12 @@ export const CELL_ROLE_NAMES = Object.keys(CELL_ROLES) as CellRole[];
 
 /** The KEK and, during a rotation, the KEKs it replaced ("none" when no rotation is under way). */
 export const KEK_SECRETS = ['SIGNING_KEY_KEK', 'SIGNING_KEY_KEK_PREVIOUS'] as const;
+
+/** The consumer group a cell role's tasks join, if they consume: what its lag alarm and scaling watch. */
+export function roleConsumerGroup(cellId: string, role: CellRole): string | undefined {
+  const name = (CELL_ROLES[role] as ProcessRole).kafka?.consumer;
+  return name ? consumerGroup(cellId, name) : undefined;
+}
 
 export const CONTROL_PLANE_ROLES = {
   api: {

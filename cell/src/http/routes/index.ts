@@ -8,6 +8,7 @@ import { registerLoadEvent } from './internal.events.put';
 import { registerSalesStatus } from './internal.events.sales.put';
 import { registerRefundOrder } from './internal.orders.refund.post';
 import { registerOrderTimeline } from './internal.orders.timeline.get';
+import { registerRevocations } from './internal.revocations.post';
 import { registerSignals } from './internal.signals.get';
 import { registerMetrics } from './metrics.get';
 import { registerGetOrder } from './orders.get';
@@ -29,6 +30,7 @@ export function registerRoutes(app: CellApp) {
   registerSignals(app);
   registerOrderTimeline(app);
   registerRefundOrder(app);
+  registerRevocations(app);
   registerTicketsPdf(app);
   registerTicketQr(app);
   registerTicketScanner(app);

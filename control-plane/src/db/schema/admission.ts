@@ -1,5 +1,7 @@
 import type { InferSelectModel } from 'drizzle-orm';
-import { index, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+import { index, integer, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
+import { cells } from './cells';
 import { tstz } from './columns';
 
 /**
@@ -19,7 +21,7 @@ export const signingKeys = pgTable('signing_keys', {
 });
 export type SigningKey = InferSelectModel<typeof signingKeys>;
 
-/** Audit of revocations; the enforcement is the Redis key the cells read. */
+/** Audit of revocations; the enforcement is a Redis key in each cell's Redis (revocation_deliveries). */
 export const revocations = pgTable(
   'revocations',
   {
@@ -34,3 +36,28 @@ export const revocations = pgTable(
   (t) => [index('revocations_jti_idx').on(t.jti), index('revocations_subject_idx').on(t.subject)],
 );
 export type Revocation = InferSelectModel<typeof revocations>;
+
+/**
+ * One row per revocation and registered cell, written with the revocation: the worker delivers it to the cell's
+ * internal API until the cell has it in its own Redis (or the revocation has expired), with backoff between tries.
+ */
+export const revocationDeliveries = pgTable(
+  'revocation_deliveries',
+  {
+    revocationId: uuid('revocation_id')
+      .notNull()
+      .references(() => revocations.id),
+    cellId: text('cell_id')
+      .notNull()
+      .references(() => cells.id),
+    attempts: integer('attempts').notNull().default(0),
+    /** When the next try is due; a claim pushes it past the call's timeout, so two workers never send at once. */
+    nextAttemptAt: tstz('next_attempt_at').notNull().defaultNow(),
+    deliveredAt: tstz('delivered_at'),
+    lastError: text('last_error'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.revocationId, t.cellId] }),
+    index('revocation_deliveries_due_idx').on(t.nextAttemptAt).where(sql`delivered_at IS NULL`),
+  ],
+);

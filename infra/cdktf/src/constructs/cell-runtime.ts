@@ -15,9 +15,9 @@ import {
   type CellRole,
   cellGroupPrefix,
   cellTopics,
-  consumerGroup,
   databaseUser,
   type ProcessRole,
+  roleConsumerGroup,
 } from '../roles';
 import { Alarms } from './alarms';
 import { AuroraPostgres } from './aurora';
@@ -209,7 +209,7 @@ export class CellRuntime extends Construct {
     for (const roleName of CELL_ROLE_NAMES) {
       const role: ProcessRole = CELL_ROLES[roleName];
       const user = databaseUser(roleName);
-      const group = role.kafka?.consumer ? consumerGroup(cell.id, role.kafka.consumer) : undefined;
+      const group = roleConsumerGroup(cell.id, roleName);
 
       const environment: Record<string, string> = base(user);
       const statements: Statement[] = [this.database.connectStatement(user), putMetricData(CELL_NAMESPACE)];
@@ -221,7 +221,8 @@ export class CellRuntime extends Construct {
             reads: role.kafka.reads.map((t) => topics[t]),
             writes: role.kafka.writes.map((t) => topics[t]),
             group,
-            describeGroups: role.kafka.describesGroups ? cellGroupPrefix(cell.id) : undefined,
+            describeGroups: role.kafka.describes?.groups ? cellGroupPrefix(cell.id) : undefined,
+            describeTopics: role.kafka.describes?.topics.map((t) => topics[t]),
             idempotentProducer: role.kafka.idempotentProducer,
           }),
         );
@@ -473,7 +474,7 @@ export class CellRuntime extends Construct {
       alarms.metric(`consumer-lag-${roleName}`, {
         description: `${roleName} is ${t.consumerLag}+ messages behind on ${this.purchaseTopic}`,
         namespace: CELL_NAMESPACE,
-        dimensions: this.lagDimensions(consumerGroup(this.cellId, roleName), roleName),
+        dimensions: this.lagDimensions(roleConsumerGroup(this.cellId, roleName) ?? '', roleName),
         metricName: AppMetric.consumerLag,
         statistic: 'Maximum',
         threshold: t.consumerLag,

@@ -30,8 +30,10 @@ export interface KafkaGrant {
   readonly reads: readonly string[];
   readonly writes: readonly string[];
   readonly group?: string;
-  /** A prefix of consumer groups whose offsets the client reads (and whose topics it describes). */
+  /** A prefix of consumer groups whose committed offsets the client reads. */
   readonly describeGroups?: string;
+  /** Topics whose metadata and end offsets the client reads, without reading their messages. */
+  readonly describeTopics?: readonly string[];
   /** Topics the client creates (the deploy step that provisions them). */
   readonly creates?: readonly string[];
   readonly idempotentProducer: boolean;
@@ -172,7 +174,16 @@ export class KafkaCluster extends Construct {
         resources: access.creates.map((t) => this.topicArn(t)),
       });
     }
+    if (access.describeTopics && access.describeTopics.length > 0) {
+      // Metadata and ListOffsets (kafkajs' fetchTopicOffsets), and the topic side of OffsetFetch.
+      statements.push({
+        sid: 'KafkaDescribeTopics',
+        actions: ['kafka-cluster:DescribeTopic'],
+        resources: access.describeTopics.map((t) => this.topicArn(t)),
+      });
+    }
     if (access.describeGroups) {
+      // FindCoordinator and OffsetFetch (kafkajs' fetchOffsets) on the group.
       statements.push({
         sid: 'KafkaDescribeGroups',
         actions: ['kafka-cluster:DescribeGroup'],

@@ -6,15 +6,15 @@ import { Fn, TerraformOutput } from 'cdktf';
 import type { Construct } from 'constructs';
 import { arn } from '../aws-context';
 import { checkovSkip } from '../checkov';
-import { CellDirectoryEntry } from '../constructs/cell-directory';
 import { CellRuntime, type RoleSecrets } from '../constructs/cell-runtime';
 import { ServiceRole, sameAccountTrust } from '../constructs/iam';
-import { cellImage, certificateFor, type Manifest } from '../manifest';
+import { PrivateName } from '../constructs/private-name';
+import { cellApiUrl, cellImage, certificateFor, controlPlaneApiUrl, type Manifest } from '../manifest';
 import {
-  CELL_DIRECTORY_PATH,
   cellPrefix,
   cellSecretName,
   drPrefix,
+  InternalName,
   masterSecretName,
   StackName,
   secretSegment,
@@ -54,7 +54,7 @@ export class CellDrStack extends OnsaleStack {
       controlPlane: controlPlane.linkFor(controlPlaneRegion),
       identity: manifest.identity,
       ticketKeys: manifest.ticketKeys,
-      controlPlaneApiUrl: manifest.controlPlane.apiUrl,
+      controlPlaneApiUrl: controlPlaneApiUrl(manifest),
     };
 
     if (dr.promoted) {
@@ -91,16 +91,14 @@ export class CellDrStack extends OnsaleStack {
       this.replicate(primary);
     }
 
-    new CellDirectoryEntry(this, 'directory', {
-      ctx: controlPlaneRegion,
-      path: `${CELL_DIRECTORY_PATH}/${cell.id}/dr`,
-      values: {
-        region: dr.region,
-        'api-load-balancer': this.runtime.apiLoadBalancer.lb.dnsName,
-        'kafka-bootstrap-brokers': this.runtime.kafka.bootstrapBrokers,
-      },
+    // The standby's API under its own name: a region failover points the cell's registry entry at it.
+    new PrivateName(this, 'api-name', {
+      zoneId: controlPlane.privateZone.zoneId,
+      name: InternalName.standbyCellApi(manifest.controlPlane.internalDomain, cell.id),
+      loadBalancer: this.runtime.apiLoadBalancer,
+      network: { network: this.runtime.network, region: dr.region },
     });
-
+    new TerraformOutput(this, 'api_url', { value: cellApiUrl(manifest, cell.id, true) });
     new TerraformOutput(this, 'api_load_balancer', { value: this.runtime.apiLoadBalancer.lb.dnsName });
     new TerraformOutput(this, 'alarm_topic', { value: this.runtime.alarms.topic.arn });
     checkovSkip(this.runtime.database.cluster, {

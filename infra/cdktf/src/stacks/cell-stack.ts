@@ -2,10 +2,10 @@ import { TerraformOutput } from 'cdktf';
 import type { Construct } from 'constructs';
 import { checkovSkip } from '../checkov';
 import { Backups } from '../constructs/backups';
-import { CellDirectoryEntry } from '../constructs/cell-directory';
 import { CellRuntime, TOPIC_REPLICATION_FACTOR } from '../constructs/cell-runtime';
-import { type CellSpec, cellImage, certificateFor, type Manifest } from '../manifest';
-import { CELL_DIRECTORY_PATH, cellPrefix, StackName } from '../naming';
+import { PrivateName } from '../constructs/private-name';
+import { type CellSpec, cellApiUrl, cellImage, certificateFor, controlPlaneApiUrl, type Manifest } from '../manifest';
+import { cellPrefix, InternalName, StackName } from '../naming';
 import { cellTopics } from '../roles';
 import type { ControlPlaneStack } from './control-plane-stack';
 import { OnsaleStack } from './onsale-stack';
@@ -38,7 +38,7 @@ export class CellStack extends OnsaleStack {
       epoch: cell.epoch,
       identity: manifest.identity,
       ticketKeys: manifest.ticketKeys,
-      controlPlaneApiUrl: manifest.controlPlane.apiUrl,
+      controlPlaneApiUrl: controlPlaneApiUrl(manifest),
     });
 
     // A cell with a DR standby has its copy in another region already (the global database secondary).
@@ -61,17 +61,16 @@ export class CellStack extends OnsaleStack {
     }
 
     const topics = cellTopics(cell.id);
-    new CellDirectoryEntry(this, 'directory', {
-      ctx: controlPlaneRegion,
-      path: `${CELL_DIRECTORY_PATH}/${cell.id}`,
-      values: {
-        region: cell.region,
-        'api-load-balancer': this.runtime.apiLoadBalancer.lb.dnsName,
-        'kafka-bootstrap-brokers': this.runtime.kafka.bootstrapBrokers,
-        'purchase-topic': topics.purchase,
-      },
+    // The cell's API under its name, resolvable from the control plane's VPC and the cell's own.
+    new PrivateName(this, 'api-name', {
+      zoneId: controlPlane.privateZone.zoneId,
+      name: InternalName.cellApi(manifest.controlPlane.internalDomain, cell.id),
+      loadBalancer: this.runtime.apiLoadBalancer,
+      network: { network: this.runtime.network, region: cell.region },
     });
 
+    // The registry's baseUrl for this cell (POST /operator/cells): the control plane and the router call it there.
+    new TerraformOutput(this, 'api_url', { value: cellApiUrl(manifest, cell.id) });
     new TerraformOutput(this, 'api_load_balancer', { value: this.runtime.apiLoadBalancer.lb.dnsName });
     new TerraformOutput(this, 'alarm_topic', { value: this.runtime.alarms.topic.arn });
     new TerraformOutput(this, 'database_proxy', { value: this.runtime.database.proxy.endpoint });

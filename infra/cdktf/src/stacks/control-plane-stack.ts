@@ -2,6 +2,7 @@ import { DataAwsEc2ManagedPrefixList } from '@cdktf/provider-aws/lib/data-aws-ec
 import { EcsCluster } from '@cdktf/provider-aws/lib/ecs-cluster';
 import { KmsAlias } from '@cdktf/provider-aws/lib/kms-alias';
 import { KmsKey } from '@cdktf/provider-aws/lib/kms-key';
+import { Route53Zone } from '@cdktf/provider-aws/lib/route53-zone';
 import { SecretsmanagerSecret } from '@cdktf/provider-aws/lib/secretsmanager-secret';
 import { CONTROL_PLANE_FACTS_TOPIC } from '@onsale/contracts/control-plane-facts';
 import { ReportingConfig } from '@onsale/reporting/config';
@@ -20,10 +21,11 @@ import { putMetricData, type Statement } from '../constructs/iam';
 import { InternalAlb } from '../constructs/internal-alb';
 import { KAFKA_IAM_PORT, KafkaCluster } from '../constructs/kafka';
 import { Network } from '../constructs/network';
+import { PrivateName } from '../constructs/private-name';
 import { RedisCache } from '../constructs/redis';
 import { ReportingBucket } from '../constructs/reporting-bucket';
-import { certificateFor, type Manifest } from '../manifest';
-import { CONTROL_PLANE_PREFIX, cellPrefix, drPrefix, StackName, secretSegment } from '../naming';
+import { certificateFor, controlPlaneApiUrl, type Manifest } from '../manifest';
+import { CONTROL_PLANE_PREFIX, cellPrefix, drPrefix, InternalName, StackName, secretSegment } from '../naming';
 import {
   CONTROL_PLANE_ROLE_NAMES,
   CONTROL_PLANE_ROLES,
@@ -51,6 +53,8 @@ function reportingGroup(source: string): string {
 export class ControlPlaneStack extends OnsaleStack {
   readonly network: Network;
   readonly routerLoadBalancer: InternalAlb;
+  /** The names the processes use for one another (src/naming.ts InternalName); each cell's VPC joins it. */
+  readonly privateZone: Route53Zone;
 
   constructor(scope: Construct, manifest: Manifest) {
     const spec = manifest.controlPlane;
@@ -207,8 +211,8 @@ export class ControlPlaneStack extends OnsaleStack {
       }
       if (roleName === 'router') {
         Object.assign(environment, {
-          CONTROL_PLANE_URL: spec.apiUrl,
-          ADMISSION_JWKS_URL: `${spec.apiUrl}/.well-known/jwks.json`,
+          CONTROL_PLANE_URL: controlPlaneApiUrl(manifest),
+          ADMISSION_JWKS_URL: `${controlPlaneApiUrl(manifest)}/.well-known/jwks.json`,
         });
       }
       if (roleName === 'fact-relay' || roleName === 'reporting') {
@@ -371,6 +375,21 @@ export class ControlPlaneStack extends OnsaleStack {
       threshold: 80,
     });
 
+    this.privateZone = new Route53Zone(this, 'private-zone', {
+      name: spec.internalDomain,
+      comment: 'Names of the control plane API and the cell APIs, for the processes (never public)',
+      vpc: [{ vpcId: this.network.vpc.id, vpcRegion: ctx.region }],
+      forceDestroy: false,
+      // The cells' VPCs join through their own aws_route53_zone_association, which this block must not undo.
+      lifecycle: { ignoreChanges: ['vpc'] },
+    });
+    new PrivateName(this, 'api-name', {
+      zoneId: this.privateZone.zoneId,
+      name: InternalName.controlPlaneApi(spec.internalDomain),
+      loadBalancer: apiLoadBalancer,
+    });
+
+    new TerraformOutput(this, 'api_url', { value: controlPlaneApiUrl(manifest) });
     new TerraformOutput(this, 'router_load_balancer', { value: this.routerLoadBalancer.lb.dnsName });
     new TerraformOutput(this, 'api_load_balancer', { value: apiLoadBalancer.lb.dnsName });
     new TerraformOutput(this, 'alarm_topic', { value: alarms.topic.arn });
