@@ -115,7 +115,7 @@ export type DemoSeed = Awaited<ReturnType<typeof seedDemo>>;
 /**
  * The demo seeded by an earlier start, on a platform started again on the same databases: the cells
  * registered where they now listen, fresh tokens, and each event routed again. Null when an event is gone
- * (the data was wiped): seed anew.
+ * from the control plane or from its cell (the data was wiped): seed anew.
  */
 export async function resumeDemo(
   platform: Platform,
@@ -134,6 +134,11 @@ export async function resumeDemo(
     });
     if (res.status === 404) return null;
     if (!res.ok) throw new Error(`GET /events/${e.eventId}: ${res.status} ${await res.text()}`);
+    // Its cell must still hold it: a cell whose ledger was wiped (or moved, as the per-cell layout moved every
+    // cell to its own server) does not, and the control plane would wait for it forever.
+    const cell = platform.cells.find((c) => c.id === e.cellId);
+    const held = cell && (await fetch(`${cell.url}/events/${e.eventId}/availability`)).ok;
+    if (!held) return null;
   }
   await untilRouted(platform, promoter, seeded.events);
   return { tenantId: seeded.tenantId, promoter, operator, events: seeded.events };

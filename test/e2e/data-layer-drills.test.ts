@@ -185,6 +185,56 @@ describe('data-layer drills (cells share nothing)', () => {
     );
   });
 
+  it("the control plane's PostgreSQL and Redis lost for 30 s: new buyers are told to wait, admitted buyers finish their purchases in the cells", async () => {
+    const router = t.platform.urls.router;
+    // Admitted before the loss: one buyer per cell, holding the admission token the cells verify on their own.
+    const admitted = await Promise.all(
+      t.demo.events.map(async (e) => {
+        const b = await shopper(t.platform, e.eventId, `admitted-${e.cellId}`);
+        await b.admit();
+        return { b, e };
+      }),
+    );
+    const newcomer = await shopper(t.platform, t.demo.events[0]!.eventId, 'newcomer');
+    await services('kill', 'postgres', 'cp');
+    await services('kill', 'redis', 'cp');
+    const lostAt = Date.now();
+
+    // What stops: the waiting room. A new buyer gets an error answer naming its code, not a hang.
+    const join = await fetch(`${router}/events/${t.demo.events[0]!.eventId}/queue`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${newcomer.bearer}` },
+    });
+    const refusal = { status: join.status, code: ((await join.json()) as { error?: { code: string } }).error?.code };
+    expect(refusal.status).toBeGreaterThanOrEqual(500);
+    expect(refusal.code).toBeTruthy();
+
+    // What goes on: every admitted buyer holds, pays and gets tickets while the control plane is away.
+    const finished = await Promise.all(
+      admitted.map(async ({ b, e }) => {
+        const held = await b.hold(await freeSeats(e.eventId, 2), randomUUID());
+        expect(held.status).toBe(202);
+        const { orderId } = (await held.json()) as { orderId: string };
+        await b.pay(orderId, 'pm_card_visa');
+        return b.until(orderId, ['ticketed']);
+      }),
+    );
+    const finishedInSeconds = Math.round((Date.now() - lostAt) / 1000);
+    for (const view of finished) expect(view.status).toBe('ticketed');
+    await sleep(Math.max(0, 30_000 - (Date.now() - lostAt)));
+
+    await services('start', 'postgres', 'cp');
+    await services('start', 'redis', 'cp');
+    const backAt = Date.now();
+    await newcomer.admit(120_000);
+    report.push({
+      drill: 'control-plane-postgres-and-redis-lost',
+      newBuyerAnswer: refusal,
+      admittedBuyersTicketedWithinSeconds: finishedInSeconds,
+      admissionsBackInSeconds: Math.round((Date.now() - backAt) / 1000),
+    });
+  });
+
   it('the audit over both cells is clean: no seat sold twice, money exact at Stripe, every order terminal', async () => {
     for (const e of t.demo.events) {
       const audit = await auditEvent({
