@@ -4,7 +4,7 @@ import type { Tx } from '../db/client';
 import { uuids } from '../db/sql';
 import { requestAuthorizationCancel } from '../orders/cancel-authorization';
 import { appendEvent, type Causation } from '../outbox/append';
-import { releaseGaUnits } from './ga-units';
+import { releaseGaUnits } from './release-ga-units';
 
 export interface ExpiredHold {
   orderId: string;

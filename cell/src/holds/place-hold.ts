@@ -10,8 +10,9 @@ import { DomainError } from '../errors';
 import { MOVING } from '../inventory/freeze';
 import { type Causation, outboxEnvelope, outboxInsert } from '../outbox/append';
 import { expireOrders } from './expire';
-import { type GaLine, type GaTaken, priceGaAreas, takeGaUnits, unitsByArea } from './ga-units';
+import { type GaLine, type GaTaken, priceGaAreas, takeGaUnits } from './ga-units';
 import { priorResponse, storeResponse } from './idempotency';
+import { unitsByArea } from './release-ga-units';
 
 export interface PlaceHoldInput {
   eventId: string;

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../db/client';
-import { releaseGaUnits } from './ga-units';
+import { releaseGaUnits } from './release-ga-units';
 
 export type HoldStatus = 'active' | 'confirmed';
 
