@@ -35,9 +35,10 @@ const installed = (db: TestDatabase) =>
 
 describe('the cell SQL functions as source files', () => {
   it('every function file is what the migrations install last (and nothing else is installed)', () => {
-    expect(functionDrift(), 'a function file changed: `pnpm --filter @onsale/cell db:generate` writes its migration').toEqual(
-      [],
-    );
+    expect(
+      functionDrift(),
+      'a function file changed: `pnpm --filter @onsale/cell db:generate` writes its migration',
+    ).toEqual([]);
   });
 
   it('journal entries are in time order: the migrator skips an entry not newer than the last applied one', () => {

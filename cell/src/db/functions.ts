@@ -54,9 +54,10 @@ export function parseFunction(statement: string): FunctionDefinition | undefined
     if (text[close] === '(') depth++;
     else if (text[close] === ')' && --depth === 0) break;
   }
-  const returns = /^\s*RETURNS\s+([\s\S]*?)\s+(?:LANGUAGE|AS|IMMUTABLE|STABLE|VOLATILE|STRICT|PARALLEL|SECURITY)\b/i.exec(
-    text.slice(close + 1),
-  );
+  const returns =
+    /^\s*RETURNS\s+([\s\S]*?)\s+(?:LANGUAGE|AS|IMMUTABLE|STABLE|VOLATILE|STRICT|PARALLEL|SECURITY)\b/i.exec(
+      text.slice(close + 1),
+    );
   return {
     name,
     definition,
