@@ -5,31 +5,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/support/db';
 import { migrateReporting, REPORTING_MIGRATIONS } from '../src/db/migrate';
 
-// What the consumer ran at every start before the projections had migrations: the first shape, and the
-// columns it appended later with ADD COLUMN IF NOT EXISTS.
-const FIRST_SHAPE = `
-CREATE SCHEMA IF NOT EXISTS reporting;
-CREATE TABLE IF NOT EXISTS reporting.applied (fact_id uuid PRIMARY KEY);
-CREATE TABLE IF NOT EXISTS reporting.orders (
-  order_id uuid PRIMARY KEY, tenant_id text NOT NULL, event_id uuid NOT NULL, cell_id text NOT NULL,
-  status text NOT NULL, amount bigint NOT NULL, currency text NOT NULL, seats jsonb NOT NULL,
-  held_at timestamptz, paid_at timestamptz, refunded bigint NOT NULL DEFAULT 0, ticketed_at timestamptz);
-CREATE INDEX IF NOT EXISTS reporting_orders_event ON reporting.orders (tenant_id, event_id);
-CREATE TABLE IF NOT EXISTS reporting.minutes (
-  tenant_id text NOT NULL, event_id uuid NOT NULL, minute timestamptz NOT NULL,
-  holds int NOT NULL DEFAULT 0, paid_orders int NOT NULL DEFAULT 0, seats_sold int NOT NULL DEFAULT 0,
-  gross bigint NOT NULL DEFAULT 0, refunded bigint NOT NULL DEFAULT 0, declines int NOT NULL DEFAULT 0,
-  expiries int NOT NULL DEFAULT 0, PRIMARY KEY (tenant_id, event_id, minute));
-CREATE TABLE IF NOT EXISTS reporting.sections (
-  tenant_id text NOT NULL, event_id uuid NOT NULL, section text NOT NULL, tier text NOT NULL,
-  sold int NOT NULL DEFAULT 0, held int NOT NULL DEFAULT 0, PRIMARY KEY (tenant_id, event_id, section, tier));
-CREATE TABLE IF NOT EXISTS reporting.funnel (
-  tenant_id text NOT NULL, event_id uuid NOT NULL, queued bigint NOT NULL DEFAULT 0,
-  admitted bigint NOT NULL DEFAULT 0, held bigint NOT NULL DEFAULT 0, paid bigint NOT NULL DEFAULT 0,
-  ticketed bigint NOT NULL DEFAULT 0, PRIMARY KEY (tenant_id, event_id));`;
-const REFUND_COLUMNS = `
-ALTER TABLE reporting.minutes ADD COLUMN IF NOT EXISTS refunds int NOT NULL DEFAULT 0,
-  ADD COLUMN IF NOT EXISTS seats_refunded int NOT NULL DEFAULT 0, ADD COLUMN IF NOT EXISTS cancels int NOT NULL DEFAULT 0;`;
+// Before the projections had migrations, the consumer ran at every start what 0000 and 0001 now hold, statement for
+// statement (IF NOT EXISTS throughout): a database made then holds 0000's tables, with or without 0001's columns,
+// and no record of either.
+const unrecorded = (tag: string) =>
+  readFileSync(resolve(REPORTING_MIGRATIONS, `${tag}.sql`), 'utf8').replaceAll('--> statement-breakpoint', '');
+const FIRST_SHAPE = unrecorded('0000_projections');
+const REFUND_COLUMNS = unrecorded('0001_refunds_cancels');
 
 const MINUTE = ['00000000-0000-4000-8000-000000000001', '2026-12-01T10:00:00Z'] as const;
 
