@@ -24,5 +24,6 @@ COPY --from=build /src/control-plane/dist/bin control-plane/dist/bin
 COPY --from=build /src/control-plane/drizzle control-plane/drizzle
 COPY --from=build /src/control-plane/console-web/dist control-plane/console-web/dist
 COPY --from=build /src/reporting/dist/bin reporting/dist/bin
+COPY --from=build /src/reporting/drizzle reporting/drizzle
 COPY --from=build /src/router/dist/bin router/dist/bin
 USER node

@@ -93,7 +93,11 @@ export const PriceTierLoad = z.object({
 });
 export type PriceTierLoad = z.infer<typeof PriceTierLoad>;
 
-/** What the buyer pays for one seat of a tier, in minor units. */
+/**
+ * What the buyer pays for one seat of a tier, in minor units: the rule the control plane shows promoters. The
+ * cell prices orders with the same rule in SQL, seat_price (cell/sql/functions/seat_price.sql); the cell's
+ * seat-price test runs both over the same cases.
+ */
 export const tierSeatPrice = (t: Pick<PriceTierLoad, 'price' | 'fee' | 'fees'>) =>
   t.price + (t.fees === 'added' ? t.fee : 0);
 /**

@@ -1,2 +1,2 @@
+export { migrateReporting } from './db/migrate';
 export * from './queries';
-export { migrateReporting } from './store';

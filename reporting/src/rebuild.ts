@@ -1,8 +1,9 @@
 import type pg from 'pg';
+import { migrateReporting } from './db/migrate';
 import type { Fact } from './facts';
 import { decodeFacts } from './parquet';
 import type { ObjectStore } from './s3';
-import { applyFacts, migrateReporting, PROJECTION_TABLES } from './store';
+import { applyFacts, PROJECTION_TABLES } from './store';
 
 /** Every fact under the prefix, in each source partition's offset order, each once. */
 export async function readAllFacts(store: ObjectStore, root: string): Promise<Fact[]> {

@@ -3,10 +3,10 @@ import { CONTROL_PLANE_FACTS_TOPIC, cellTopics, type Logger } from '@onsale/cont
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import type { ReportingConfig } from './config';
+import { migrateReporting } from './db/migrate';
 import { CONTROL_PLANE_SOURCE } from './facts';
 import { objectStoreFromConfig } from './s3';
 import { createSourceConsumer, type SourceConsumer } from './source-consumer';
-import { migrateReporting } from './store';
 
 /**
  * The reporting consumer: one source consumer (its own consumer group) per registered cell's

@@ -2,45 +2,7 @@ import type pg from 'pg';
 import type { Fact } from './facts';
 import { UNKNOWN_TENANT } from './facts';
 
-/** The live projections, in their own PostgreSQL schema. */
-const SCHEMA = `
-CREATE SCHEMA IF NOT EXISTS reporting;
-CREATE TABLE IF NOT EXISTS reporting.applied (fact_id uuid PRIMARY KEY);
-CREATE TABLE IF NOT EXISTS reporting.orders (
-  order_id uuid PRIMARY KEY, tenant_id text NOT NULL, event_id uuid NOT NULL, cell_id text NOT NULL,
-  status text NOT NULL, amount bigint NOT NULL, currency text NOT NULL, seats jsonb NOT NULL,
-  held_at timestamptz, paid_at timestamptz, refunded bigint NOT NULL DEFAULT 0, ticketed_at timestamptz);
-CREATE INDEX IF NOT EXISTS reporting_orders_event ON reporting.orders (tenant_id, event_id);
-CREATE TABLE IF NOT EXISTS reporting.minutes (
-  tenant_id text NOT NULL, event_id uuid NOT NULL, minute timestamptz NOT NULL,
-  holds int NOT NULL DEFAULT 0, paid_orders int NOT NULL DEFAULT 0, seats_sold int NOT NULL DEFAULT 0,
-  gross bigint NOT NULL DEFAULT 0, refunded bigint NOT NULL DEFAULT 0, declines int NOT NULL DEFAULT 0,
-  expiries int NOT NULL DEFAULT 0, PRIMARY KEY (tenant_id, event_id, minute));
--- Added with refunds and cancellations: projections built before them gain the columns at zero.
-ALTER TABLE reporting.minutes ADD COLUMN IF NOT EXISTS refunds int NOT NULL DEFAULT 0,
-  ADD COLUMN IF NOT EXISTS seats_refunded int NOT NULL DEFAULT 0, ADD COLUMN IF NOT EXISTS cancels int NOT NULL DEFAULT 0;
-CREATE TABLE IF NOT EXISTS reporting.sections (
-  tenant_id text NOT NULL, event_id uuid NOT NULL, section text NOT NULL, tier text NOT NULL,
-  sold int NOT NULL DEFAULT 0, held int NOT NULL DEFAULT 0, PRIMARY KEY (tenant_id, event_id, section, tier));
-CREATE TABLE IF NOT EXISTS reporting.funnel (
-  tenant_id text NOT NULL, event_id uuid NOT NULL, queued bigint NOT NULL DEFAULT 0,
-  admitted bigint NOT NULL DEFAULT 0, held bigint NOT NULL DEFAULT 0, paid bigint NOT NULL DEFAULT 0,
-  ticketed bigint NOT NULL DEFAULT 0, PRIMARY KEY (tenant_id, event_id));
-`;
-
 export const PROJECTION_TABLES = ['applied', 'orders', 'minutes', 'sections', 'funnel'] as const;
-
-export async function migrateReporting(pool: pg.Pool): Promise<void> {
-  const client = await pool.connect();
-  try {
-    // One migrator at a time: CREATE ... IF NOT EXISTS races on the catalog otherwise.
-    await client.query('SELECT pg_advisory_lock(hashtext($1))', ['reporting.migrate']);
-    await client.query(SCHEMA);
-  } finally {
-    await client.query('SELECT pg_advisory_unlock(hashtext($1))', ['reporting.migrate']).catch(() => {});
-    client.release();
-  }
-}
 
 const NO_TIER = '';
 

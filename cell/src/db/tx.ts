@@ -39,7 +39,7 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
   return pg?.code === '23505' && (constraint === undefined || pg.constraint === constraint);
 }
 
-/** What writer_fence (migration 0009) raises for a writer whose epoch is fenced; DETAIL is the current epoch. */
+/** What writer_fence (sql/functions/writer_fence.sql) raises for a fenced writer; DETAIL is the current epoch. */
 const FENCED_SQLSTATE = 'EF001';
 
 /** The fence raised inside a SQL function, as the error withWriteTx throws; any other error as it is. */
@@ -54,7 +54,7 @@ export function asEpochFenced(err: unknown, ctx: Pick<WriteContext, 'cellId' | '
  * holds the cell's epoch (FOR SHARE, so a concurrent fence waits for us or we see it), then
  * does the work. Deadlocks and serialization failures are retried with bounded, jittered
  * backoff; the work must be safe to re-run, which the idempotency key and inbox make it.
- * The fence is writer_fence (migration 0009), whose EF001 is thrown as EpochFencedError.
+ * The fence is writer_fence (sql/functions/writer_fence.sql), whose EF001 is thrown as EpochFencedError.
  * `fencedByWork`: the work's first statement is a SQL function that calls writer_fence itself,
  * which saves the hold a round trip.
  */

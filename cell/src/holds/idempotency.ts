@@ -2,7 +2,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import type { Tx } from '../db/client';
 import { DomainError } from '../errors';
 
-// The claim of (user, key) is the first write of the hold's first statement: hold_open (migration 0009).
+// The claim of (user, key) is the first write of the hold's first statement: hold_open (sql/functions/hold_open.sql).
 
 /** The response stored under a key this request did not claim; another body under the same key is a conflict. */
 export async function priorResponse(tx: Tx, userId: string, key: string, requestHash: string): Promise<unknown> {

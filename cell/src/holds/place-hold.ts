@@ -86,7 +86,7 @@ export async function placeHold(ctx: CellContext, input: PlaceHoldInput): Promis
 }
 
 /**
- * The hold's first statement, hold_open (migration 0009), takes every lock and read of the hold
+ * The hold's first statement, hold_open (sql/functions/hold_open.sql), takes every lock and read of the hold
  * in one round trip: the writer's fence; the idempotency key's claim, the event's hold rules under
  * FOR SHARE of the event row and the buyer's row for the event; the requested seats in id order;
  * then, with a snapshot taken after those locks were granted, the places the buyer already holds

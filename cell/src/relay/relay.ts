@@ -62,7 +62,7 @@ export function createRelay(ctx: CellContext, broker: Broker, options: RelayOpti
   type Batch = { owner: string; rows: Claimed[] };
   const none: Promise<Batch> = Promise.resolve({ owner: '', rows: [] });
 
-  /** One round trip: the fence, the claim lock and the claim are one SQL function (migration 0008). */
+  /** One round trip: the fence, the claim lock and the claim are one SQL function (sql/functions/relay_claim.sql). */
   async function claim(): Promise<Batch> {
     const owner = `${relayId}:${randomUUID()}`;
     try {

@@ -1,4 +1,4 @@
-import { DomainError } from '@onsale/contracts';
+import { DomainError, tierSeatPrice } from '@onsale/contracts';
 import type { Services } from '../context';
 import { assertRole, type PromoterActor } from '../lib/actors';
 import { conflict } from '../lib/errors';
@@ -74,7 +74,7 @@ export async function setTierFees({
     await client.query('commit');
     ctx.log.info('tier fees set', { eventId: ev.id, tier: code, fee: input.fee, fees: input.fees });
     const t = updated.rows[0]!;
-    return { ...t, fees: input.fees, buyerPays: t.price + (input.fees === 'added' ? t.fee : 0) };
+    return { ...t, fees: input.fees, buyerPays: tierSeatPrice({ ...t, fees: input.fees }) };
   } catch (err) {
     await client.query('rollback').catch(() => {});
     throw err;
