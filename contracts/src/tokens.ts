@@ -1,4 +1,11 @@
-import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  errors,
+  type JSONWebKeySet,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+} from 'jose';
 import { ADMISSION_ALGORITHMS, ADMISSION_AUDIENCE, ADMISSION_ISSUER, AdmissionClaims } from './admission';
 import { type JwtOptions, verifyJwt } from './jwt';
 
@@ -16,9 +23,35 @@ export const CLOCK_TOLERANCE_SECONDS = 30;
  */
 export type TokenVerdict<T> = { ok: true; claims: T } | { ok: false; reason: 'invalid' | 'keys_unavailable' };
 
-/** A JWKS fetched and cached the same way by every service: a key dropped from it stops working after `cacheMs`. */
-export const remoteKeys = (url: string, cacheMs: number): JWTVerifyGetKey =>
-  createRemoteJWKSet(new URL(url), { cacheMaxAge: cacheMs, cooldownDuration: Math.min(30_000, cacheMs) });
+/** How long a key set may serve past its refresh while its endpoint fails: longer than any outage a sale rides out. */
+export const STALE_KEYS_MS = 3_600_000;
+
+/**
+ * A JWKS fetched and cached the same way by every service: a key dropped from it stops working after `cacheMs`.
+ * While the endpoint cannot be reached (the control plane's database or Redis lost, its API down), the last key
+ * set fetched keeps verifying for up to `staleMs`: the publisher being away says nothing about the tokens it signed,
+ * and admitted buyers must finish their purchases in the cells without it (the brief: the control plane is not on a
+ * hold's path). The price: a key withdrawn in those minutes is honoured until the endpoint answers again.
+ */
+export function remoteKeys(url: string, cacheMs: number, staleMs = STALE_KEYS_MS): JWTVerifyGetKey {
+  const remote = createRemoteJWKSet(new URL(url), {
+    cacheMaxAge: cacheMs,
+    cooldownDuration: Math.min(30_000, cacheMs),
+  });
+  let lastGood: { at: number; set: JSONWebKeySet; keys: JWTVerifyGetKey } | null = null;
+  return async (header, token) => {
+    try {
+      const key = await remote(header, token);
+      const set = remote.jwks();
+      if (set && set !== lastGood?.set) lastGood = { at: Date.now(), set, keys: createLocalJWKSet(set) };
+      else if (lastGood) lastGood.at = Date.now();
+      return key;
+    } catch (err) {
+      if (!keysProblem(err) || !lastGood || Date.now() - lastGood.at > staleMs) throw err;
+      return lastGood.keys(header, token);
+    }
+  };
+}
 
 /**
  * A specific JOSE error is a verdict on the token. A fetch failure, a JWKS time-out, an unusable JWKS or a non-200

@@ -98,13 +98,8 @@ async function payingWhenItFails(eventId: string, name: string) {
   const held = await b.hold(await freeSeats(eventId, 2), randomUUID());
   expect(held.status).toBe(202);
   const { orderId } = (await held.json()) as { orderId: string };
-  let view = await b.until(orderId, ['pending_payment']);
-  for (let i = 0; i < 100 && !view.payment?.clientSecret; i++) {
-    await sleep(200);
-    view = await b.order(orderId);
-  }
-  expect(view.payment?.clientSecret).toBeTruthy();
-  return { b, orderId, paymentIntentId: view.payment!.paymentIntentId };
+  const { paymentIntentId } = await b.paymentForm(orderId);
+  return { b, orderId, paymentIntentId };
 }
 
 /**

@@ -132,12 +132,7 @@ describe('evacuation under faults', () => {
         const res = await s.hold(seats.slice(i * 2, i * 2 + 2), randomUUID());
         expect(res.status).toBe(202);
         const { orderId } = (await res.json()) as { orderId: string };
-        let view = await s.until(orderId, ['pending_payment']);
-        for (let k = 0; k < 100 && !view.payment?.clientSecret; k++) {
-          await sleep(200);
-          view = await s.order(orderId);
-        }
-        return { orderId, intent: view.payment!.paymentIntentId };
+        return { orderId, intent: (await s.paymentForm(orderId)).paymentIntentId };
       }),
     );
 

@@ -78,8 +78,8 @@ export async function shopper(platform: Platform, eventId: string, name: string)
       }
       throw new Error(`${name}: order ${orderId} stuck in ${last?.status} (wanted ${statuses.join('|')})`);
     },
-    /** Pays as the browser does once the payment worker has created the intent. */
-    async pay(orderId: string, paymentMethod: 'pm_card_visa' | 'pm_card_chargeDeclined', timeoutMs = 30_000) {
+    /** The payment form: waits until the payment worker has created the intent and the order shows its client secret. */
+    async paymentForm(orderId: string, timeoutMs = 30_000) {
       const view = await this.until(orderId, ['pending_payment'], timeoutMs);
       let intent = view.payment;
       const deadline = Date.now() + timeoutMs;
@@ -90,8 +90,13 @@ export async function shopper(platform: Platform, eventId: string, name: string)
         intent = (await this.order(orderId).catch(() => null))?.payment ?? intent;
       }
       if (!intent?.clientSecret) throw new Error(`${name}: no payment intent for ${orderId}`);
-      await this.confirm(intent.paymentIntentId, paymentMethod);
-      return intent.paymentIntentId;
+      return { paymentIntentId: intent.paymentIntentId, clientSecret: intent.clientSecret };
+    },
+    /** Pays as the browser does once the payment worker has created the intent. */
+    async pay(orderId: string, paymentMethod: 'pm_card_visa' | 'pm_card_chargeDeclined', timeoutMs = 30_000) {
+      const { paymentIntentId } = await this.paymentForm(orderId, timeoutMs);
+      await this.confirm(paymentIntentId, paymentMethod);
+      return paymentIntentId;
     },
     /** The browser's part with Stripe alone: no call to the platform. A decline is an answer, not an error. */
     async confirm(paymentIntentId: string, paymentMethod: 'pm_card_visa' | 'pm_card_chargeDeclined') {
