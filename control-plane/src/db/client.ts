@@ -13,5 +13,8 @@ export function createDb(
   auth: DatabaseAuthConfig = { DATABASE_AUTH: 'password' },
 ): { db: Db; pool: pg.Pool } {
   const pool = new pg.Pool({ ...pgConnection(url, auth), max, application_name: 'control-plane' });
+  // An idle client's error (the server restarted or lost) must not crash the process: the next query reconnects.
+  // Found by the control-plane drill: the API exited at the database's loss and crash-looped until it returned.
+  pool.on('error', () => {});
   return { db: drizzle(pool, { schema, casing: 'snake_case' }), pool };
 }
