@@ -75,6 +75,24 @@ export function pgConnection(url: string, auth: DatabaseAuthConfig): PgConnectio
   return { ...target, password: () => signer.getAuthToken() };
 }
 
+interface ErrorEmitter {
+  on(event: 'error', listener: (err: Error) => void): unknown;
+}
+
+/**
+ * A pool whose server may go away (restarted, failed over, killed in a drill) without taking the process with it.
+ * pg emits a lost connection as an 'error' event on the pool (an idle client) or on the client (one checked out
+ * between two statements of a transaction), and an 'error' event nobody listens to ends a Node process. The
+ * statement in flight still fails with the error; the pool's next checkout opens a new connection.
+ */
+export function tolerateConnectionLoss<
+  P extends ErrorEmitter & { on(event: 'connect', l: (c: ErrorEmitter) => void): unknown },
+>(pool: P): P {
+  pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
+  return pool;
+}
+
 /** kafkajs client options for the chosen mode: MSK IAM is SASL/OAUTHBEARER with a SigV4 token, over TLS. */
 export function kafkaSecurity(auth: KafkaAuthConfig) {
   if (auth.KAFKA_AUTH === 'plaintext') return {};

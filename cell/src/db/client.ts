@@ -1,4 +1,4 @@
-import { type DatabaseAuthConfig, pgConnection } from '@onsale/aws-auth';
+import { type DatabaseAuthConfig, pgConnection, tolerateConnectionLoss } from '@onsale/aws-auth';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import { BatchedTxClient } from './batched-tx';
@@ -34,8 +34,7 @@ export function openDatabase(
     application_name: applicationName,
     Client: BatchedTxClient,
   });
-  // An idle client's error (a restarted server) must not crash the process; the next query reconnects.
-  pool.on('error', () => {});
+  tolerateConnectionLoss(pool);
   const db = drizzle(pool, { schema });
   return { pool, db, close: () => pool.end() };
 }

@@ -1,4 +1,4 @@
-import { type DatabaseAuthConfig, pgConnection } from '@onsale/aws-auth';
+import { type DatabaseAuthConfig, pgConnection, tolerateConnectionLoss } from '@onsale/aws-auth';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import * as schema from './schema';
@@ -13,8 +13,7 @@ export function createDb(
   auth: DatabaseAuthConfig = { DATABASE_AUTH: 'password' },
 ): { db: Db; pool: pg.Pool } {
   const pool = new pg.Pool({ ...pgConnection(url, auth), max, application_name: 'control-plane' });
-  // An idle client's error (the server restarted or lost) must not crash the process: the next query reconnects.
   // Found by the control-plane drill: the API exited at the database's loss and crash-looped until it returned.
-  pool.on('error', () => {});
+  tolerateConnectionLoss(pool);
   return { db: drizzle(pool, { schema, casing: 'snake_case' }), pool };
 }

@@ -1,4 +1,4 @@
-import { kafkaSecurity, pgConnection } from '@onsale/aws-auth';
+import { kafkaSecurity, pgConnection, tolerateConnectionLoss } from '@onsale/aws-auth';
 import { CONTROL_PLANE_FACTS_TOPIC, configOrExit, createLogger, onShutdown } from '@onsale/contracts';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
@@ -27,9 +27,7 @@ await admin.createTopics({
 await admin.disconnect();
 const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
 await producer.connect();
-const pool = new pg.Pool({ ...pgConnection(env.DATABASE_URL_CONTROL_PLANE, env), max: 2 });
-// An idle client's error (the database restarted) must not crash the relay: the next pass reconnects.
-pool.on('error', () => {});
+const pool = tolerateConnectionLoss(new pg.Pool({ ...pgConnection(env.DATABASE_URL_CONTROL_PLANE, env), max: 2 }));
 const relay = createFactRelay(pool, producer, log, { batchSize: 500, leaseMs: 10_000, idleMs: 100 });
 const loop = relay.start();
 log.info('fact relay started', { topic: CONTROL_PLANE_FACTS_TOPIC });
