@@ -3,7 +3,7 @@ import { admittedBuyer } from '../../test/support/buyer';
 import { startTestCell, type TestCell } from '../../test/support/cell';
 import { addCell, createHarness, type Harness, scheduledEvent } from '../../test/support/control-plane';
 import { startIdentity, type TestIdentity } from '../../test/support/identity';
-import { cancelOnsale, setOnsalePaused } from '../src/console/onsale-control';
+import { cancelOnsale, pauseOnsale, resumeOnsale } from '../src/onsale/sales-control';
 import type { PromoterActor } from '../src/lib/actors';
 import { runSchedulerTick } from '../src/onsale/scheduler';
 
@@ -49,13 +49,13 @@ describe('the promoter pauses, resumes and cancels a live onsale in its cell', (
     const buyer = await admittedBuyer(identity, cell, eventId);
     expect((await buyer.hold([seats[0]!])).status).toBe(202);
 
-    await setOnsalePaused({ ctx: h.services, actor, eventId, paused: true });
+    await pauseOnsale({ ctx: h.services, actor, eventId });
     const refused = await buyer.hold([seats[1]!]);
     expect(refused.status).toBe(409);
     expect((await refused.json()).error).toMatchObject({ code: 'onsale_paused' });
     expect((await h.req('GET', `/events/${eventId}`, { token: t.viewer })).body.status).toBe('paused');
 
-    await setOnsalePaused({ ctx: h.services, actor, eventId, paused: false });
+    await resumeOnsale({ ctx: h.services, actor, eventId });
     expect((await buyer.hold([seats[1]!])).status).toBe(202);
   });
 
@@ -65,7 +65,7 @@ describe('the promoter pauses, resumes and cancels a live onsale in its cell', (
     const { orderId } = await (await buyer.hold([seats[0]!, seats[1]!])).json();
 
     const answer = await cancelOnsale({ ctx: h.services, actor, eventId });
-    expect(answer).toMatchObject({ status: 'canceled', canceled: { holdsReleased: 1 } });
+    expect(answer).toMatchObject({ eventId, status: 'ended', canceled: { holdsReleased: 1 } });
     const [order] = await cell.db.query<{ status: string }>('SELECT status FROM orders WHERE id = $1', [orderId]);
     expect(order?.status).toBe('canceled');
     const refused = await (await admittedBuyer(identity, cell, eventId)).hold([seats[0]!]);

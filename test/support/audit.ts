@@ -4,7 +4,6 @@ import { createLogger } from '@onsale/contracts';
 import { Redis } from 'ioredis';
 import { createHttpCellClient } from '../../control-plane/src/cells/client';
 import { createDb } from '../../control-plane/src/db/client';
-import { createEvacuationCellClient } from '../../control-plane/src/evacuation/cell-calls';
 import type { MoverDeps } from '../../control-plane/src/evacuation/move';
 import { systemClock } from '../../control-plane/src/lib/clock';
 import { demoSeatMap } from '../../scripts/local-platform/demo';
@@ -305,7 +304,6 @@ export function testMover(t: TestPlatform): {
     log: createLogger({ service: 'evacuation-test' }, 'warn'),
     clock: systemClock,
     cells: createHttpCellClient({ token: t.platform.internalToken, timeoutMs: 15_000 }),
-    evac: createEvacuationCellClient({ token: t.platform.internalToken, timeoutMs: 15_000 }),
     claimWindowSeconds: 60,
     pollMs: 100,
   };
