@@ -9,8 +9,10 @@ import {
   settlementCsv,
   settlementRows,
 } from '@onsale/reporting';
+import { eq, sql } from 'drizzle-orm';
 import type pg from 'pg';
 import type { Services } from '../context';
+import { seats } from '../db/schema';
 import { dbOf } from '../db/tx';
 import { eventForTenant } from '../events/events';
 import type { PromoterActor } from '../lib/actors';
@@ -75,11 +77,12 @@ export async function getSalesBySection({
   eventId: string;
 }) {
   const ev = await scoped(ctx, actor, eventId);
-  const capacity = await ctx.pool.query<{ section: string; tier: string; seats: number }>(
-    'SELECT section, tier_code AS tier, count(*)::int AS seats FROM seats WHERE event_id = $1 GROUP BY 1, 2',
-    [ev.id],
-  );
-  return { eventId: ev.id, sections: await salesBySection(ctx.pool, actor.tenantId, ev.id, capacity.rows) };
+  const capacity = await dbOf(ctx)
+    .select({ section: seats.section, tier: seats.tierCode, seats: sql<number>`count(*)::int` })
+    .from(seats)
+    .where(eq(seats.eventId, ev.id))
+    .groupBy(seats.section, seats.tierCode);
+  return { eventId: ev.id, sections: await salesBySection(ctx.pool, actor.tenantId, ev.id, capacity) };
 }
 
 export async function getSettlementCsv({
