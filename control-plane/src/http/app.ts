@@ -22,11 +22,9 @@ import { registerListEvents } from './routes/events-list';
 import { registerUpdateEvent } from './routes/events-update';
 import { registerHealth, registerMetrics } from './routes/health';
 import { registerJwks } from './routes/jwks';
-import { registerCancelOnsale } from './routes/onsale-cancel';
+import { registerOnsaleControls } from './routes/onsale-control';
 import { registerGetOnsale } from './routes/onsale-get';
-import { registerPauseOnsale } from './routes/onsale-pause';
 import { registerScheduleOnsale } from './routes/onsale-put';
-import { registerResumeOnsale } from './routes/onsale-resume';
 import { registerOperatorAdmission } from './routes/operator-admission';
 import { registerOperatorCells } from './routes/operator-cells';
 import { registerOperatorEvacuations } from './routes/operator-evacuations';
@@ -105,9 +103,7 @@ export function createApp(services: Services): App {
     registerGetSeatMap,
     registerScheduleOnsale,
     registerGetOnsale,
-    registerPauseOnsale,
-    registerResumeOnsale,
-    registerCancelOnsale,
+    registerOnsaleControls,
     registerReleaseDecisions,
     registerJoinQueue,
     registerQueueMe,

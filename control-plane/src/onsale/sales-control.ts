@@ -18,16 +18,23 @@ export interface OnsaleControlAnswer {
   canceled: SalesStatusAnswer['canceled'] | null;
 }
 
+/** Who controls which event's sale. */
+interface SaleControl {
+  ctx: Services;
+  actor: PromoterActor;
+  eventId: string;
+}
+
 /**
  * A promoter pauses admission to their own running onsale: the cell refuses new holds (buyers see the
  * reason), the waiting room stops releasing, and it is recorded as a release decision like an operator's.
  */
-export function pauseOnsale(o: { ctx: Services; actor: PromoterActor; eventId: string }) {
+export function pauseOnsale(o: SaleControl) {
   return setPaused({ ...o, paused: true });
 }
 
 /** A promoter resumes their paused onsale: the cell sells again and the release controller takes R back. */
-export function resumeOnsale(o: { ctx: Services; actor: PromoterActor; eventId: string }) {
+export function resumeOnsale(o: SaleControl) {
   return setPaused({ ...o, paused: false });
 }
 
@@ -36,12 +43,7 @@ async function setPaused({
   actor,
   eventId,
   paused,
-}: {
-  ctx: Services;
-  actor: PromoterActor;
-  eventId: string;
-  paused: boolean;
-}): Promise<OnsaleControlAnswer> {
+}: SaleControl & { paused: boolean }): Promise<OnsaleControlAnswer> {
   assertRole(actor, 'manager');
   const ev = await eventForTenant(dbOf(ctx), actor.tenantId, eventId);
   if (paused && ev.status !== 'on_sale' && ev.status !== 'sold_out')
@@ -115,15 +117,7 @@ async function cancelStartedOnsale(ctx: Services, actor: PromoterActor, ev: Even
  * again (its seat map kept) and the waiting room closes. A started onsale is cancelled in its cell
  * (see cancelStartedOnsale) and the event ends.
  */
-export async function cancelOnsale({
-  ctx,
-  actor,
-  eventId,
-}: {
-  ctx: Services;
-  actor: PromoterActor;
-  eventId: string;
-}): Promise<OnsaleControlAnswer> {
+export async function cancelOnsale({ ctx, actor, eventId }: SaleControl): Promise<OnsaleControlAnswer> {
   assertRole(actor, 'manager');
   const started = await eventForTenant(dbOf(ctx), actor.tenantId, eventId);
   if (['on_sale', 'paused', 'sold_out'].includes(started.status)) return cancelStartedOnsale(ctx, actor, started);
