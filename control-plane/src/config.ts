@@ -1,6 +1,7 @@
 import { DatabaseAuthConfig, DatabaseUsersConfig, KafkaAuthConfig, RedisAuthConfig } from '@onsale/aws-auth';
 import { parseEnv } from '@onsale/contracts';
 import { z } from 'zod';
+import { ConsoleConfigSchema } from './console/config';
 
 const bool = z
   .enum(['true', 'false', '1', '0'])
@@ -90,6 +91,8 @@ export const ConfigSchema = z.object({
   THRESHOLD_OUTBOX_AGE_MS: num(5000),
   THRESHOLD_CONSUMER_LAG: num(10_000),
   THRESHOLD_EXPIRY_DELAY_MS: num(10_000),
+  /** The promoter console the API serves under /console (sign-in, session, live view). */
+  ...ConsoleConfigSchema.shape,
 });
 export type Config = z.infer<typeof ConfigSchema>;
 

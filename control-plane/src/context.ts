@@ -7,6 +7,7 @@ import { AdmissionKeyStore } from './admission/key-store';
 import { type CellClient, createHttpCellClient } from './cells/client';
 import { type Config, keksFrom } from './config';
 import { createDb, type Db } from './db/client';
+import type { OpenTransaction } from './db/tx';
 import { createIdentityVerifier, type IdentityVerifier } from './identity/verifier';
 import { type Clock, systemClock } from './lib/clock';
 import { type RoomRedis, withRoomScripts } from './waiting-room/scripts';
@@ -15,6 +16,8 @@ import { type RoomRedis, withRoomScripts } from './waiting-room/scripts';
 export interface Services {
   config: Config;
   db: Db;
+  /** The caller's transaction, which the verbs given these services join (see withTransaction). */
+  transaction?: OpenTransaction;
   pool: pg.Pool;
   redis: RoomRedis;
   /** Prefix of the control plane's Redis keys. */

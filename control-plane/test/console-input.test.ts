@@ -2,7 +2,6 @@ import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addCell, createHarness, type Harness } from '../../test/support/control-plane';
 import { createConsoleApp } from '../src/console/app';
-import { loadConsoleConfig } from '../src/console/config';
 import { createSessionStore, SESSION_COOKIE } from '../src/console/session';
 
 /**
@@ -88,7 +87,7 @@ const HOSTILE_IDS = [
 
 /** The console's routes as its app declares them (middleware excluded). */
 function consoleRoutes() {
-  const app = createConsoleApp(h.services, loadConsoleConfig({}));
+  const app = createConsoleApp(h.services, h.services.config);
   const seen = new Set<string>();
   const out: { method: string; path: string }[] = [];
   for (const r of app.routes) {

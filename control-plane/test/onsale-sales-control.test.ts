@@ -3,8 +3,8 @@ import { admittedBuyer } from '../../test/support/buyer';
 import { startTestCell, type TestCell } from '../../test/support/cell';
 import { addCell, createHarness, type Harness, scheduledEvent } from '../../test/support/control-plane';
 import { startIdentity, type TestIdentity } from '../../test/support/identity';
-import { cancelOnsale, setOnsalePaused } from '../src/console/onsale-control';
 import type { PromoterActor } from '../src/lib/actors';
+import { cancelOnsale, pauseOnsale, resumeOnsale } from '../src/onsale/sales-control';
 import { runSchedulerTick } from '../src/onsale/scheduler';
 
 let h: Harness;
@@ -49,13 +49,13 @@ describe('the promoter pauses, resumes and cancels a live onsale in its cell', (
     const buyer = await admittedBuyer(identity, cell, eventId);
     expect((await buyer.hold([seats[0]!])).status).toBe(202);
 
-    await setOnsalePaused({ ctx: h.services, actor, eventId, paused: true });
+    await pauseOnsale({ ctx: h.services, actor, eventId });
     const refused = await buyer.hold([seats[1]!]);
     expect(refused.status).toBe(409);
     expect((await refused.json()).error).toMatchObject({ code: 'onsale_paused' });
     expect((await h.req('GET', `/events/${eventId}`, { token: t.viewer })).body.status).toBe('paused');
 
-    await setOnsalePaused({ ctx: h.services, actor, eventId, paused: false });
+    await resumeOnsale({ ctx: h.services, actor, eventId });
     expect((await buyer.hold([seats[1]!])).status).toBe(202);
   });
 
@@ -65,7 +65,7 @@ describe('the promoter pauses, resumes and cancels a live onsale in its cell', (
     const { orderId } = await (await buyer.hold([seats[0]!, seats[1]!])).json();
 
     const answer = await cancelOnsale({ ctx: h.services, actor, eventId });
-    expect(answer).toMatchObject({ status: 'canceled', canceled: { holdsReleased: 1 } });
+    expect(answer).toMatchObject({ eventId, status: 'ended', canceled: { holdsReleased: 1 } });
     const [order] = await cell.db.query<{ status: string }>('SELECT status FROM orders WHERE id = $1', [orderId]);
     expect(order?.status).toBe('canceled');
     const refused = await (await admittedBuyer(identity, cell, eventId)).hold([seats[0]!]);
@@ -73,5 +73,91 @@ describe('the promoter pauses, resumes and cancels a live onsale in its cell', (
     expect((await h.req('GET', `/events/${eventId}`, { token: t.viewer })).body.status).toBe('ended');
     // Repeating the cancel of an ended event is refused; the cell already ended everything.
     await expect(cancelOnsale({ ctx: h.services, actor, eventId })).rejects.toThrow(/ended/);
+  });
+});
+
+describe('pause, resume and cancel as API routes', () => {
+  const control = (verb: 'pause' | 'resume' | 'cancel', eventId: string, token?: string) =>
+    h.req('POST', `/events/${eventId}/onsale/${verb}`, { token });
+
+  it('need a promoter of the event’s tenant who may manage it', async () => {
+    const { eventId } = await scheduledEvent(h, t.manager, { seats: 4, cellId: 'cell-ctl' });
+    const other = await h.tenant('Someone else');
+    for (const verb of ['pause', 'resume', 'cancel'] as const) {
+      expect((await control(verb, eventId)).status, verb).toBe(401);
+      expect((await control(verb, eventId, await h.buyer('a-buyer'))).body.error.code, verb).toBe('forbidden');
+      expect((await control(verb, eventId, t.viewer)).status, verb).toBe(403);
+      // Another promoter's event does not exist for them, even to a manager or owner.
+      const foreign = await control(verb, eventId, other.owner);
+      expect(foreign.status, verb).toBe(404);
+      expect(foreign.body.error.code, verb).toBe('not_found');
+    }
+    expect((await h.req('GET', `/events/${eventId}`, { token: t.viewer })).body.status).toBe('scheduled');
+  });
+
+  it('move a live onsale from on sale to paused and back, then end it; a verb out of turn is a 409 naming the status', async () => {
+    const { eventId, seats } = await liveOnsale();
+    const buyer = await admittedBuyer(identity, cell, eventId);
+
+    const paused = await control('pause', eventId, t.manager);
+    expect(paused).toMatchObject({ status: 200, body: { eventId, status: 'paused', canceled: null } });
+    expect((await (await buyer.hold([seats[0]!])).json()).error.code).toBe('onsale_paused');
+    const again = await control('pause', eventId, t.manager);
+    expect(again.status).toBe(409);
+    expect(again.body.error).toMatchObject({ code: 'conflict', details: { status: 'paused' } });
+
+    expect((await control('resume', eventId, t.owner)).body).toMatchObject({ eventId, status: 'on_sale' });
+    expect((await buyer.hold([seats[0]!])).status).toBe(202);
+    expect((await control('resume', eventId, t.manager)).body.error).toMatchObject({
+      code: 'conflict',
+      details: { status: 'on_sale' },
+    });
+
+    const cancelled = await control('cancel', eventId, t.manager);
+    expect(cancelled).toMatchObject({
+      status: 200,
+      body: { eventId, status: 'ended', canceled: { holdsReleased: 1 } },
+    });
+    expect((await h.req('GET', `/events/${eventId}`, { token: t.viewer })).body.status).toBe('ended');
+    expect((await control('cancel', eventId, t.manager)).status).toBe(409);
+    expect((await control('resume', eventId, t.manager)).status).toBe(409);
+  });
+
+  it('cancel a scheduled onsale before it starts: the event is a draft again', async () => {
+    const { eventId } = await scheduledEvent(h, t.manager, { seats: 4, cellId: 'cell-ctl' });
+    expect((await control('pause', eventId, t.manager)).body.error).toMatchObject({
+      code: 'conflict',
+      details: { status: 'scheduled' },
+    });
+    expect((await control('cancel', eventId, t.manager)).body).toEqual({ eventId, status: 'draft', canceled: null });
+    expect((await h.req('GET', `/events/${eventId}/onsale`, { token: t.viewer })).status).toBe(404);
+  });
+
+  it('answer 503 cell_unavailable with Retry-After when the cell does not answer, and change nothing', async () => {
+    const { eventId } = await liveOnsale();
+    const moveCell = (baseUrl: string) =>
+      h.req('PATCH', '/operator/cells/cell-ctl', { token: h.operatorToken, body: { baseUrl } });
+    expect((await moveCell('http://127.0.0.1:9')).status).toBe(200);
+    try {
+      for (const verb of ['pause', 'cancel'] as const) {
+        const refused = await control(verb, eventId, t.manager);
+        expect(refused.status, verb).toBe(503);
+        expect(refused.headers.get('retry-after'), verb).toMatch(/^\d+$/);
+        expect(refused.body.error, verb).toMatchObject({ code: 'cell_unavailable', details: { cellId: 'cell-ctl' } });
+      }
+      expect((await h.req('GET', `/events/${eventId}`, { token: t.viewer })).body.status).toBe('on_sale');
+    } finally {
+      await moveCell(cell.url);
+    }
+    expect((await control('pause', eventId, t.manager)).body.status).toBe('paused');
+  });
+
+  it('are in the OpenAPI document with their refusals', async () => {
+    const doc = (await h.req('GET', '/openapi.json')).body;
+    for (const verb of ['pause', 'resume', 'cancel']) {
+      const op = doc.paths[`/events/{eventId}/onsale/${verb}`]?.post;
+      expect(op, verb).toBeDefined();
+      expect(Object.keys(op.responses).sort(), verb).toEqual(['200', '400', '401', '403', '404', '409', '503']);
+    }
   });
 });

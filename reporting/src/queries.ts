@@ -89,6 +89,33 @@ export async function salesBySection(
     .sort((a, b) => (a.section === b.section ? (a.tier < b.tier ? -1 : 1) : a.section < b.section ? -1 : 1));
 }
 
+/** Seats sold and held per event of a tenant, for its list of events. */
+export async function salesByEvent(pool: pg.Pool, tenantId: string) {
+  const r = await pool.query<{ eventId: string; sold: number; held: number }>(
+    `SELECT event_id AS "eventId", sum(sold)::int AS sold, sum(held)::int AS held
+       FROM reporting.sections WHERE tenant_id = $1 GROUP BY 1`,
+    [tenantId],
+  );
+  return r.rows;
+}
+
+/**
+ * Held and sold seat ids from the orders (a held or declined order still holds its seats until they
+ * are released; a paid one has sold them). Every other seat is free.
+ */
+export async function seatStates(pool: pg.Pool, tenantId: string, eventId: string) {
+  const r = await pool.query<{ state: 'held' | 'sold'; seat_id: string }>(
+    `SELECT CASE WHEN o.status IN ('paid', 'ticketed') THEN 'sold' ELSE 'held' END AS state, s->>'seatId' AS seat_id
+       FROM reporting.orders o CROSS JOIN LATERAL jsonb_array_elements(o.seats) s
+      WHERE o.tenant_id = $1 AND o.event_id = $2 AND o.status IN ('held', 'declined', 'paid', 'ticketed')`,
+    [tenantId, eventId],
+  );
+  const held: string[] = [];
+  const sold: string[] = [];
+  for (const row of r.rows) (row.state === 'sold' ? sold : held).push(row.seat_id);
+  return { held, sold };
+}
+
 /** One line per order that took money: what settlement pays out and takes back. */
 export async function settlementRows(pool: pg.Pool, tenantId: string, eventId: string) {
   const r = await pool.query<{

@@ -3,7 +3,6 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createLogger } from '@onsale/contracts';
 import { createHttpCellClient } from '@onsale/control-plane/cells/client';
 import { createDb } from '@onsale/control-plane/db/client';
-import { createEvacuationCellClient } from '@onsale/control-plane/evacuation/cell-calls';
 import type { MoverDeps } from '@onsale/control-plane/evacuation/move';
 import { systemClock } from '@onsale/control-plane/lib/clock';
 import { Redis } from 'ioredis';
@@ -305,7 +304,6 @@ export function testMover(t: TestPlatform): {
     log: createLogger({ service: 'evacuation-test' }, 'warn'),
     clock: systemClock,
     cells: createHttpCellClient({ token: t.platform.internalToken, timeoutMs: 15_000 }),
-    evac: createEvacuationCellClient({ token: t.platform.internalToken, timeoutMs: 15_000 }),
     claimWindowSeconds: 60,
     pollMs: 100,
   };

@@ -4,6 +4,7 @@ import type { Services } from '../context';
 import type { DbOrTx } from '../db/client';
 import { type Cell, cells } from '../db/schema';
 import { bumpDirectoryVersion } from '../db/sql';
+import { dbOf, withTransaction } from '../db/tx';
 import { conflict, notFound } from '../lib/errors';
 
 export interface CellInput {
@@ -15,7 +16,7 @@ export interface CellInput {
 }
 
 export async function registerCell({ ctx, input }: { ctx: Services; input: CellInput }) {
-  return ctx.db.transaction(async (tx) => {
+  return withTransaction(ctx, async (tx) => {
     const [row] = await tx
       .insert(cells)
       .values({
@@ -47,7 +48,7 @@ export async function updateCell({
   cellId: string;
   input: Partial<Omit<CellInput, 'id'>>;
 }) {
-  return ctx.db.transaction(async (tx) => {
+  return withTransaction(ctx, async (tx) => {
     const [row] = await tx
       .update(cells)
       .set({ ...input, updatedAt: new Date() })
@@ -62,11 +63,11 @@ export async function updateCell({
 
 /** Cells with their load: events placed on them that are not ended. */
 export async function listCells({ ctx }: { ctx: Services }) {
-  const r = await ctx.db.execute<{ cell_id: string; n: string }>(
+  const r = await dbOf(ctx).execute<{ cell_id: string; n: string }>(
     sql`select cell_id, count(*) as n from events where cell_id is not null and status <> 'ended' group by cell_id`,
   );
   const load = new Map(r.rows.map((x) => [x.cell_id, Number(x.n)]));
-  const rows = await ctx.db.select().from(cells).orderBy(asc(cells.id));
+  const rows = await dbOf(ctx).select().from(cells).orderBy(asc(cells.id));
   return rows.map((c) => ({ ...c, events: load.get(c.id) ?? 0, load: (load.get(c.id) ?? 0) / c.capacity }));
 }
 

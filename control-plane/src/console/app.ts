@@ -6,19 +6,19 @@ import { type Context, Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { Services } from '../context';
 import type { EventRow } from '../db/schema';
-import { createEvent, eventForTenant, getEvent, listEvents, updateEvent } from '../events/events';
+import { createEvent, getEvent, listEvents, updateEvent } from '../events/events';
 import { getSeatMap, uploadSeatMap } from '../events/seat-map';
 import type { SeatMapIssue } from '../events/seat-map-parse';
+import { cancelOnsale, pauseOnsale, resumeOnsale } from '../onsale/sales-control';
 import { scheduleOnsale } from '../onsale/schedule';
 import { getOnsale } from '../onsale/status';
 import { listDecisions } from '../release-controller/override';
-import { getSettlementCsv } from '../reporting/sales';
+import { getSalesByEvent, getSettlementCsv } from '../reporting/sales';
 import type { ConsoleConfig } from './config';
 import { liveSnapshot } from './live';
 import { createOidcClient } from './oidc-client';
-import { cancelOnsale, setOnsalePaused } from './onsale-control';
 import { cancelConfirmPage, type EventPageData, eventPage } from './pages/event';
-import { type EventCounts, type EventFormValues, eventsList, newEventPage } from './pages/events';
+import { type EventFormValues, eventsList, newEventPage } from './pages/events';
 import { type FieldIssues, type Html, layout } from './pages/layout';
 import { errorPage, livePage, signInPage, teamPage } from './pages/misc';
 import { type ConsoleSession, createSessionStore, sameToken } from './session';
@@ -165,7 +165,8 @@ export function createConsoleApp(services: Services, config: ConsoleConfig) {
     const s = c.get('session');
     if (!s) return page(c, 'Sign in', signInPage(Boolean(config.CONSOLE_OIDC_ISSUER_URL)));
     const rows = await listEvents({ ctx: services, actor: s.actor });
-    return page(c, 'Events', eventsList(s, rows, await eventCounts(s.actor.tenantId)));
+    const counts = await getSalesByEvent({ ctx: services, actor: s.actor });
+    return page(c, 'Events', eventsList(s, rows, new Map(counts.map(({ eventId, ...n }) => [eventId, n]))));
   });
 
   // Pages below need a session; a signed-out browser is sent to sign in.
@@ -262,15 +263,15 @@ export function createConsoleApp(services: Services, config: ConsoleConfig) {
     });
   });
 
-  for (const [verb, paused] of [
-    ['pause', true],
-    ['resume', false],
+  for (const [path, verb, notice] of [
+    ['pause', pauseOnsale, 'paused'],
+    ['resume', resumeOnsale, 'resumed'],
   ] as const) {
-    app.post(`/events/:eventId/onsale/${verb}`, async (c) => {
+    app.post(`/events/:eventId/onsale/${path}`, async (c) => {
       const eventId = eventIdOf(c);
       return attempt(c, 'control', {}, async () => {
-        await setOnsalePaused({ ctx: services, actor: c.get('session')!.actor, eventId, paused });
-        return paused ? 'paused' : 'resumed';
+        await verb({ ctx: services, actor: c.get('session')!.actor, eventId });
+        return notice;
       });
     });
   }
@@ -294,7 +295,7 @@ export function createConsoleApp(services: Services, config: ConsoleConfig) {
   app.get('/events/:eventId/live/stream', async (c) => {
     const who = actor(c);
     const eventId = eventIdOf(c);
-    await eventForTenant(services.db, who.tenantId, eventId);
+    await getEvent({ ctx: services, actor: who, eventId });
     c.header('cache-control', 'no-store');
     return streamSSE(c, async (stream) => {
       let lastSeats = '';
@@ -424,21 +425,6 @@ export function createConsoleApp(services: Services, config: ConsoleConfig) {
       });
       return page(c, data.ev.name, eventPage(data), err.status);
     }
-  }
-
-  async function eventCounts(tenantId: string) {
-    const out = new Map<string, EventCounts>();
-    try {
-      const r = await services.pool.query<{ event_id: string; sold: number; held: number }>(
-        'SELECT event_id, sum(sold)::int AS sold, sum(held)::int AS held FROM reporting.sections WHERE tenant_id = $1 GROUP BY 1',
-        [tenantId],
-      );
-      for (const row of r.rows) out.set(row.event_id, { sold: row.sold, held: row.held });
-    } catch (err) {
-      // Before the reporting consumer first ran its tables do not exist: nothing is sold yet.
-      if ((err as { code?: string }).code !== '42P01') throw err;
-    }
-    return out;
   }
 
   return app;

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 
 /**
- * The promoter console's settings, parsed once when the app is built. Sign-in is OpenID Connect
- * against CONSOLE_OIDC_ISSUER_URL (the development issuer locally, any OIDC provider in
- * production); the tokens it issues must be the ones IDENTITY_* already trusts.
+ * The promoter console's settings, part of the API process's schema (src/config.ts) and parsed with
+ * it at start. Sign-in is OpenID Connect against CONSOLE_OIDC_ISSUER_URL (the development issuer
+ * locally, any OIDC provider in production); the tokens it issues must be the ones IDENTITY_* already trusts.
  */
 export const ConsoleConfigSchema = z.object({
   /** Discovery base: `${url}/.well-known/openid-configuration`. Unset: the console says sign-in is not configured. */
@@ -25,12 +25,3 @@ export const ConsoleConfigSchema = z.object({
   CONSOLE_LIVE_INTERVAL_MS: z.coerce.number().int().min(200).default(1000),
 });
 export type ConsoleConfig = z.infer<typeof ConsoleConfigSchema>;
-
-export function loadConsoleConfig(env: Record<string, string | undefined> = process.env): ConsoleConfig {
-  const parsed = ConsoleConfigSchema.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
-    throw new Error(`invalid console configuration:\n  ${lines.join('\n  ')}`);
-  }
-  return parsed.data;
-}

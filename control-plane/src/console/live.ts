@@ -2,7 +2,7 @@ import type { Services } from '../context';
 import type { PromoterActor } from '../lib/actors';
 import { getOnsale } from '../onsale/status';
 import { listDecisions } from '../release-controller/override';
-import { getSalesBySection, getSalesSummary } from '../reporting/sales';
+import { getSalesBySection, getSalesSummary, getSeatStates } from '../reporting/sales';
 
 /** What the live view shows at one instant; the page turns successive snapshots into rates and charts. */
 export async function liveSnapshot({ ctx, actor, eventId }: { ctx: Services; actor: PromoterActor; eventId: string }) {
@@ -12,7 +12,7 @@ export async function liveSnapshot({ ctx, actor, eventId }: { ctx: Services; act
     getSalesBySection({ ctx, actor, eventId }),
     getOnsale({ ctx, tenantId: actor.tenantId, eventId }).catch(() => null),
     listDecisions({ ctx, eventId, limit: 10 }),
-    seatStates(ctx, actor.tenantId, eventId),
+    getSeatStates({ ctx, actor, eventId }),
   ]);
   return {
     at: ctx.clock.now().toISOString(),
@@ -43,20 +43,3 @@ export async function liveSnapshot({ ctx, actor, eventId }: { ctx: Services; act
   };
 }
 export type LiveSnapshot = Awaited<ReturnType<typeof liveSnapshot>>;
-
-/**
- * Held and sold seat ids from the reporting projection's orders (a held or declined order still
- * holds its seats until they are released; a paid one has sold them). Everything else is free.
- */
-async function seatStates(ctx: Services, tenantId: string, eventId: string) {
-  const r = await ctx.pool.query<{ state: 'held' | 'sold'; seat_id: string }>(
-    `SELECT CASE WHEN o.status IN ('paid', 'ticketed') THEN 'sold' ELSE 'held' END AS state, s->>'seatId' AS seat_id
-       FROM reporting.orders o CROSS JOIN LATERAL jsonb_array_elements(o.seats) s
-      WHERE o.tenant_id = $1 AND o.event_id = $2 AND o.status IN ('held', 'declined', 'paid', 'ticketed')`,
-    [tenantId, eventId],
-  );
-  const held: string[] = [];
-  const sold: string[] = [];
-  for (const row of r.rows) (row.state === 'sold' ? sold : held).push(row.seat_id);
-  return { held, sold };
-}

@@ -4,8 +4,9 @@ import pg from 'pg';
 import * as schema from './schema';
 
 export type Db = NodePgDatabase<typeof schema>;
-/** A transaction handle or the database itself: verbs accept either so they compose. */
-export type DbOrTx = Db | Parameters<Parameters<Db['transaction']>[0]>[0];
+export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+/** A transaction handle or the database itself: helpers accept either so they compose. */
+export type DbOrTx = Db | Tx;
 
 export function createDb(
   url: string,

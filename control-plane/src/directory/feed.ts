@@ -3,10 +3,12 @@ import { and, asc, inArray, isNotNull, ne } from 'drizzle-orm';
 import type { Services } from '../context';
 import { cells, eventMoves, events, MOVING_STEPS } from '../db/schema';
 import { directoryVersion } from '../db/sql';
+import { withTransaction } from '../db/tx';
 
 /** The read-only directory (event → cell, with epochs) the edge router polls; version changes with any change. */
 export async function directoryFeed({ ctx }: { ctx: Services }): Promise<DirectoryFeed> {
-  return ctx.db.transaction(
+  return withTransaction(
+    ctx,
     async (tx) => {
       const version = await directoryVersion(tx);
       const cs = await tx.select().from(cells).orderBy(asc(cells.id));

@@ -174,7 +174,7 @@ try {
       if (!cellId) throw new Error(`--cell is required\n${USAGE}`);
       const cell = (await listCells({ ctx: services })).find((c) => c.id === cellId);
       if (!cell) throw refuse('validation_failed', `unknown cell ${cellId}`, 'unknown_cell', 'cell');
-      if (!(await deps.evac.ready(cell)))
+      if (!(await deps.cells.ready(cell)))
         throw refuse('conflict', `cell ${cellId} does not answer /readyz: start it first`, 'target_down', 'cell');
       const open = await listMoves(services.db, { cellId }, { openOnly: true });
       if (open.length)

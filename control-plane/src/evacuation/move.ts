@@ -7,11 +7,11 @@ import type { Services } from '../context';
 import type { Db } from '../db/client';
 import { type Cell, cells, type EventMove, eventMoves, events, type MoveStep, onsales } from '../db/schema';
 import { bumpDirectoryVersion } from '../db/sql';
+import { withTransaction } from '../db/tx';
 import type { Clock } from '../lib/clock';
 import { conflict, notFound } from '../lib/errors';
 import { buildEventLoad } from '../onsale/load';
 import { setRoomPlacement } from '../waiting-room/room';
-import type { EvacuationCellClient } from './cell-calls';
 import { type EvacuationPlan, refuse } from './plan';
 import { readmitReleasedBuyers } from './readmit';
 
@@ -38,8 +38,7 @@ export interface MoverDeps {
   prefix: string;
   log: Logger;
   clock: Clock;
-  cells: Pick<CellClient, 'loadEvent'>;
-  evac: EvacuationCellClient;
+  cells: CellClient;
   claimWindowSeconds: number;
   /** How often drain and settle look at the source. */
   pollMs?: number;
@@ -87,8 +86,7 @@ export async function planMove(
   deps: Pick<MoverDeps, 'db' | 'log'>,
   input: { eventId: string; toCell: string; drainSeconds: number; sourceDead?: boolean },
 ): Promise<EventMove> {
-  const { db } = deps;
-  return db.transaction(async (tx) => {
+  return withTransaction(deps, async (tx) => {
     const [ev] = await tx.select().from(events).where(eq(events.id, input.eventId)).for('update');
     if (!ev) throw refuse('not_found', `unknown event ${input.eventId}`, 'unknown_event', 'eventId');
     const [open] = await tx
@@ -216,7 +214,7 @@ async function saleStatus(db: Db, eventId: string): Promise<'on_sale' | 'paused'
 const sourceDead = (m: EventMove) => (m.report as { sourceDead?: boolean }).sourceDead === true;
 
 async function setCellStatus(deps: MoverDeps, cellId: string, from: Cell['status'][], to: Cell['status']) {
-  await deps.db.transaction(async (tx) => {
+  await withTransaction(deps, async (tx) => {
     const r = await tx
       .update(cells)
       .set({ status: to, updatedAt: new Date() })
@@ -244,7 +242,7 @@ function crashBefore(deps: MoverDeps, step: MoveStep) {
 async function fence(deps: MoverDeps, m: EventMove): Promise<EventMove> {
   if (m.step === 'planned') {
     crashBefore(deps, 'fencing');
-    m = await deps.db.transaction(async (tx) => {
+    m = await withTransaction(deps, async (tx) => {
       const [ev] = await tx.select().from(events).where(eq(events.id, m.eventId)).for('update');
       if (!ev || ev.cellId !== m.fromCell) throw conflict('the event is no longer on the source cell');
       const epoch = ev.directoryEpoch + 1;
@@ -266,7 +264,7 @@ async function fence(deps: MoverDeps, m: EventMove): Promise<EventMove> {
     await setCellStatus(deps, m.fromCell, ['active', 'draining'], 'down');
     return advance(deps, m, 'fenced', {}, { fence: { sourceFrozen: false, sourceMarkedDown: true } });
   }
-  await deps.evac.freeze(await cellTarget(deps.db, m.fromCell), m.eventId);
+  await deps.cells.freeze(await cellTarget(deps.db, m.fromCell), m.eventId);
   return advance(deps, m, 'fenced');
 }
 
@@ -277,7 +275,7 @@ async function drain(deps: MoverDeps, m: EventMove): Promise<EventMove> {
   const source = await cellTarget(deps.db, m.fromCell);
   const deadline = (m.fencedAt?.getTime() ?? deps.clock.now().getTime()) + m.drainSeconds * 1000;
   const started = m.fencedAt?.getTime() ?? deps.clock.now().getTime();
-  let view = await deps.evac.ledger(source, m.eventId);
+  let view = await deps.cells.ledger(source, m.eventId);
   while ((view.activeHolds > 0 || view.openOrders > 0) && deps.clock.now().getTime() < deadline) {
     deps.onProgress?.({
       moveId: m.id,
@@ -289,7 +287,7 @@ async function drain(deps: MoverDeps, m: EventMove): Promise<EventMove> {
       limitMs: m.drainSeconds * 1000,
     });
     await sleep(deps.pollMs ?? 250);
-    view = await deps.evac.ledger(source, m.eventId);
+    view = await deps.cells.ledger(source, m.eventId);
   }
   if (!view.frozen) throw new DomainError('conflict', `source cell ${source.id} does not report the event frozen`);
   return advance(
@@ -316,15 +314,15 @@ async function copy(deps: MoverDeps, m: EventMove): Promise<EventMove> {
   const loaded = await deps.cells.loadEvent(target, { ...body, directoryEpoch: (m.fenceEpoch ?? 0) + 1 });
   if (loaded.seats !== body.seats.length)
     throw new DomainError('conflict', `target reports ${loaded.seats} seats, sent ${body.seats.length}`);
-  await deps.evac.freeze(target, m.eventId);
+  await deps.cells.freeze(target, m.eventId);
   const dead = sourceDead(m);
   const view = dead
     ? { occupiedSeatIds: await publishedOccupied(deps.db, m.eventId, m.fromCell), ticketedSeats: null }
-    : await deps.evac.ledger(source, m.eventId);
+    : await deps.cells.ledger(source, m.eventId);
   const CHUNK = 10_000;
   for (let i = 0; i < view.occupiedSeatIds.length; i += CHUNK)
-    await deps.evac.block(target, m.eventId, m.fromCell, view.occupiedSeatIds.slice(i, i + CHUNK));
-  const blocked = new Set(await deps.evac.blocked(target, m.eventId, m.fromCell));
+    await deps.cells.block(target, m.eventId, m.fromCell, view.occupiedSeatIds.slice(i, i + CHUNK));
+  const blocked = new Set(await deps.cells.blocked(target, m.eventId, m.fromCell));
   const missing = view.occupiedSeatIds.filter((s) => !blocked.has(s));
   if (missing.length) throw new DomainError('conflict', `target did not block ${missing.length} seats`);
   return advance(
@@ -346,38 +344,36 @@ async function copy(deps: MoverDeps, m: EventMove): Promise<EventMove> {
 /** flip: the directory points the event at the target with a new epoch. */
 async function flip(deps: MoverDeps, m: EventMove): Promise<EventMove> {
   crashBefore(deps, 'flipped');
-  return deps.db
-    .transaction(async (tx) => {
-      const [ev] = await tx.select().from(events).where(eq(events.id, m.eventId)).for('update');
-      if (!ev) throw notFound('event');
-      if (ev.cellId !== m.fromCell) throw conflict(`the event is on ${ev.cellId}, not the source ${m.fromCell}`);
-      const epoch = ev.directoryEpoch + 1;
-      await tx
-        .update(events)
-        .set({ cellId: m.toCell, directoryEpoch: epoch, updatedAt: new Date() })
-        .where(eq(events.id, ev.id));
-      await tx.update(onsales).set({ loadedCellId: m.toCell, loadedEpoch: epoch }).where(eq(onsales.eventId, ev.id));
-      const [row] = await tx
-        .update(eventMoves)
-        .set({ step: 'flipped', flipEpoch: epoch, flippedAt: new Date(), updatedAt: new Date(), lastError: null })
-        .where(and(eq(eventMoves.id, m.id), eq(eventMoves.step, 'copied')))
-        .returning();
-      if (!row) throw conflict('another mover advanced this move');
-      await bumpDirectoryVersion(tx);
-      deps.log.info('evacuation step', { moveId: m.id, eventId: m.eventId, step: 'flipped', epoch });
-      return row;
-    })
-    .then((row) => {
-      deps.onStep?.(row);
-      if (deps.crashAfter === 'flipped') throw new MoverCrash('mover stopped after flipped (test)');
-      return row;
-    });
+  return withTransaction(deps, async (tx) => {
+    const [ev] = await tx.select().from(events).where(eq(events.id, m.eventId)).for('update');
+    if (!ev) throw notFound('event');
+    if (ev.cellId !== m.fromCell) throw conflict(`the event is on ${ev.cellId}, not the source ${m.fromCell}`);
+    const epoch = ev.directoryEpoch + 1;
+    await tx
+      .update(events)
+      .set({ cellId: m.toCell, directoryEpoch: epoch, updatedAt: new Date() })
+      .where(eq(events.id, ev.id));
+    await tx.update(onsales).set({ loadedCellId: m.toCell, loadedEpoch: epoch }).where(eq(onsales.eventId, ev.id));
+    const [row] = await tx
+      .update(eventMoves)
+      .set({ step: 'flipped', flipEpoch: epoch, flippedAt: new Date(), updatedAt: new Date(), lastError: null })
+      .where(and(eq(eventMoves.id, m.id), eq(eventMoves.step, 'copied')))
+      .returning();
+    if (!row) throw conflict('another mover advanced this move');
+    await bumpDirectoryVersion(tx);
+    deps.log.info('evacuation step', { moveId: m.id, eventId: m.eventId, step: 'flipped', epoch });
+    return row;
+  }).then((row) => {
+    deps.onStep?.(row);
+    if (deps.crashAfter === 'flipped') throw new MoverCrash('mover stopped after flipped (test)');
+    return row;
+  });
 }
 
 /** resume: the target sells; the waiting room issues admissions for it to everyone it had released. */
 async function resume(deps: MoverDeps, m: EventMove): Promise<EventMove> {
   const target = await cellTarget(deps.db, m.toCell);
-  await deps.evac.unfreeze(target, m.eventId, await saleStatus(deps.db, m.eventId));
+  await deps.cells.unfreeze(target, m.eventId, await saleStatus(deps.db, m.eventId));
   await setRoomPlacement(deps as unknown as Services, m.eventId, m.toCell, m.flipEpoch ?? 0);
   const readmitted = await readmitReleasedBuyers(
     deps.redis,
@@ -403,23 +399,23 @@ async function settle(deps: MoverDeps, m: EventMove, waitMs: number): Promise<Ev
   if (sourceDead(m)) {
     // The source is back when it answers: freeze it first (it was never frozen), then let the
     // webhooks Stripe kept retrying reach it (draining: no buyers, webhooks yes) and settle as usual.
-    while (!(await deps.evac.ready(source))) {
+    while (!(await deps.cells.ready(source))) {
       if (deps.clock.now().getTime() >= until) {
         deps.log.info('evacuation settling: the source is still dead', { moveId: m.id });
         return m;
       }
       await sleep(deps.pollMs ?? 500);
     }
-    await deps.evac.freeze(source, m.eventId);
+    await deps.cells.freeze(source, m.eventId);
     await setCellStatus(deps, m.fromCell, ['down'], 'draining');
   }
   for (;;) {
     // Read the source first: a seat free there now stays free there (the event is frozen on it).
-    const view = await deps.evac.ledger(source, m.eventId);
+    const view = await deps.cells.ledger(source, m.eventId);
     const occupied = new Set(view.occupiedSeatIds);
-    const free = (await deps.evac.blocked(target, m.eventId, m.fromCell)).filter((s) => !occupied.has(s));
+    const free = (await deps.cells.blocked(target, m.eventId, m.fromCell)).filter((s) => !occupied.has(s));
     if (free.length) {
-      await deps.evac.unblock(target, m.eventId, m.fromCell, free);
+      await deps.cells.unblock(target, m.eventId, m.fromCell, free);
       released += free.length;
     }
     deps.onProgress?.({
@@ -435,7 +431,7 @@ async function settle(deps: MoverDeps, m: EventMove, waitMs: number): Promise<Ev
     if (view.activeHolds === 0 && view.openOrders === 0) {
       // What a dead source sold that its published facts had not said: the target may have sold those seats too.
       const doubled = sourceDead(m)
-        ? (await deps.evac.ledger(target, m.eventId)).occupiedSeatIds.filter((s) => occupied.has(s))
+        ? (await deps.cells.ledger(target, m.eventId)).occupiedSeatIds.filter((s) => occupied.has(s))
         : [];
       return advance(
         deps,
@@ -509,8 +505,8 @@ export async function abortMove(deps: MoverDeps, moveId: string): Promise<EventM
   if (!ABORTABLE.includes(m.step)) throw conflict(`the move is ${m.step}; after the flip it can only go forward`);
   // A dead source was never frozen (and cannot be reached to lift it).
   if (m.step !== 'planned' && !sourceDead(m))
-    await deps.evac.unfreeze(await cellTarget(deps.db, m.fromCell), m.eventId, await saleStatus(deps.db, m.eventId));
-  return deps.db.transaction(async (tx) => {
+    await deps.cells.unfreeze(await cellTarget(deps.db, m.fromCell), m.eventId, await saleStatus(deps.db, m.eventId));
+  return withTransaction(deps, async (tx) => {
     const [row] = await tx
       .update(eventMoves)
       .set({ step: 'aborted', doneAt: new Date(), updatedAt: new Date() })

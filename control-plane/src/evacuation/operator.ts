@@ -1,6 +1,5 @@
 import type { Services } from '../context';
 import type { EventMove } from '../db/schema';
-import { createEvacuationCellClient } from './cell-calls';
 import { abortMove, listMoves, type MoverDeps, runMoves, startEvacuation } from './move';
 import { type EvacuationPlan, planEvacuation, refuse } from './plan';
 
@@ -27,10 +26,6 @@ export function moverDeps(s: Services): MoverDeps {
     log: s.log,
     clock: s.clock,
     cells: s.cells,
-    evac: createEvacuationCellClient({
-      token: s.config.CELL_INTERNAL_TOKEN,
-      timeoutMs: s.config.CELL_REQUEST_TIMEOUT_MS,
-    }),
     claimWindowSeconds: s.config.ADMISSION_CLAIM_WINDOW_SECONDS,
   };
 }

@@ -1,8 +1,8 @@
 import { DomainError } from '@onsale/contracts';
 import { and, eq, inArray, ne, sql } from 'drizzle-orm';
+import type { CellClient } from '../cells/client';
 import type { Db } from '../db/client';
 import { type Cell, cells, eventMoves, events, gaAreas, onsales } from '../db/schema';
-import type { EvacuationCellClient } from './cell-calls';
 
 /**
  * What an evacuation would do, computed without writing anything (`--dry-run`, the operator API's
@@ -95,9 +95,9 @@ async function cellOrRefuse(db: Db, id: string, field: string): Promise<Cell> {
   return c;
 }
 
-async function usableTarget(evac: Pick<EvacuationCellClient, 'ready'>, c: Cell): Promise<void> {
+async function usableTarget(client: Pick<CellClient, 'ready'>, c: Cell): Promise<void> {
   if (c.status !== 'active') throw refuse('conflict', `target cell ${c.id} is ${c.status}`, 'target_down', 'to');
-  if (!(await evac.ready(c)))
+  if (!(await client.ready(c)))
     throw refuse('conflict', `target cell ${c.id} does not answer /readyz`, 'target_down', 'to');
 }
 
@@ -109,7 +109,7 @@ async function loadOf(db: Db): Promise<Map<string, number>> {
 }
 
 export async function planEvacuation(
-  deps: { db: Db; evac: Pick<EvacuationCellClient, 'ready'> },
+  deps: { db: Db; cells: Pick<CellClient, 'ready'> },
   input: {
     eventId?: string;
     cellId?: string;
@@ -172,7 +172,7 @@ export async function planEvacuation(
       'confirmation_required',
       'confirmSourceDead',
     );
-  const sourceReady = await deps.evac.ready(source);
+  const sourceReady = await deps.cells.ready(source);
   if (sourceDead && sourceReady)
     throw refuse(
       'conflict',
@@ -207,7 +207,7 @@ export async function planEvacuation(
     for (const id of input.to) targets.push(await cellOrRefuse(db, id, 'to'));
     if (targets.some((t) => t.id === source.id))
       throw refuse('conflict', `the event is already on ${source.id}`, 'same_cell', 'to');
-    for (const t of targets) await usableTarget(deps.evac, t);
+    for (const t of targets) await usableTarget(deps.cells, t);
   } else {
     const all = await db
       .select()
@@ -215,7 +215,7 @@ export async function planEvacuation(
       .where(and(eq(cells.status, 'active'), ne(cells.id, source.id)))
       .orderBy(cells.id);
     targets = [];
-    for (const t of all) if (await deps.evac.ready(t)) targets.push(t);
+    for (const t of all) if (await deps.cells.ready(t)) targets.push(t);
     if (!targets.length)
       throw refuse('conflict', `no other active cell answers to take ${source.id}'s events`, 'target_down', 'to');
   }

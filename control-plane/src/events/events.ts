@@ -5,6 +5,7 @@ import type { Services } from '../context';
 import type { DbOrTx } from '../db/client';
 import { type EventRow, events, onsales, tenants } from '../db/schema';
 import { bumpDirectoryVersion } from '../db/sql';
+import { dbOf, withTransaction } from '../db/tx';
 import { assertRole, type PromoterActor } from '../lib/actors';
 import { conflict, notFound } from '../lib/errors';
 import { setRoomPlacement } from '../waiting-room/room';
@@ -72,7 +73,7 @@ export async function createEvent({
   assertRole(actor, 'manager');
   assertFutureStart(ctx, input.startsAt);
   assertTimeZone(input.timeZone);
-  return ctx.db.transaction(async (tx) => {
+  return withTransaction(ctx, async (tx) => {
     const [tenant] = await tx.select({ id: tenants.id }).from(tenants).where(eq(tenants.id, actor.tenantId));
     if (!tenant) throw new DomainError('forbidden', 'unknown tenant');
     // A new event goes to the least-loaded active cell unless pinned; with no active cell it is
@@ -104,7 +105,7 @@ export async function createEvent({
 }
 
 export async function listEvents({ ctx, actor }: { ctx: Services; actor: PromoterActor }) {
-  return ctx.db
+  return dbOf(ctx)
     .select()
     .from(events)
     .where(eq(events.tenantId, actor.tenantId))
@@ -113,7 +114,7 @@ export async function listEvents({ ctx, actor }: { ctx: Services; actor: Promote
 }
 
 export async function getEvent({ ctx, actor, eventId }: { ctx: Services; actor: PromoterActor; eventId: string }) {
-  return eventForTenant(ctx.db, actor.tenantId, eventId);
+  return eventForTenant(dbOf(ctx), actor.tenantId, eventId);
 }
 
 export interface UpdateEventInput {
@@ -137,7 +138,7 @@ export async function updateEvent({
   assertRole(actor, 'manager');
   if (input.startsAt) assertFutureStart(ctx, input.startsAt);
   assertTimeZone(input.timeZone);
-  return ctx.db.transaction(async (tx) => {
+  return withTransaction(ctx, async (tx) => {
     const ev = await eventForTenant(tx, actor.tenantId, eventId, { lock: true });
     if (ev.status !== 'draft' && ev.status !== 'scheduled')
       throw conflict(`event is ${ev.status}; it can no longer be edited`);
@@ -171,7 +172,7 @@ export async function placeEvent({
   tenantId?: string;
   input: { cellId: string; dedicated?: boolean };
 }) {
-  const placed = await ctx.db.transaction(async (tx) => {
+  return withTransaction(ctx, async (tx, inner) => {
     const ev = tenantId
       ? await eventForTenant(tx, tenantId, eventId, { lock: true })
       : (await tx.select().from(events).where(eq(events.id, eventId)).for('update'))[0];
@@ -211,8 +212,7 @@ export async function placeEvent({
       epoch: row?.directoryEpoch,
       dedicated: Boolean(input.dedicated),
     });
+    inner.transaction.afterCommit.push(() => setRoomPlacement(ctx, ev.id, cell.id, row!.directoryEpoch));
     return row!;
   });
-  await setRoomPlacement(ctx, placed.id, placed.cellId as string, placed.directoryEpoch);
-  return placed;
 }

@@ -1,8 +1,10 @@
 import { DomainError, tierSeatPrice } from '@onsale/contracts';
+import { and, eq, inArray } from 'drizzle-orm';
 import type { Services } from '../context';
+import { events, onsales, priceTiers } from '../db/schema';
+import { withTransaction } from '../db/tx';
 import { assertRole, type PromoterActor } from '../lib/actors';
-import { conflict } from '../lib/errors';
-import { eventForTenant } from './events';
+import { conflict, notFound } from '../lib/errors';
 
 export interface TierFees {
   /** Service fee per ticket, minor units. */
@@ -30,55 +32,50 @@ export async function setTierFees({
   input: TierFees;
 }) {
   assertRole(actor, 'manager');
-  const ev = await eventForTenant(ctx.db, actor.tenantId, eventId);
-  const client = await ctx.pool.connect();
-  try {
-    await client.query('begin');
-    const locked = await client.query<{ status: string; onsale_at: Date | null }>(
-      `select e.status, o.onsale_at from events e left join onsales o on o.event_id = e.id
-        where e.id = $1 and e.tenant_id = $2 for update of e`,
-      [ev.id, actor.tenantId],
-    );
-    const cur = locked.rows[0] && {
-      ...locked.rows[0],
-      // The platform's clock (the scheduler's), not the database's: one notion of "the onsale started".
-      started: locked.rows[0].onsale_at !== null && locked.rows[0].onsale_at <= ctx.clock.now(),
-    };
-    if (!cur) throw new DomainError('not_found', 'event not found');
-    if (cur.started || (cur.status !== 'draft' && cur.status !== 'scheduled'))
+  const t = await withTransaction(ctx, async (tx) => {
+    const [row] = await tx
+      .select({ status: events.status, onsaleAt: onsales.onsaleAt })
+      .from(events)
+      .leftJoin(onsales, eq(onsales.eventId, events.id))
+      .where(and(eq(events.id, eventId), eq(events.tenantId, actor.tenantId)))
+      .for('update', { of: events });
+    if (!row) throw notFound('event');
+    // The platform's clock (the scheduler's), not the database's: one notion of "the onsale started".
+    const started = row.onsaleAt !== null && row.onsaleAt <= ctx.clock.now();
+    if (started || (row.status !== 'draft' && row.status !== 'scheduled'))
       throw conflict(
-        cur.started
-          ? `the onsale started at ${cur.onsale_at?.toISOString()}; fees can no longer change`
-          : `event is ${cur.status}; fees can no longer change`,
-        { status: cur.status, onsaleAt: cur.onsale_at?.toISOString() ?? null },
+        started
+          ? `the onsale started at ${row.onsaleAt?.toISOString()}; fees can no longer change`
+          : `event is ${row.status}; fees can no longer change`,
+        { status: row.status, onsaleAt: row.onsaleAt?.toISOString() ?? null },
       );
-    const tier = await client.query<{ price: number }>(
-      'select price from price_tiers where event_id = $1 and code = $2 for update',
-      [ev.id, code],
-    );
-    if (!tier.rows[0]) throw new DomainError('not_found', `price tier '${code}' not found`, { code });
-    if (input.fees === 'included' && input.fee > tier.rows[0].price)
+    const [tier] = await tx
+      .select({ price: priceTiers.price })
+      .from(priceTiers)
+      .where(and(eq(priceTiers.eventId, eventId), eq(priceTiers.code, code)))
+      .for('update');
+    if (!tier) throw new DomainError('not_found', `price tier '${code}' not found`, { code });
+    if (input.fees === 'included' && input.fee > tier.price)
       throw new DomainError('validation_failed', 'a fee included in the price cannot exceed the price', {
-        issues: [{ path: 'fee', message: `at most the tier's price (${tier.rows[0].price}) when fees are included` }],
+        issues: [{ path: 'fee', message: `at most the tier's price (${tier.price}) when fees are included` }],
       });
-    const updated = await client.query<{ code: string; name: string; price: number; currency: string; fee: number }>(
-      `update price_tiers set fee = $3, fees_included = $4 where event_id = $1 and code = $2
-       returning code, name, price, currency, fee`,
-      [ev.id, code, input.fee, input.fees === 'included'],
-    );
-    await client.query(
-      `update onsales set load_status = 'pending', next_load_at = $2, load_attempts = 0, load_lease_until = null
-        where event_id = $1 and load_status in ('loaded', 'failed', 'gave_up')`,
-      [ev.id, ctx.clock.now()],
-    );
-    await client.query('commit');
-    ctx.log.info('tier fees set', { eventId: ev.id, tier: code, fee: input.fee, fees: input.fees });
-    const t = updated.rows[0]!;
-    return { ...t, fees: input.fees, buyerPays: tierSeatPrice({ ...t, fees: input.fees }) };
-  } catch (err) {
-    await client.query('rollback').catch(() => {});
-    throw err;
-  } finally {
-    client.release();
-  }
+    const [updated] = await tx
+      .update(priceTiers)
+      .set({ fee: input.fee, feesIncluded: input.fees === 'included' })
+      .where(and(eq(priceTiers.eventId, eventId), eq(priceTiers.code, code)))
+      .returning({
+        code: priceTiers.code,
+        name: priceTiers.name,
+        price: priceTiers.price,
+        currency: priceTiers.currency,
+        fee: priceTiers.fee,
+      });
+    await tx
+      .update(onsales)
+      .set({ loadStatus: 'pending', nextLoadAt: ctx.clock.now(), loadAttempts: 0, loadLeaseUntil: null })
+      .where(and(eq(onsales.eventId, eventId), inArray(onsales.loadStatus, ['loaded', 'failed', 'gave_up'])));
+    return updated!;
+  });
+  ctx.log.info('tier fees set', { eventId, tier: code, fee: input.fee, fees: input.fees });
+  return { ...t, fees: input.fees, buyerPays: tierSeatPrice({ ...t, fees: input.fees }) };
 }

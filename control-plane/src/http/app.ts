@@ -3,7 +3,6 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import {
   acceptedInputIssues,
   allowedMethods,
-  DomainError,
   errorResponse,
   httpMetrics,
   limitBody,
@@ -11,9 +10,8 @@ import {
   routeNotFound,
   validationIssues,
 } from '@onsale/contracts';
-import { CellCallError } from '../cells/client';
+import { CellCallError, cellCallRefusal } from '../cells/client';
 import { createConsoleApp } from '../console/app';
-import { loadConsoleConfig } from '../console/config';
 import type { Services } from '../context';
 import type { App, AppEnv } from './env';
 import { registerDirectory } from './routes/directory';
@@ -24,6 +22,7 @@ import { registerListEvents } from './routes/events-list';
 import { registerUpdateEvent } from './routes/events-update';
 import { registerHealth, registerMetrics } from './routes/health';
 import { registerJwks } from './routes/jwks';
+import { registerOnsaleControls } from './routes/onsale-control';
 import { registerGetOnsale } from './routes/onsale-get';
 import { registerScheduleOnsale } from './routes/onsale-put';
 import { registerOperatorAdmission } from './routes/operator-admission';
@@ -81,7 +80,7 @@ export function createApp(services: Services): App {
       errorResponse(c, 'payload_too_large', `the body is larger than ${services.config.MAX_BODY_BYTES} bytes`),
     ),
   );
-  app.onError(renderError(cellRefusal));
+  app.onError(renderError((err) => (err instanceof CellCallError ? cellCallRefusal(err) : undefined)));
   app.notFound(routeNotFound((path) => allowedMethods(app.routes, path)));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
@@ -104,6 +103,7 @@ export function createApp(services: Services): App {
     registerGetSeatMap,
     registerScheduleOnsale,
     registerGetOnsale,
+    registerOnsaleControls,
     registerReleaseDecisions,
     registerJoinQueue,
     registerQueueMe,
@@ -121,13 +121,7 @@ export function createApp(services: Services): App {
     register(app);
   }
   // The promoter console: HTML pages with their own session, outside the JSON API's document.
-  app.route('/console', createConsoleApp(services, loadConsoleConfig()));
+  app.route('/console', createConsoleApp(services, services.config));
   app.doc31('/openapi.json', { openapi: '3.1.0', info: { title: 'Onsale control plane', version: '1.0.0' } });
   return app;
-}
-
-/** A cell that does not answer is the state of that cell, not an outage of the control plane: 409 naming it. */
-function cellRefusal(err: Error) {
-  if (err instanceof CellCallError)
-    return new DomainError('conflict', err.message, { reason: 'cell_unreachable', status: err.status });
 }

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { type EventRow, LOAD_STATUSES } from '../db/schema';
+import { EVENT_STATUSES, type EventRow, LOAD_STATUSES } from '../db/schema';
 
 export const EventIdParam = z.object({
   eventId: z
@@ -126,6 +126,24 @@ export const DecisionSchema = z
     signals: z.unknown(),
   })
   .openapi('ReleaseDecision');
+
+/** What pause, resume and cancel answer. */
+export const OnsaleControlSchema = z
+  .object({
+    eventId: z.string(),
+    /** The event's status after the change: paused, on_sale, ended (a started onsale cancelled) or draft (one cancelled before it started). */
+    status: z.enum(EVENT_STATUSES),
+    /** What a started onsale's cancellation ended in its cell; null otherwise. */
+    canceled: z
+      .object({
+        holdsReleased: z.number().int(),
+        refundsRequested: z.number().int(),
+        ticketsVoided: z.number().int(),
+        pendingCapture: z.number().int(),
+      })
+      .nullable(),
+  })
+  .openapi('OnsaleControl');
 
 export const OnsaleSchema = z
   .object({

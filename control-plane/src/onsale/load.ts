@@ -3,6 +3,7 @@ import { and, eq, inArray, lte, or, sql } from 'drizzle-orm';
 import { CellCallError } from '../cells/client';
 import type { Services } from '../context';
 import { cells, events, onsales } from '../db/schema';
+import { dbOf } from '../db/tx';
 import { notFound } from '../lib/errors';
 
 /** The body of the cell's load endpoint (contracts' EventLoad), from the directory and the seat map. */
@@ -10,7 +11,7 @@ export async function buildEventLoad(
   ctx: Services,
   eventId: string,
 ): Promise<{ body: EventLoad; cell: { id: string; baseUrl: string }; seatMapVersion: number }> {
-  const [row] = await ctx.db
+  const [row] = await dbOf(ctx)
     .select({ ev: events, on: onsales, cell: cells })
     .from(events)
     .innerJoin(onsales, eq(onsales.eventId, events.id))
@@ -18,7 +19,7 @@ export async function buildEventLoad(
     .where(eq(events.id, eventId));
   if (!row) throw notFound('scheduled event');
   if (!row.cell) throw new DomainError('cell_unavailable', 'the event has no purchase cell');
-  const seats = await ctx.db.execute<{
+  const seats = await dbOf(ctx).execute<{
     id: string;
     label: string;
     section: string;
@@ -30,7 +31,7 @@ export async function buildEventLoad(
     select s.id, s.label, s.section, s.row, t.price, t.currency, t.code as tier
     from seats s join price_tiers t on t.event_id = s.event_id and t.code = s.tier_code
     where s.event_id = ${eventId} order by s.label`);
-  const tiers = await ctx.db.execute<{
+  const tiers = await dbOf(ctx).execute<{
     code: string;
     name: string;
     price: number;
@@ -43,7 +44,7 @@ export async function buildEventLoad(
       and (exists (select 1 from seats s where s.event_id = t.event_id and s.tier_code = t.code)
            or exists (select 1 from ga_areas a where a.event_id = t.event_id and a.tier_code = t.code))
     order by t.code`);
-  const gaAreas = await ctx.db.execute<{ id: string; name: string; capacity: number; tier: string }>(sql`
+  const gaAreas = await dbOf(ctx).execute<{ id: string; name: string; capacity: number; tier: string }>(sql`
     select id, name, capacity, tier_code as tier from ga_areas where event_id = ${eventId} order by name`);
   return {
     cell: { id: row.cell.id, baseUrl: row.cell.baseUrl },
@@ -117,7 +118,7 @@ export async function attemptLoad({
   force?: boolean;
 }) {
   const now = ctx.clock.now();
-  const [claimed] = await ctx.db
+  const [claimed] = await dbOf(ctx)
     .update(onsales)
     .set({ loadStatus: 'loading', loadLeaseUntil: new Date(now.getTime() + LEASE_MS), lastLoadAt: now })
     .where(
@@ -136,7 +137,7 @@ export async function attemptLoad({
   const attempts = claimed.loadAttempts + 1;
   try {
     const r = await loadEventIntoCell({ ctx, eventId });
-    const [row] = await ctx.db
+    const [row] = await dbOf(ctx)
       .update(onsales)
       .set({
         loadStatus: 'loaded',
@@ -156,7 +157,7 @@ export async function attemptLoad({
     const message = err instanceof Error ? err.message : String(err);
     const next = new Date(ctx.clock.now().getTime() + backoff(ctx, attempts));
     const gaveUp = attempts >= ctx.config.LOAD_MAX_ATTEMPTS;
-    const [row] = await ctx.db
+    const [row] = await dbOf(ctx)
       .update(onsales)
       .set({
         loadStatus: gaveUp ? 'gave_up' : 'failed',

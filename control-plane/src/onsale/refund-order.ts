@@ -3,6 +3,7 @@ import { desc, eq, inArray } from 'drizzle-orm';
 import { CellCallError } from '../cells/client';
 import type { Services } from '../context';
 import { cells, eventMoves } from '../db/schema';
+import { dbOf } from '../db/tx';
 import { eventForTenant } from '../events/events';
 import { actorName, assertRole, type PromoterActor } from '../lib/actors';
 import { conflict, notFound } from '../lib/errors';
@@ -28,7 +29,7 @@ export async function refundOrder({
   reason: string;
 }): Promise<RefundOrderAnswer> {
   assertRole(actor, 'manager');
-  const ev = await eventForTenant(ctx.db, actor.tenantId, eventId);
+  const ev = await eventForTenant(dbOf(ctx), actor.tenantId, eventId);
   for (const cell of await cellsThatSold(ctx, ev.id, ev.cellId)) {
     try {
       const answer = await ctx.cells.refundOrder(cell, ev.id, orderId, { reason });
@@ -57,13 +58,16 @@ export async function refundOrder({
  * first (an order stays in the cell that took it; a move does not copy orders).
  */
 async function cellsThatSold(ctx: Services, eventId: string, current: string | null) {
-  const moves = await ctx.db
+  const moves = await dbOf(ctx)
     .select({ fromCell: eventMoves.fromCell })
     .from(eventMoves)
     .where(eq(eventMoves.eventId, eventId))
     .orderBy(desc(eventMoves.createdAt));
   const ids = [...new Set([current, ...moves.map((m) => m.fromCell)].filter((id): id is string => !!id))];
   if (!ids.length) return [];
-  const rows = await ctx.db.select({ id: cells.id, baseUrl: cells.baseUrl }).from(cells).where(inArray(cells.id, ids));
+  const rows = await dbOf(ctx)
+    .select({ id: cells.id, baseUrl: cells.baseUrl })
+    .from(cells)
+    .where(inArray(cells.id, ids));
   return ids.flatMap((id) => rows.filter((r) => r.id === id));
 }

@@ -4,6 +4,7 @@ import { leastLoadedCell } from '../cells/cells';
 import type { Services } from '../context';
 import { events, gaAreas, onsales, releaseRates } from '../db/schema';
 import { bumpDirectoryVersion } from '../db/sql';
+import { withTransaction } from '../db/tx';
 import { eventForTenant } from '../events/events';
 import { assertRole, type PromoterActor } from '../lib/actors';
 import { conflict } from '../lib/errors';
@@ -49,7 +50,7 @@ export async function scheduleOnsale({
     issues.push({ path: 'roomOpensAt', message: 'the waiting room must open at or before the onsale' });
   if (floor > input.maxReleaseRate)
     issues.push({ path: 'minReleaseRate', message: 'the floor must not exceed maxReleaseRate' });
-  const result = await ctx.db.transaction(async (tx) => {
+  return withTransaction(ctx, async (tx, inner) => {
     const ev = await eventForTenant(tx, actor.tenantId, eventId, { lock: true });
     if (ev.status !== 'draft' && ev.status !== 'scheduled')
       throw conflict(`event is ${ev.status}; its onsale can no longer be rescheduled`);
@@ -107,17 +108,18 @@ export async function scheduleOnsale({
       .update(events)
       .set({ status: 'scheduled', onsaleAt: input.onsaleAt, updatedAt: new Date() })
       .where(eq(events.id, ev.id));
-    return { onsale: row!, cellId, epoch, rate: rr!.rate };
+    inner.transaction.afterCommit.push(async () => {
+      await configureRoom(ctx, {
+        eventId: ev.id,
+        opensAt: input.roomOpensAt,
+        onsaleAt: input.onsaleAt,
+        cellId,
+        epoch,
+        maxActive: input.maxActiveShoppers ?? null,
+        rate: rr!.rate,
+      });
+      ctx.log.info('onsale scheduled', { eventId: ev.id, cellId, onsaleAt: input.onsaleAt.toISOString() });
+    });
+    return row!;
   });
-  await configureRoom(ctx, {
-    eventId,
-    opensAt: input.roomOpensAt,
-    onsaleAt: input.onsaleAt,
-    cellId: result.cellId,
-    epoch: result.epoch,
-    maxActive: input.maxActiveShoppers ?? null,
-    rate: result.rate,
-  });
-  ctx.log.info('onsale scheduled', { eventId, cellId: result.cellId, onsaleAt: input.onsaleAt.toISOString() });
-  return result.onsale;
 }

@@ -1,16 +1,17 @@
 import { eq } from 'drizzle-orm';
 import type { Services } from '../context';
 import { onsales, releaseRates } from '../db/schema';
+import { dbOf } from '../db/tx';
 import { eventForTenant } from '../events/events';
 import { notFound } from '../lib/errors';
 import { roomStats } from '../waiting-room/room';
 
 /** What the promoter's console shows: the schedule, whether the event is ready in its cell, R and the room. */
 export async function getOnsale({ ctx, tenantId, eventId }: { ctx: Services; tenantId?: string; eventId: string }) {
-  if (tenantId) await eventForTenant(ctx.db, tenantId, eventId);
-  const [o] = await ctx.db.select().from(onsales).where(eq(onsales.eventId, eventId));
+  if (tenantId) await eventForTenant(dbOf(ctx), tenantId, eventId);
+  const [o] = await dbOf(ctx).select().from(onsales).where(eq(onsales.eventId, eventId));
   if (!o) throw notFound('onsale');
-  const [rr] = await ctx.db.select().from(releaseRates).where(eq(releaseRates.eventId, eventId));
+  const [rr] = await dbOf(ctx).select().from(releaseRates).where(eq(releaseRates.eventId, eventId));
   const room = await roomStats(ctx, eventId);
   return {
     eventId,

@@ -2,6 +2,7 @@ import { DomainError } from '@onsale/contracts';
 import { and, desc, eq, inArray } from 'drizzle-orm';
 import type { Services } from '../context';
 import { controllerDecisions, events, onsales, type ReleaseMode, releaseRates } from '../db/schema';
+import { dbOf, withTransaction } from '../db/tx';
 import { conflict, notFound } from '../lib/errors';
 import { setRoomControl } from '../waiting-room/room';
 
@@ -26,7 +27,7 @@ export async function setReleaseMode({
     });
   }
   const now = ctx.clock.now();
-  const res = await ctx.db.transaction(async (tx) => {
+  return withTransaction(ctx, async (tx, inner) => {
     const [row] = await tx
       .select({ rr: releaseRates, on: onsales, ev: events })
       .from(releaseRates)
@@ -67,15 +68,17 @@ export async function setReleaseMode({
         .set({ status: 'on_sale', updatedAt: now })
         .where(and(eq(events.id, eventId), eq(events.status, 'paused')));
     }
-    return { mode: input.mode, rate: input.mode === 'paused' ? 0 : rate, pinnedRate: pinned };
+    const res = { mode: input.mode, rate: input.mode === 'paused' ? 0 : rate, pinnedRate: pinned };
+    inner.transaction.afterCommit.push(async () => {
+      await setRoomControl(ctx, eventId, { rate: res.rate, paused: res.mode === 'paused' });
+      ctx.log.info('release mode set', { eventId, mode: res.mode, rate: res.rate, actor });
+    });
+    return res;
   });
-  await setRoomControl(ctx, eventId, { rate: res.rate, paused: res.mode === 'paused' });
-  ctx.log.info('release mode set', { eventId, mode: res.mode, rate: res.rate, actor });
-  return res;
 }
 
 export async function listDecisions({ ctx, eventId, limit }: { ctx: Services; eventId: string; limit: number }) {
-  const rows = await ctx.db
+  const rows = await dbOf(ctx)
     .select()
     .from(controllerDecisions)
     .where(eq(controllerDecisions.eventId, eventId))

@@ -3,6 +3,7 @@ import { metrics } from '@onsale/contracts';
 import { and, eq, inArray } from 'drizzle-orm';
 import type { Services } from '../context';
 import { cells, controllerDecisions, events, onsales, releaseRates } from '../db/schema';
+import { dbOf, withTransaction } from '../db/tx';
 import { appendFact } from '../outbox/facts';
 import { setRoomControl } from '../waiting-room/room';
 import { decide, thresholdsFrom } from './decide';
@@ -17,7 +18,7 @@ export type SignalSource = (cell: { id: string; baseUrl: string }) => Promise<Ce
 export async function runControllerTick(ctx: Services, opts: { source?: SignalSource } = {}) {
   const source: SignalSource = opts.source ?? ((cell) => ctx.cells.signals(cell));
   const now = ctx.clock.now();
-  const rows = await ctx.db
+  const rows = await dbOf(ctx)
     .select({ ev: events, on: onsales, rr: releaseRates, cell: cells })
     .from(events)
     .innerJoin(onsales, eq(onsales.eventId, events.id))
@@ -58,7 +59,7 @@ export async function runControllerTick(ctx: Services, opts: { source?: SignalSo
         });
         const available = signals ? (signals.availableSeats[ev.id] ?? null) : null;
         const soldOut = available === null ? undefined : available === 0;
-        await ctx.db.transaction(async (tx) => {
+        await withTransaction(ctx, async (tx) => {
           await tx.update(releaseRates).set({ rate: d.rate, updatedAt: now }).where(eq(releaseRates.eventId, ev.id));
           await tx.insert(controllerDecisions).values({
             eventId: ev.id,

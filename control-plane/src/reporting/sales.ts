@@ -1,14 +1,19 @@
 import {
   type Bucket,
   migrateReporting,
+  salesByEvent,
   salesBySection,
   salesSummary,
   salesTimeline,
+  seatStates,
   settlementCsv,
   settlementRows,
 } from '@onsale/reporting';
+import { eq, sql } from 'drizzle-orm';
 import type pg from 'pg';
 import type { Services } from '../context';
+import { seats } from '../db/schema';
+import { dbOf } from '../db/tx';
 import { eventForTenant } from '../events/events';
 import type { PromoterActor } from '../lib/actors';
 
@@ -25,7 +30,7 @@ function ensureSchema(pool: pg.Pool): Promise<void> {
 
 /** Every sales read starts here: another tenant's event does not exist (404). */
 async function scoped(ctx: Services, actor: PromoterActor, eventId: string) {
-  const ev = await eventForTenant(ctx.db, actor.tenantId, eventId);
+  const ev = await eventForTenant(dbOf(ctx), actor.tenantId, eventId);
   await ensureSchema(ctx.pool);
   return ev;
 }
@@ -72,11 +77,12 @@ export async function getSalesBySection({
   eventId: string;
 }) {
   const ev = await scoped(ctx, actor, eventId);
-  const capacity = await ctx.pool.query<{ section: string; tier: string; seats: number }>(
-    'SELECT section, tier_code AS tier, count(*)::int AS seats FROM seats WHERE event_id = $1 GROUP BY 1, 2',
-    [ev.id],
-  );
-  return { eventId: ev.id, sections: await salesBySection(ctx.pool, actor.tenantId, ev.id, capacity.rows) };
+  const capacity = await dbOf(ctx)
+    .select({ section: seats.section, tier: seats.tierCode, seats: sql<number>`count(*)::int` })
+    .from(seats)
+    .where(eq(seats.eventId, ev.id))
+    .groupBy(seats.section, seats.tierCode);
+  return { eventId: ev.id, sections: await salesBySection(ctx.pool, actor.tenantId, ev.id, capacity) };
 }
 
 export async function getSettlementCsv({
@@ -90,4 +96,16 @@ export async function getSettlementCsv({
 }) {
   const ev = await scoped(ctx, actor, eventId);
   return settlementCsv(await settlementRows(ctx.pool, actor.tenantId, ev.id));
+}
+
+/** Seats sold and held per event of the actor's tenant (an event with no sale yet is absent). */
+export async function getSalesByEvent({ ctx, actor }: { ctx: Services; actor: PromoterActor }) {
+  await ensureSchema(ctx.pool);
+  return salesByEvent(ctx.pool, actor.tenantId);
+}
+
+/** The seat ids held and sold now, for the live seat map. */
+export async function getSeatStates({ ctx, actor, eventId }: { ctx: Services; actor: PromoterActor; eventId: string }) {
+  const ev = await scoped(ctx, actor, eventId);
+  return seatStates(ctx.pool, actor.tenantId, ev.id);
 }

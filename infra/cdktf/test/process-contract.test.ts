@@ -63,6 +63,30 @@ describe('task definitions and the processes they run', () => {
     }
   });
 
+  it("configures the console through the API's own schema: its public URL is the edge's", () => {
+    const api = containers.filter(
+      ({ container }) => container.command.join(' ') === processCommand('control-plane-api').join(' '),
+    );
+    expect(api.length).toBeGreaterThan(0);
+    for (const { where, container } of api)
+      expect(container.environment, where).toContainEqual({
+        name: 'CONSOLE_PUBLIC_URL',
+        value: 'https://tickets.onsale.example',
+      });
+    // Every console setting is one the API reads, so a stack may set any of them.
+    expect(
+      environmentProblems('control-plane-api', [
+        ...api[0]!.container.environment.map((v) => v.name),
+        ...api[0]!.container.secrets.map((v) => v.name),
+        'CONSOLE_OIDC_ISSUER_URL',
+        'CONSOLE_OIDC_CLIENT_ID',
+        'CONSOLE_OIDC_CLIENT_SECRET',
+        'CONSOLE_SESSION_TTL_SECONDS',
+        'CONSOLE_LIVE_INTERVAL_MS',
+      ]),
+    ).toEqual([]);
+  });
+
   it('gives the cell tasks the epoch, and the API the /readyz health check', () => {
     const cell = containers.filter(
       ({ where, container }) =>

@@ -1,5 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { errorResponses } from '@onsale/contracts';
+import { dbOf } from '../../db/tx';
 import { eventForTenant } from '../../events/events';
 import { listDecisions } from '../../release-controller/override';
 import { asPromoter, bearerSecurity } from '../auth';
@@ -28,7 +29,7 @@ export function registerReleaseDecisions(app: App) {
     const actor = c.get('actor');
     const ctx = c.get('services');
     const { eventId } = c.req.valid('param');
-    await eventForTenant(ctx.db, actor.tenantId, eventId);
+    await eventForTenant(dbOf(ctx), actor.tenantId, eventId);
     return c.json({ decisions: await listDecisions({ ctx, eventId, limit: c.req.valid('query').limit }) }, 200);
   });
 }

@@ -202,6 +202,9 @@ export class ControlPlaneStack extends OnsaleStack {
         Object.assign(environment, { HOST: '0.0.0.0', PORT: String(role.http.port), TRUST_PROXY: 'true' });
       }
       if (role.process === 'control-plane-worker') environment.HEALTH_PORT = String(WORKER_HEALTH_PORT);
+      // Promoters open the console through the edge: its sign-in redirect and Secure cookie follow from this.
+      if (role.process === 'control-plane-api')
+        environment.CONSOLE_PUBLIC_URL = `https://${manifest.edge.domainNames[0]}`;
       if (role.process === 'control-plane-api' || role.process === 'control-plane-worker') {
         Object.assign(environment, {
           IDENTITY_JWKS_URL: manifest.identity.jwksUrl,
