@@ -95,7 +95,10 @@ const processes: Awaited<ReturnType<typeof startProcess>>[] = [];
 const logDir = resolve(repoRoot, `.data/bench/reporting-${run}`);
 try {
   for (const [i, cellId] of cells.entries()) {
-    await cpDb.query(`INSERT INTO cells (id, base_url, region) VALUES ($1, 'http://127.0.0.1:1', 'local')`, [cellId]);
+    await cpDb.query(
+      `INSERT INTO cells (id, base_url, region, kafka_brokers) VALUES ($1, 'http://127.0.0.1:1', 'local', $2)`,
+      [cellId, kafkaBrokers().join(',')],
+    );
     await migrateCell(cellDbs[i]!.url, cellId, 1);
     await provisionCellTopics(cellId, PARTITIONS);
   }

@@ -3,6 +3,10 @@ import { z } from 'zod';
 
 /** The reporting consumer's environment, parsed once at start; a bad value names the variable. */
 export const ReportingConfig = z.object({
+  /**
+   * The control plane's own brokers (its facts topic), signed in to as KAFKA_AUTH says. Each cell's topic is
+   * read through the brokers and sign-in of the cell's registry entry, never through these.
+   */
   KAFKA_BROKERS: z.string().min(1),
   ...KafkaAuthConfig.shape,
   /** The control plane's database: the cell registry is read from it, projections live in its `reporting` schema. */

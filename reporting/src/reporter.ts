@@ -1,4 +1,4 @@
-import { kafkaSecurity, pgConnection } from '@onsale/aws-auth';
+import { type KafkaAuthConfig, kafkaSecurity, pgConnection } from '@onsale/aws-auth';
 import { CONTROL_PLANE_FACTS_TOPIC, cellTopics, type Logger } from '@onsale/contracts';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
@@ -8,11 +8,29 @@ import { CONTROL_PLANE_SOURCE } from './facts';
 import { objectStoreFromConfig } from './s3';
 import { createSourceConsumer, type SourceConsumer } from './source-consumer';
 
+/** What the cell registry says a reader needs to reach a cell's brokers. */
+interface RegisteredCell {
+  id: string;
+  region: string;
+  kafka_brokers: string | null;
+  kafka_auth: KafkaAuthConfig['KAFKA_AUTH'];
+}
+
+interface Source {
+  /** The broker list and sign-in it reads through; a different one in the registry moves it. */
+  cluster: string;
+  consumer: SourceConsumer;
+  running: boolean;
+}
+
 /**
  * The reporting consumer: one source consumer (its own consumer group) per registered cell's
- * purchase topic and one for the control plane's facts. The registry is polled, so a cell
- * registered while this runs is picked up; each source starts and runs on its own, so a cell
- * whose topic cannot be read (down, not provisioned yet) is retried without holding up the rest.
+ * purchase topic and one for the control plane's facts. Cells share no broker with the control
+ * plane or each other, so each cell's topic is read through the brokers its registry entry names
+ * (one Kafka client per broker list and sign-in), and the facts through this process's own
+ * KAFKA_BROKERS. The registry is polled, so a cell registered while this runs, or one whose broker
+ * list changed (a failover), is picked up; each source starts and runs on its own, so a cell whose
+ * topic cannot be read (down, not provisioned yet) is retried without holding up the rest.
  */
 export async function startReporter(
   config: ReportingConfig,
@@ -22,23 +40,33 @@ export async function startReporter(
   const pool = new pg.Pool({ ...pgConnection(config.DATABASE_URL_CONTROL_PLANE, config), max: 6 });
   await migrateReporting(pool);
   const store = objectStoreFromConfig(config);
-  const kafka = new Kafka({
-    ...kafkaSecurity(config),
-    clientId: 'reporting',
-    brokers: config.KAFKA_BROKERS.split(','),
-    logLevel: logLevel.NOTHING,
-    connectionTimeout: 3_000,
-    retry: { retries: 3, initialRetryTime: 300, maxRetryTime: 3_000 },
-  });
-  const running = new Map<string, SourceConsumer>();
-  const starting = new Set<string>();
+  const clients = new Map<string, Kafka>();
+  const clientFor = (brokers: string, auth: KafkaAuthConfig) => {
+    const signIn = auth.KAFKA_AUTH === 'aws-msk-iam' ? `${auth.KAFKA_AUTH}@${auth.AWS_REGION}` : auth.KAFKA_AUTH;
+    const cluster = `${brokers} (${signIn})`;
+    let kafka = clients.get(cluster);
+    if (!kafka) {
+      kafka = new Kafka({
+        ...kafkaSecurity(auth),
+        clientId: 'reporting',
+        brokers: brokers.split(','),
+        logLevel: logLevel.NOTHING,
+        connectionTimeout: 3_000,
+        retry: { retries: 3, initialRetryTime: 300, maxRetryTime: 3_000 },
+      });
+      clients.set(cluster, kafka);
+    }
+    return { cluster, kafka };
+  };
+  /** Started or starting, by source. */
+  const sources = new Map<string, Source>();
+  /** Cells already warned about for having no brokers in the registry (once each, not every poll). */
+  const unreachable = new Set<string>();
   let stopped = false;
 
-  const launch = (source: string, topic: string) => {
-    if (running.has(source) || starting.has(source)) return;
-    starting.add(source);
-    const c = createSourceConsumer({
-      kafka,
+  const launch = (source: string, topic: string, client: { cluster: string; kafka: Kafka }) => {
+    const consumer = createSourceConsumer({
+      kafka: client.kafka,
       source,
       topic,
       groupId: `${config.REPORTING_GROUP_PREFIX}.${source}`,
@@ -49,39 +77,89 @@ export async function startReporter(
       log,
       beforeCommit: hooks.beforeCommit,
     });
-    c.start()
+    const entry: Source = { cluster: client.cluster, consumer, running: false };
+    sources.set(source, entry);
+    consumer
+      .start()
       .then(async () => {
-        if (stopped) return c.stop();
-        running.set(source, c);
-        log.info('reporting source started', { source, topic });
+        if (stopped || sources.get(source) !== entry) return consumer.stop();
+        entry.running = true;
+        log.info('reporting source started', { source, topic, cluster: client.cluster });
       })
       .catch(async (err) => {
-        log.warn('reporting source not readable yet; retrying at the next registry poll', { source, err });
-        await c.stop().catch(() => {});
-      })
-      .finally(() => starting.delete(source));
+        log.warn('reporting source not readable yet; retrying at the next registry poll', {
+          source,
+          cluster: client.cluster,
+          err,
+        });
+        await consumer.stop().catch(() => {});
+        // Only once it has left: the next poll may start the source again in the same group.
+        if (sources.get(source) === entry) sources.delete(source);
+      });
+  };
+
+  /** Reads the source through `client`, moving it there from another cluster once its start has settled. */
+  const ensure = async (source: string, topic: string, client: { cluster: string; kafka: Kafka }) => {
+    const current = sources.get(source);
+    if (current?.cluster === client.cluster) return;
+    if (current) {
+      if (!current.running) return;
+      sources.delete(source);
+      log.info('reporting source moves to the broker list in the registry', {
+        source,
+        from: current.cluster,
+        to: client.cluster,
+      });
+      await current.consumer.stop();
+    }
+    launch(source, topic, client);
   };
 
   const poll = async () => {
-    const cells = await pool.query<{ id: string }>('SELECT id FROM cells ORDER BY id');
-    for (const { id } of cells.rows) launch(id, cellTopics(id).purchase);
+    const cells = await pool.query<RegisteredCell>(
+      'SELECT id, region, kafka_brokers, kafka_auth FROM cells ORDER BY id',
+    );
+    for (const cell of cells.rows) {
+      if (!cell.kafka_brokers) {
+        // Never the control plane's brokers instead: no cell topic is there, and reading nothing looks like no sales.
+        if (!unreachable.has(cell.id)) {
+          log.warn('cell has no broker list in the registry; not reading its sales until it has one', {
+            cellId: cell.id,
+          });
+          unreachable.add(cell.id);
+        }
+        continue;
+      }
+      unreachable.delete(cell.id);
+      // A cell's MSK cluster lives in the cell's region, so its IAM token is signed for that region.
+      const client = clientFor(cell.kafka_brokers, { KAFKA_AUTH: cell.kafka_auth, AWS_REGION: cell.region });
+      await ensure(cell.id, cellTopics(cell.id).purchase, client);
+    }
+  };
+  let polling: Promise<void> | null = null;
+  const pollOnce = () => {
+    polling ??= poll().finally(() => {
+      polling = null;
+    });
+    return polling;
   };
 
-  launch(CONTROL_PLANE_SOURCE, CONTROL_PLANE_FACTS_TOPIC);
-  await poll();
+  launch(CONTROL_PLANE_SOURCE, CONTROL_PLANE_FACTS_TOPIC, clientFor(config.KAFKA_BROKERS, config));
+  await pollOnce();
   const timer = setInterval(() => {
-    poll().catch((err) => log.warn('cell registry poll failed', { err }));
+    pollOnce().catch((err) => log.warn('cell registry poll failed', { err }));
   }, config.REGISTRY_POLL_MS);
 
   return {
     pool,
     store,
-    sources: () => [...running.keys()],
+    sources: () => [...sources].filter(([, s]) => s.running).map(([source]) => source),
     async stop() {
       stopped = true;
       clearInterval(timer);
-      await Promise.all([...running.values()].map((c) => c.stop()));
-      running.clear();
+      await polling?.catch(() => {});
+      await Promise.all([...sources.values()].filter((s) => s.running).map((s) => s.consumer.stop()));
+      sources.clear();
       await pool.end();
     },
   };

@@ -6,7 +6,7 @@ import { admittedBuyer } from '../../test/support/buyer';
 import { startTestCell, type TestCell } from '../../test/support/cell';
 import { addCell, createHarness, eventLoad, type Harness, scheduledEvent } from '../../test/support/control-plane';
 import { startIdentity, type TestIdentity } from '../../test/support/identity';
-import { dropCellTopics, eventually, provisionCellTopics, uniqueCellId } from '../../test/support/kafka';
+import { dropCellTopics, eventually, kafkaBrokers, provisionCellTopics, uniqueCellId } from '../../test/support/kafka';
 import { orderStatus } from '../../test/support/saga';
 import { loadIntoCell } from '../../test/support/seed';
 import {
@@ -138,7 +138,8 @@ beforeAll(async () => {
   emulator = await startStripeEmulator();
   tenant = await h.tenant('Promoter cancels');
   cellId = uniqueCellId('rcx');
-  await addCell(h, cellId);
+  // The test's cell workers publish to the services' broker, so that is the broker its entry names.
+  await addCell(h, cellId, undefined, { kafkaBrokers: kafkaBrokers().join(',') });
   ({ eventId } = await scheduledEvent(h, tenant.owner, { seats: 20, cellId }));
   const webhookSecret = newWebhookSecret();
   cell = await startTestCell(identity, { cellId, env: stripeApiEnv(emulator, webhookSecret) });

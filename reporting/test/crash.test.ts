@@ -85,7 +85,10 @@ const projections = async () => ({
 beforeAll(async () => {
   db = await createTestDatabase('rep_crash', 'control-plane');
   pool = new pg.Pool({ connectionString: db.url, max: 2 });
-  await db.query(`INSERT INTO cells (id, base_url, region) VALUES ($1, 'http://127.0.0.1:9', 'local')`, [cellId]);
+  await db.query(
+    `INSERT INTO cells (id, base_url, region, kafka_brokers) VALUES ($1, 'http://127.0.0.1:9', 'local', $2)`,
+    [cellId, kafkaBrokers().join(',')],
+  );
   await provisionCellTopics(cellId, 1);
   await admin.connect();
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });

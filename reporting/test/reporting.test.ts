@@ -7,7 +7,7 @@ import { admittedBuyer } from '../../test/support/buyer';
 import { startTestCell, type TestCell } from '../../test/support/cell';
 import { addCell, createHarness, eventLoad, type Harness, scheduledEvent } from '../../test/support/control-plane';
 import { startIdentity, type TestIdentity } from '../../test/support/identity';
-import { dropCellTopics, eventually, provisionCellTopics, uniqueCellId } from '../../test/support/kafka';
+import { dropCellTopics, eventually, kafkaBrokers, provisionCellTopics, uniqueCellId } from '../../test/support/kafka';
 import { envelope, inject, orderStatus, outboxEvents, recordPaymentIntent } from '../../test/support/saga';
 import { loadIntoCell } from '../../test/support/seed';
 import { startCellWorkers, workerContext } from '../../test/support/workers';
@@ -30,7 +30,8 @@ const config = (groupPrefix: string) =>
 /** A registered, running cell selling one event of the tenant (its seat map from the control plane). */
 async function sellingCell(token: string) {
   const cellId = uniqueCellId('rep');
-  await addCell(h, cellId);
+  // The test's cell workers publish to the services' broker, so that is the broker its entry names.
+  await addCell(h, cellId, undefined, { kafkaBrokers: kafkaBrokers().join(',') });
   const { eventId } = await scheduledEvent(h, token, { seats: 20, cellId });
   const cell = await startTestCell(identity, { cellId });
   await provisionCellTopics(cellId);
@@ -149,7 +150,7 @@ beforeAll(async () => {
   tenantB = await h.tenant('Promoter B');
   a = await sellingCell(tenantA.owner);
   // A registered cell that never came up: its topic does not exist.
-  await addCell(h, uniqueCellId('down'));
+  await addCell(h, uniqueCellId('down'), undefined, { kafkaBrokers: kafkaBrokers().join(',') });
   reporters.push(
     await startReporter(config(`reporting-live-${randomUUID().slice(0, 6)}`), log, {
       beforeCommit: () => {

@@ -57,10 +57,21 @@ async function registerCells(platform: Platform): Promise<string> {
     const registered = await fetch(`${cp}/operator/cells`, {
       method: 'POST',
       headers: { authorization: `Bearer ${operator}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ id: cell.id, baseUrl: cell.url, region: 'local', capacity: 100 }),
+      body: JSON.stringify({
+        id: cell.id,
+        baseUrl: cell.url,
+        region: 'local',
+        capacity: 100,
+        kafkaBrokers: cell.kafkaBrokers,
+        kafkaAuth: 'plaintext',
+      }),
     });
     if (registered.status === 409) {
-      await call(cp, 'PATCH', `/operator/cells/${cell.id}`, operator, { baseUrl: cell.url, status: 'active' });
+      await call(cp, 'PATCH', `/operator/cells/${cell.id}`, operator, {
+        baseUrl: cell.url,
+        status: 'active',
+        kafkaBrokers: cell.kafkaBrokers,
+      });
     } else if (!registered.ok) {
       throw new Error(`POST /operator/cells: ${registered.status} ${await registered.text()}`);
     }

@@ -55,6 +55,8 @@ export interface CellHandle {
   id: string;
   url: string;
   databaseUrl: string;
+  /** The cell's own brokers (its KAFKA_BROKERS), which its registry entry hands to readers from outside it. */
+  kafkaBrokers: string;
   webhookSecret: string;
   running: boolean;
 }
@@ -309,6 +311,7 @@ export async function startPlatform(options: PlatformOptions) {
         id: cell.id,
         url: url(cellPort),
         databaseUrl: cell.databaseUrl,
+        kafkaBrokers: env.KAFKA_BROKERS,
         webhookSecret,
         previousWebhookSecret: cellSecrets.previousWebhookSecret,
         running: false,

@@ -13,6 +13,8 @@ export interface CellInput {
   region: string;
   status?: Cell['status'];
   capacity?: number;
+  kafkaBrokers?: string;
+  kafkaAuth?: Cell['kafkaAuth'];
 }
 
 export async function registerCell({ ctx, input }: { ctx: Services; input: CellInput }) {
@@ -25,6 +27,8 @@ export async function registerCell({ ctx, input }: { ctx: Services; input: CellI
         region: input.region,
         status: input.status ?? 'active',
         capacity: input.capacity ?? 10,
+        kafkaBrokers: input.kafkaBrokers,
+        kafkaAuth: input.kafkaAuth,
       })
       .onConflictDoNothing()
       .returning();

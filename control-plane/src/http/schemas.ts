@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { EVENT_STATUSES, type EventRow, LOAD_STATUSES } from '../db/schema';
+import { CELL_KAFKA_AUTH_MODES, EVENT_STATUSES, type EventRow, LOAD_STATUSES } from '../db/schema';
 
 export const EventIdParam = z.object({
   eventId: z
@@ -62,6 +62,9 @@ export const CellSchema = z
     status: z.enum(['active', 'draining', 'down', 'evacuated']),
     capacity: z.number().int(),
     dedicatedEventId: z.string().nullable(),
+    /** Null for a cell registered without them: cross-cell readers (reporting) skip it until it has them. */
+    kafkaBrokers: z.string().nullable(),
+    kafkaAuth: z.enum(CELL_KAFKA_AUTH_MODES),
     events: z.number().int().optional(),
     load: z.number().optional(),
   })
@@ -74,6 +77,8 @@ export const toCellDto = (c: {
   status: 'active' | 'draining' | 'down' | 'evacuated';
   capacity: number;
   dedicatedEventId: string | null;
+  kafkaBrokers: string | null;
+  kafkaAuth: (typeof CELL_KAFKA_AUTH_MODES)[number];
   events?: number;
   load?: number;
 }) => ({
@@ -83,6 +88,8 @@ export const toCellDto = (c: {
   status: c.status,
   capacity: c.capacity,
   dedicatedEventId: c.dedicatedEventId,
+  kafkaBrokers: c.kafkaBrokers,
+  kafkaAuth: c.kafkaAuth,
   ...(c.events === undefined ? {} : { events: c.events, load: c.load }),
 });
 

@@ -1,11 +1,25 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { errorResponses } from '@onsale/contracts';
 import { listCells, registerCell, updateCell } from '../../cells/cells';
+import { CELL_KAFKA_AUTH_MODES } from '../../db/schema';
 import { asOperator, bearerSecurity } from '../auth';
 import type { App } from '../env';
 import { CellIdParam, CellSchema, toCellDto } from '../schemas';
 
 const Status = z.enum(['active', 'draining', 'down', 'evacuated']);
+const isBroker = (b: string) => {
+  const port = Number(/^[A-Za-z0-9.-]+:(\d{1,5})$/.exec(b)?.[1]);
+  return port > 0 && port < 65_536;
+};
+/** The cell's own bootstrap brokers as kafkajs takes them and MSK lists them: host:port, comma-separated. */
+const KafkaBrokers = z
+  .string()
+  .max(2_048)
+  .refine((v) => v.split(',').every(isBroker), 'expected comma-separated host:port brokers')
+  .openapi({ example: 'b-1.onsale-c1.abc123.c2.kafka.eu-west-1.amazonaws.com:9098' });
+const KafkaAuth = z.enum(CELL_KAFKA_AUTH_MODES).openapi({
+  description: "How a client signs in to the cell's brokers; aws-msk-iam signs for the cell's region",
+});
 const CreateBody = z
   .object({
     id: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/),
@@ -13,6 +27,8 @@ const CreateBody = z
     region: z.string().min(1).max(64),
     status: Status.optional(),
     capacity: z.number().int().min(1).max(10_000).optional(),
+    kafkaBrokers: KafkaBrokers.optional(),
+    kafkaAuth: KafkaAuth.optional(),
   })
   .openapi('RegisterCell');
 const UpdateBody = z
@@ -21,6 +37,8 @@ const UpdateBody = z
     region: z.string().min(1).max(64).optional(),
     status: Status.optional(),
     capacity: z.number().int().min(1).max(10_000).optional(),
+    kafkaBrokers: KafkaBrokers.optional(),
+    kafkaAuth: KafkaAuth.optional(),
   })
   .strict()
   .openapi('UpdateCell');
@@ -57,7 +75,7 @@ const update = createRoute({
   method: 'patch',
   path: '/operator/cells/{cellId}',
   tags: ['operator'],
-  summary: 'Change a cell (status: active, draining, down, evacuated; capacity; base URL)',
+  summary: 'Change a cell (status: active, draining, down, evacuated; capacity; base URL; brokers)',
   security: bearerSecurity,
   middleware: [asOperator] as const,
   request: { params: CellIdParam, body: { required: true, content: { 'application/json': { schema: UpdateBody } } } },

@@ -100,6 +100,8 @@ export class CellDrStack extends OnsaleStack {
     });
     new TerraformOutput(this, 'api_url', { value: cellApiUrl(manifest, cell.id, true) });
     new TerraformOutput(this, 'api_load_balancer', { value: this.runtime.apiLoadBalancer.lb.dnsName });
+    // What the registry's entry takes at a failover (runbooks/region-failover.md step 8), as the cell stack's does.
+    new TerraformOutput(this, 'kafka_bootstrap_brokers', { value: this.runtime.kafka.bootstrapBrokers });
     new TerraformOutput(this, 'alarm_topic', { value: this.runtime.alarms.topic.arn });
     checkovSkip(this.runtime.database.cluster, {
       CKV2_AWS_8:
