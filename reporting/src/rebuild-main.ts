@@ -1,4 +1,4 @@
-import { pgConnection } from '@onsale/aws-auth';
+import { pgConnection, tolerateConnectionLoss } from '@onsale/aws-auth';
 import { configOrExit, createLogger } from '@onsale/contracts';
 import pg from 'pg';
 import { ReportingConfig } from './config';
@@ -8,7 +8,9 @@ import { objectStoreFromConfig } from './s3';
 const config = configOrExit('reporting-rebuild', ReportingConfig);
 const log = createLogger({ role: 'reporting-rebuild' }, config.LOG_LEVEL);
 // The same database connection as the consumer's (IAM authentication in a deployed stack).
-const pool = new pg.Pool({ ...pgConnection(config.DATABASE_URL_CONTROL_PLANE, config), max: 2 });
+const pool = tolerateConnectionLoss(
+  new pg.Pool({ ...pgConnection(config.DATABASE_URL_CONTROL_PLANE, config), max: 2 }),
+);
 const store = objectStoreFromConfig(config);
 const facts = await rebuildProjections(pool, store, config.REPORTING_PREFIX);
 log.info('projections rebuilt from S3', { facts });

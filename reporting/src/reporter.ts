@@ -1,4 +1,4 @@
-import { type KafkaAuthConfig, kafkaSecurity, pgConnection } from '@onsale/aws-auth';
+import { type KafkaAuthConfig, kafkaSecurity, pgConnection, tolerateConnectionLoss } from '@onsale/aws-auth';
 import { CONTROL_PLANE_FACTS_TOPIC, cellTopics, type Logger } from '@onsale/contracts';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
@@ -37,7 +37,9 @@ export async function startReporter(
   log: Logger,
   hooks: { beforeCommit?: (source: string) => void } = {},
 ) {
-  const pool = new pg.Pool({ ...pgConnection(config.DATABASE_URL_CONTROL_PLANE, config), max: 6 });
+  const pool = tolerateConnectionLoss(
+    new pg.Pool({ ...pgConnection(config.DATABASE_URL_CONTROL_PLANE, config), max: 6 }),
+  );
   await migrateReporting(pool);
   const store = objectStoreFromConfig(config);
   const clients = new Map<string, Kafka>();
