@@ -36,6 +36,8 @@ export const errorCodes = {
   identity_unavailable: 503,
   /** A signing key could not be found or opened (its key-encryption key is missing): an operator must act, retrying will not help soon. */
   signing_key_unavailable: 503,
+  /** A data store this service needs (its database, its Redis) cannot be reached: no verdict, retry shortly. */
+  store_unavailable: 503,
   /** Redis lost the event's waiting room; the scheduler rebuilds it from the onsale record within a tick. */
   waiting_room_unavailable: 503,
   epoch_fenced: 503,

@@ -36,6 +36,7 @@ const DEFAULT_RETRY_AFTER: Partial<Record<ErrorCode, number>> = {
   identity_unavailable: 5,
   signing_key_unavailable: 30,
   waiting_room_unavailable: 2,
+  store_unavailable: 5,
 };
 
 /** What the renderer needs from a request's context: its id, and where to log what went wrong. */
@@ -96,9 +97,36 @@ export function renderError(translate?: (err: Error) => DomainError | undefined)
       if (err.status === 401) return errorResponse(c, 'unauthenticated', err.message || 'unauthenticated');
       if (err.status < 500) return errorResponse(c, 'bad_request', err.message || 'malformed request');
     }
+    if (storeUnreachable(err)) {
+      (c as AnyContext).get('log')?.warn('a store is unreachable', { err, method: c.req.method, path: c.req.path });
+      return errorResponse(c, 'store_unavailable', 'a data store is unreachable; retry shortly');
+    }
     (c as AnyContext).get('log')?.error('request failed', { err, method: c.req.method, path: c.req.path });
     return errorResponse(c, 'internal', 'internal error');
   };
+}
+
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND']);
+
+/**
+ * Whether an error (or what it wraps: drizzle's "Failed query" keeps pg's as its cause) says a database or Redis
+ * could not be reached, rather than that the request or the code is wrong: a socket error, PostgreSQL's connection
+ * exceptions (SQLSTATE class 08, a server shutting down or starting: 57P01-57P03), pg's lost connection, ioredis
+ * giving up on a closed connection. The answer is then a 503 a client retries, not a 500.
+ */
+export function storeUnreachable(err: unknown): boolean {
+  for (
+    let e = err as { code?: unknown; name?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0;
+    e && depth < 5;
+    e = e.cause as typeof e, depth++
+  ) {
+    const code = typeof e.code === 'string' ? e.code : '';
+    if (NETWORK_CODES.has(code) || code.startsWith('08') || ['57P01', '57P02', '57P03'].includes(code)) return true;
+    if (e.name === 'MaxRetriesPerRequestError') return true;
+    const message = typeof e.message === 'string' ? e.message : '';
+    if (/^Connection (terminated|is closed)|^Client has encountered a connection error/.test(message)) return true;
+  }
+  return false;
 }
 
 /** The answer for a path no route serves: 405 with Allow when another method would, else 404. */
@@ -123,6 +151,7 @@ const ERROR_DESCRIPTIONS: Partial<Record<ErrorCode, string>> = {
   payload_too_large: 'Body too large',
   rate_limited: 'Too many requests (see Retry-After)',
   cell_unavailable: 'Unavailable; retry after Retry-After',
+  store_unavailable: 'A data store is unreachable; retry after Retry-After',
   waiting_room_unavailable: 'The waiting room is being restored (Redis lost it); retry after Retry-After',
   signing_key_unavailable: 'Admission tokens cannot be signed (a signing key is unusable); retry after Retry-After',
   epoch_fenced: 'This cell writer is fenced; retry through the router',
