@@ -71,8 +71,8 @@ export async function runRole<S extends RoleSchema>(
 }
 
 /**
- * The services of a role that serves buyers or promoters (the API, the worker): connected, the admission
- * signing key made if there is none, and whether it opens said in the log; closed when the process stops.
+ * The services of a role that works on the control plane's own stores (the API, the worker): connected, the
+ * admission signing key made if there is none, and whether it opens said in the log; closed when the process stops.
  */
 export async function openServices(role: RunningRole<Config>): Promise<Services> {
   const services = createServices(role.config, { log: role.log });
