@@ -11,7 +11,7 @@ import { eventLoad, loadIntoCell } from '../../test/support/seed';
 import { serviceEnv } from '../../test/support/services';
 import { deliverRevocations } from '../src/admission/deliver';
 import { updateCell } from '../src/cells/cells';
-import { startWorker } from '../src/worker';
+import { runWorkerLoops } from '../src/worker-role';
 
 let h: Harness;
 let identity: TestIdentity;
@@ -127,7 +127,7 @@ describe('revocations reach the cells, each of which checks its own Redis', () =
   });
 
   it('refuses within a fraction of a second of the revocation, with the worker delivering', async () => {
-    const worker = startWorker(h.services);
+    const worker = runWorkerLoops(h.services);
     try {
       const samples: number[] = [];
       for (let i = 0; i < 5; i++) {

@@ -1,6 +1,7 @@
 import { CellApiConfig, CellMigrateConfig, CellProvisionConfig } from '@onsale/cell/config';
 import { CELL_ROLES, type CellRoleName } from '@onsale/cell/runtime/roles';
-import { ConfigSchema, FactRelayConfig, MigrateConfig, ResealKeysConfig } from '@onsale/control-plane/config';
+import { MigrateConfig, ResealKeysConfig } from '@onsale/control-plane/config';
+import { CONTROL_PLANE_ROLES, type ControlPlaneRole } from '@onsale/control-plane/runtime/roles';
 import { ReportingConfig } from '@onsale/reporting/config';
 import { RouterConfig } from '@onsale/router/config';
 import type { z } from 'zod';
@@ -10,6 +11,9 @@ const cellWorker = <N extends CellRoleName>(role: N) => ({
   entry: CELL_ROLES[role].entry,
   schema: CELL_ROLES[role].config as (typeof CELL_ROLES)[N]['config'],
 });
+
+/** A long-running control-plane role as its catalog (control-plane/src/runtime/roles.ts) defines it. */
+const controlPlaneRole = <R extends ControlPlaneRole>(role: R) => ({ entry: role.entry, schema: role.config });
 
 /**
  * Every process the platform runs, with its entry point and the zod schema it parses its environment
@@ -27,9 +31,9 @@ export const PROCESSES = {
   'cell-reconciler': cellWorker('reconciler'),
   'cell-migrate': { entry: 'cell/src/db/migrate-main.ts', schema: CellMigrateConfig },
   'cell-provision-topics': { entry: 'cell/src/messaging/provision-main.ts', schema: CellProvisionConfig },
-  'control-plane-api': { entry: 'control-plane/src/main.ts', schema: ConfigSchema },
-  'control-plane-worker': { entry: 'control-plane/src/worker.ts', schema: ConfigSchema },
-  'control-plane-fact-relay': { entry: 'control-plane/src/outbox/relay-main.ts', schema: FactRelayConfig },
+  'control-plane-api': controlPlaneRole(CONTROL_PLANE_ROLES.api),
+  'control-plane-worker': controlPlaneRole(CONTROL_PLANE_ROLES.worker),
+  'control-plane-fact-relay': controlPlaneRole(CONTROL_PLANE_ROLES.factRelay),
   'control-plane-migrate': { entry: 'control-plane/src/db/migrate.ts', schema: MigrateConfig },
   'control-plane-reseal-keys': { entry: 'control-plane/src/admission/reseal-main.ts', schema: ResealKeysConfig },
   reporting: { entry: 'reporting/src/main.ts', schema: ReportingConfig },

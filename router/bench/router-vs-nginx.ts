@@ -249,10 +249,13 @@ await runBench('router', async (bench) => {
 async function ownTime(routerOrigin: string): Promise<Map<number, number>> {
   const text = await (await fetch(`${routerOrigin}/metrics`)).text();
   const counts = new Map<number, number>();
-  const series = new RegExp(`^router_own_duration_seconds_bucket\\{cell="${CELL_ID}",le="([^"]+)"\\} (\\d+)$`);
+  // The labels in whichever order the exposition writes them.
+  const series = /^router_own_duration_seconds_bucket\{([^}]*)\} (\d+)$/;
   for (const line of text.split('\n')) {
     const m = series.exec(line);
-    if (m) counts.set(m[1] === '+Inf' ? Number.POSITIVE_INFINITY : Number(m[1]), Number(m[2]));
+    const labels = Object.fromEntries([...(m?.[1] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map(([, k, v]) => [k, v]));
+    if (!m || labels.cell !== CELL_ID || labels.le === undefined) continue;
+    counts.set(labels.le === '+Inf' ? Number.POSITIVE_INFINITY : Number(labels.le), Number(m[2]));
   }
   return counts;
 }

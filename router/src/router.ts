@@ -1,11 +1,10 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createAdmissionVerifier, createLogger, keepAliveBehindLoadBalancer } from '@onsale/contracts';
+import { createAdmissionVerifier, createLogger, keepAliveBehindLoadBalancer, routerMetrics } from '@onsale/contracts';
 import type { RouterConfig } from './config';
 import { Directory } from './directory/directory';
 import { startDirectoryPoller } from './directory/poller';
 import { createRouterApp } from './http/app';
-import { RouterMetrics } from './metrics/metrics';
 import { Upstreams } from './proxy/upstreams';
 
 /** Builds the router from its configuration and serves it; main.ts and the tests both start it this way. */
@@ -26,7 +25,10 @@ export async function startRouter(config: RouterConfig) {
     onChange: (snapshot) =>
       upstreams.retain(new Set([controlPlaneUrl, ...[...snapshot.cells.values()].map((cell) => cell.baseUrl)])),
   });
-  const metrics = new RouterMetrics();
+  const metrics = routerMetrics(() => {
+    const dir = directory.current;
+    return dir && { version: dir.version, ageSeconds: (Date.now() - dir.fetchedAt) / 1000 };
+  });
   const listener = createRouterApp({
     config,
     directory,

@@ -211,7 +211,8 @@ describe('routing to real cells', () => {
     // The draining and down refusals of cell-b were counted against cell-b.
     expect(await metricValue(router.url, 'router_requests_total{cell="cell-b",class="5xx"}')).toBe(4);
     const text = await (await fetch(`${router.url}/metrics`)).text();
-    expect(text).toMatch(/router_request_duration_seconds_bucket\{cell="cell-a",le="0.1"\} \d+/);
+    expect(text).toMatch(/router_request_duration_seconds_bucket\{le="0.1",cell="cell-a"\} \d+/);
     expect(text).toMatch(/router_directory_version \d+/);
+    expect(text).toMatch(/router_directory_age_seconds [\d.e+-]+\n/);
   });
 });

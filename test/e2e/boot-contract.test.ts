@@ -49,7 +49,7 @@ const firstPassLog = (task: Task) =>
   )?.[1];
 
 const isDeployStep = (task: Task) =>
-  task.container.command.some((part) => /-(migrate|provision-topics)\.mjs$/.test(part));
+  task.container.command.some((part) => /-(migrate|reseal-keys|provision-topics)\.mjs$/.test(part));
 
 interface Running {
   task: Task;
@@ -88,6 +88,8 @@ describe('every task definition of a two-cell manifest with DR boots the real pr
     Object.assign(secrets, {
       CELL_INTERNAL_TOKEN: randomBytes(24).toString('hex'),
       SIGNING_KEY_KEK: randomBytes(32).toString('base64'),
+      // Outside a KEK rotation the secret holds "none" (Secrets Manager cannot hold an empty value).
+      SIGNING_KEY_KEK_PREVIOUS: 'none',
       STRIPE_SECRET_KEY: `sk_test_${randomBytes(12).toString('hex')}`,
       STRIPE_WEBHOOK_SECRET: `whsec_${randomBytes(24).toString('hex')}`,
       TICKET_SIGNING_KEY: JSON.stringify({ ...(await exportJWK(ticketKey)), kid: 'boot-1' }),
@@ -240,27 +242,31 @@ describe('every task definition of a two-cell manifest with DR boots the real pr
     return booted.sort();
   }
 
-  it('boots the control plane: migrations, api, waiting room, fact relay, reporting, router', async () => {
+  it('boots the control plane: migrations, key reseal, api, waiting room, fact relay, reporting, router', async () => {
     // The cells' API, the router and the waiting room need the control plane's API running.
     const tasks = tasksOf(synth).filter((t) => t.stack === 'control-plane');
     const api = tasks.find((t) => t.family === 'onsale-cp-api');
     const migrate = tasks.find((t) => t.family === 'onsale-cp-migrate');
-    if (!api || !migrate) throw new Error('the control plane defines its api and its migration task');
+    const reseal = tasks.find((t) => t.family === 'onsale-cp-reseal-keys');
+    if (!api || !migrate || !reseal) throw new Error('the control plane defines its api, migration and reseal tasks');
+    // A deploy runs them in this order: the reseal before any process signs (runbooks/rotate-keys.md).
     await becomesReady(await start(migrate));
+    await becomesReady(await start(reseal));
     await becomesReady(await start(api));
-    const rest = tasks.filter((t) => t !== api && t !== migrate);
+    const rest = tasks.filter((t) => t !== api && t !== migrate && t !== reseal);
     const started = await Promise.all(rest.map((t) => start(t)));
     try {
       for (const r of started) await becomesReady(r);
     } finally {
       await Promise.all(started.map((r) => stop(r)));
     }
-    expect([...rest.map((t) => t.family), api.family, migrate.family].sort()).toEqual(
+    expect([...rest.map((t) => t.family), api.family, migrate.family, reseal.family].sort()).toEqual(
       [
         'onsale-cp-api',
         'onsale-cp-fact-relay',
         'onsale-cp-migrate',
         'onsale-cp-reporting',
+        'onsale-cp-reseal-keys',
         'onsale-cp-router',
         'onsale-cp-waiting-room',
       ].sort(),

@@ -1,10 +1,9 @@
 import type { RequestListener } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
-import type { VerifyAdmission } from '@onsale/contracts';
+import type { RouterMetrics, VerifyAdmission } from '@onsale/contracts';
 import { currentTraceparent, type Logger, SpanKind, withSpan } from '@onsale/contracts';
 import type { RouterConfig } from '../config';
 import type { Directory } from '../directory/directory';
-import type { RouterMetrics } from '../metrics/metrics';
 import { declaredLength, readCapped } from '../proxy/body';
 import { forward } from '../proxy/forward';
 import { upstreamRequestHeaders } from '../proxy/headers';

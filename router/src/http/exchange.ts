@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type ErrorCode, type ErrorOptions, errorAnswer, type Logger } from '@onsale/contracts';
-import type { RouterMetrics } from '../metrics/metrics';
+import { type ErrorCode, type ErrorOptions, errorAnswer, type Logger, type RouterMetrics } from '@onsale/contracts';
 
 const CORRELATION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 

@@ -1,8 +1,14 @@
-import { errorResponse, type Logger, methodsByPath, routeNotFound } from '@onsale/contracts';
+import {
+  errorResponse,
+  type Logger,
+  METRICS_CONTENT_TYPE,
+  methodsByPath,
+  type RouterMetrics,
+  routeNotFound,
+} from '@onsale/contracts';
 import { Hono } from 'hono';
 import type { RouterConfig } from '../config';
 import type { Directory } from '../directory/directory';
-import type { RouterMetrics } from '../metrics/metrics';
 import type { RouterEnv } from './env';
 import { beginExchange, exchangeHeaders } from './exchange';
 import { routerDocument } from './openapi';
@@ -43,11 +49,7 @@ export function createOwnEndpoints({ config, directory, metrics, log }: OwnDeps)
           retryAfter: config.RETRY_AFTER_SECONDS,
         });
   });
-  app.get('/metrics', (c) => {
-    const dir = directory.current;
-    const body = metrics.render(dir && { version: dir.version, ageSeconds: (Date.now() - dir.fetchedAt) / 1000 });
-    return c.body(body, 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
-  });
+  app.get('/metrics', async (c) => c.body(await metrics.render(), 200, { 'content-type': METRICS_CONTENT_TYPE }));
   const document = routerDocument(config);
   app.get('/openapi.json', (c) => c.json(document));
 

@@ -1,0 +1,39 @@
+import { kafkaSecurity, pgConnection, tolerateConnectionLoss } from '@onsale/aws-auth';
+import { CONTROL_PLANE_FACTS_TOPIC } from '@onsale/contracts';
+import { Kafka, logLevel } from 'kafkajs';
+import pg from 'pg';
+import type { CONTROL_PLANE_ROLES } from '../runtime/roles';
+import type { StartRole } from '../runtime/start';
+import { createFactRelay } from './relay';
+
+/** The fact relay: its topic made if missing, then the control plane's outbox published to it. */
+export const startFactRelay: StartRole<typeof CONTROL_PLANE_ROLES.factRelay> = async ({ config, log, onShutdown }) => {
+  const kafka = new Kafka({
+    ...kafkaSecurity(config),
+    clientId: 'control-plane-fact-relay',
+    brokers: config.KAFKA_BROKERS.split(','),
+    logLevel: logLevel.NOTHING,
+  });
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({
+    topics: [
+      {
+        topic: CONTROL_PLANE_FACTS_TOPIC,
+        numPartitions: config.FACT_TOPIC_PARTITIONS,
+        replicationFactor: config.FACT_TOPIC_REPLICATION,
+      },
+    ],
+  });
+  await admin.disconnect();
+  const pool = tolerateConnectionLoss(
+    new pg.Pool({ ...pgConnection(config.DATABASE_URL_CONTROL_PLANE, config), max: 2 }),
+  );
+  onShutdown(() => pool.end());
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+  onShutdown(() => producer.disconnect());
+  await producer.connect();
+  const loop = createFactRelay(pool, producer, log, { batchSize: 500, leaseMs: 10_000, idleMs: 100 }).start();
+  onShutdown(() => loop.stop());
+  log.info('fact relay started', { topic: CONTROL_PLANE_FACTS_TOPIC });
+};
