@@ -10,8 +10,8 @@ import { type Shopper, shopper } from '../support/shopper';
 /**
  * Blast radius at the data layer, with cells that share nothing (each its own PostgreSQL, Kafka broker and
  * Redis, scripts/services' cell-1 and cell-2): one cell's data store fails while buyers buy through the router.
- * In each drill the other cell keeps selling (holds and paid orders; its hold p99 beside the same run's
- * baseline), the failed cell recovers by itself once the fault ends, and an order that was paying on the failed
+ * In each drill the other cell keeps selling (new buyers admitted, holds and paid orders; its hold p99 beside the
+ * same run's baseline) and reporting keeps projecting it, the failed cell recovers by itself once the fault ends, and an order that was paying on the failed
  * cell when the fault began ends ticketed. At the end, the audit over both cells is clean.
  */
 const run = promisify(execFile);
@@ -102,6 +102,27 @@ async function payingWhenItFails(eventId: string, name: string) {
   return { b, orderId, paymentIntentId };
 }
 
+/** The reporting projections count every ticketed order its cell's ledger has for an event (the sales API). */
+async function reportingCaughtUp(e: { eventId: string; cellId: string }) {
+  const [ledger] = await t
+    .cellDb(e.cellId)
+    .query<{ n: number }>("SELECT count(*)::int AS n FROM orders WHERE event_id = $1 AND status = 'ticketed'", [
+      e.eventId,
+    ]);
+  for (const deadline = Date.now() + 30_000; ; ) {
+    const res = await fetch(`${t.platform.urls.controlPlane}/events/${e.eventId}/sales/summary`, {
+      headers: { authorization: `Bearer ${t.demo.promoter}` },
+    });
+    const summary = res.ok ? ((await res.json()) as { funnel: { ticketed: number } }) : null;
+    if (summary && summary.funnel.ticketed >= ledger!.n) return;
+    if (Date.now() > deadline)
+      throw new Error(
+        `reporting counts ${summary?.funnel.ticketed} ticketed orders of ${e.eventId}; its cell ${ledger!.n}`,
+      );
+    await sleep(500);
+  }
+}
+
 /**
  * One drill: a baseline of the healthy cell's holds, then the fault on the other cell's `service` for `faultMs`
  * while the healthy cell sells (a hold loop and a paid order), then the time until the failed cell sells again.
@@ -129,6 +150,7 @@ async function drill(
     // The buyer on the failing cell pays while its store is down: Stripe authorizes, the cell catches up later.
     await paying.b.confirm(paying.paymentIntentId, 'pm_card_visa');
     soldDuring = await buyToTickets(healthy.eventId, `during-${name}`);
+    await reportingCaughtUp(healthy);
     await sleep(Math.max(0, faultMs - (Date.now() - faultAt)));
   } finally {
     await during.stop();
