@@ -1,5 +1,6 @@
 import { defineProject } from 'vitest/config';
 
 export default defineProject({
-  test: { name: 'contracts', include: ['test/**/*.test.ts'] },
+  // Some of these tests start processes (serveInProcesses' groups), which take seconds on a loaded machine.
+  test: { name: 'contracts', include: ['test/**/*.test.ts'], testTimeout: 60_000 },
 });

@@ -19,7 +19,7 @@ export const EDGE_PATHS = {
     '/events',
     '/events/{eventId}',
     '/events/{eventId}/queue/**',
-    '/events/{eventId}/onsale',
+    '/events/{eventId}/onsale/**',
     '/events/{eventId}/seat-map',
     '/events/{eventId}/tiers/**',
     '/events/{eventId}/placement',

@@ -50,7 +50,13 @@ describe('the local platform supervises its processes', () => {
       cwd: repoRoot,
       env: { ...process.env, ONSALE_PLATFORM_STATE: stateFile },
     });
-    const line = stdout.split('\n').find((l) => l.startsWith(`${name} `))!;
+    // Each owner's stores head its processes: the cell's line names its PostgreSQL, Redis and Kafka, all up.
+    const cellId = t.platform.cells[0]!.id;
+    expect(stdout).toMatch(new RegExp(`^${cellId}: postgres \\S+ up, redis \\S+ up, kafka \\S+ up$`, 'm'));
+    const line = stdout
+      .split('\n')
+      .map((l) => l.trim())
+      .find((l) => l.startsWith(`${name} `))!;
     expect(line.split(/\s+/).slice(0, 5)).toEqual([name, String(after.pid), 'running', '1', 'ready']);
     expect(line).toContain('SIGKILL');
   });
