@@ -93,7 +93,14 @@ const json = <T extends z.ZodTypeAny>(schema: T, description: string) => ({
   content: { 'application/json': { schema } },
 });
 const body = { required: true, content: { 'application/json': { schema: Input } } };
-const refusals = errorResponses('validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'conflict');
+const refusals = errorResponses(
+  'validation_failed',
+  'unauthenticated',
+  'forbidden',
+  'not_found',
+  'conflict',
+  'cell_unavailable',
+);
 
 const plan = createRoute({
   tags: ['operator'],

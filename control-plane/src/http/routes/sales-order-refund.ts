@@ -31,7 +31,7 @@ const route = createRoute({
       description: 'The order is refunding (or already was)',
       content: { 'application/json': { schema: RefundOrderAnswer } },
     },
-    ...errorResponses('validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'conflict'),
+    ...errorResponses('validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'conflict', 'cell_unavailable'),
   },
 });
 
