@@ -40,6 +40,7 @@ interface Run {
   /** Base URL the document's operations are sent to, when not the one the document is served from. */
   url?: string;
   includePathRegex?: string;
+  excludePathRegex?: string;
   /** Extra environment for schemathesis: the hooks (test/fuzz/hooks.py) read real ids from it. */
   env?: Record<string, string>;
 }
@@ -107,6 +108,7 @@ function schemathesisRun(run: Run, seconds: number): Promise<{ requests: number;
     resolve(dir, 'junit.xml'),
     ...(run.url ? ['--url', run.url] : []),
     ...(run.includePathRegex ? ['--include-path-regex', run.includePathRegex] : []),
+    ...(run.excludePathRegex ? ['--exclude-path-regex', run.excludePathRegex] : []),
   ];
   // Schemathesis closes with pytest-style banners ("=== 2 warnings in 60.00s ==="), which CI would
   // read as a pytest run that executed no test: its report goes to a file, printed only on failure.
@@ -197,6 +199,9 @@ try {
         { pathRegex: '^/events/\\{eventId\\}/queue', headers: auth(bearer) },
       ],
       parameters: { eventId: event.eventId },
+      // Re-registering the platform's cells at made-up URLs leaves every later call to them a 503 cell_unavailable
+      // (the right answer, and a "server error" to the fuzzer): the registry's routes have their own tests.
+      excludePathRegex: '^/operator/cells',
     },
     {
       name: 'stripe-emulator',
