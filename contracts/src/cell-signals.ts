@@ -33,6 +33,12 @@ export const DirectoryFeed = z.object({
       epoch: z.number().int(),
       /** Being evacuated to another cell: new holds pause (503 event_moving) until the directory flips. */
       moving: z.boolean().optional(),
+      /**
+       * The cells the event sold in before a move, most recent first. An order lives and dies in the cell that took
+       * it, so reading one (or its tickets, or releasing its hold) follows this trail when the current cell does not
+       * have it.
+       */
+      formerCells: z.array(z.string()).optional(),
     }),
   ),
 });

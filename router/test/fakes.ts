@@ -74,10 +74,10 @@ export async function startFakeControlPlane() {
         f.cells.push({ id, baseUrl, region: 'local', status });
       });
     },
-    placeEvent(eventId: string, cellId: string, epoch = 1) {
+    placeEvent(eventId: string, cellId: string, epoch = 1, formerCells?: string[]) {
       this.update((f) => {
         f.events = f.events.filter((e) => e.eventId !== eventId);
-        f.events.push({ eventId, cellId, epoch });
+        f.events.push({ eventId, cellId, epoch, ...(formerCells ? { formerCells } : {}) });
       });
     },
     setStatus(cellId: string, status: CellStatus) {

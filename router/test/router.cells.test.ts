@@ -216,3 +216,43 @@ describe('routing to real cells', () => {
     expect(text).toMatch(/router_directory_age_seconds [\d.e+-]+\n/);
   });
 });
+
+describe('an order stays reachable where it lives, after its event moved', () => {
+  it('reads, the tickets and releasing a hold follow the trail to the old cell without an admission token; an unknown order is 404; a down cell on the trail is 503', async () => {
+    const moved = await loadIntoCell(cellA, eventLoad(10));
+    await loadIntoCell(cellB, moved);
+    controlPlane.placeEvent(moved.eventId, 'cell-a', 1);
+    await router.refreshDirectory();
+    const buyer = await buyerVia(moved.eventId, 'cell-a');
+    const kept = (await (await buyer.hold([moved.seats[0]!.id])).json()) as { orderId: string };
+    const released = (await (await buyer.hold([moved.seats[1]!.id])).json()) as { orderId: string };
+
+    // The event moves to cell-b: its directory entry names cell-a as where it sold before.
+    controlPlane.placeEvent(moved.eventId, 'cell-b', 2, ['cell-a']);
+    await router.refreshDirectory();
+    const res = await buyer.order(kept.orderId);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ orderId: kept.orderId, eventId: moved.eventId });
+    const release = await fetch(`${router.url}/events/${moved.eventId}/orders/${released.orderId}/hold`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${await identity.buyerToken(buyer.userId)}` },
+    });
+    expect(release.status).toBe(200);
+    const [row] = await cellA.db.query<{ status: string }>('SELECT status FROM orders WHERE id = $1', [
+      released.orderId,
+    ]);
+    expect(row?.status).toBe('released');
+
+    // An order neither cell has: the last cell's own 404, in the platform's error body.
+    const missing = await buyer.order(randomUUID());
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as { error: { code: string } }).error.code).toBe('not_found');
+
+    // The old cell down: the order may be there, so the buyer is told to come back, not that it is gone.
+    await setStatus('cell-a', 'down');
+    const down = await buyer.order(kept.orderId);
+    expect(down.status).toBe(503);
+    expect(await down.json()).toMatchObject({ error: { code: 'cell_unavailable', details: { cellId: 'cell-a' } } });
+    await setStatus('cell-a', 'active');
+  });
+});

@@ -113,6 +113,19 @@ describe('evacuating a live on-sale event from one cell to another', () => {
     await inflight[0]!.confirm(orders[0]!.intent, 'pm_card_visa');
     await inflight[1]!.confirm(orders[1]!.intent, 'pm_card_chargeDeclined');
     expect(await t.untilStatus(A, orders[0]!.orderId, ['ticketed'])).toBe('ticketed');
+    // The buyer's order page, after the move, as a browser has it: the order id and the buyer's sign-in, no
+    // admission token. The router follows the event's trail to A, where the order and its tickets live.
+    expect((await inflight[0]!.until(orders[0]!.orderId, ['ticketed'], 5_000)).tickets).toHaveLength(2);
+    // Its PDF follows the tickets by a moment (404 tickets_not_issued until then), as the page polls for it.
+    const pdfUrl = `${t.platform.urls.router}/events/${ev.eventId}/orders/${orders[0]!.orderId}/tickets.pdf`;
+    let pdf = await fetch(pdfUrl, { headers: { authorization: `Bearer ${inflight[0]!.bearer}` } });
+    for (let i = 0; i < 60 && pdf.status === 404; i++) {
+      expect(pdf.headers.get('x-error-code')).toBe('tickets_not_issued');
+      await sleep(500);
+      pdf = await fetch(pdfUrl, { headers: { authorization: `Bearer ${inflight[0]!.bearer}` } });
+    }
+    expect(pdf.status).toBe(200);
+    expect(pdf.headers.get('content-type')).toContain('application/pdf');
     expect(await t.untilStatus(A, orders[1]!.orderId, ['failed', 'expired'])).toBeTruthy();
     expect(await t.untilStatus(A, orders[2]!.orderId, ['expired'], (HOLD_TTL + 60) * 1000)).toBe('expired');
 

@@ -39,6 +39,12 @@ const DEFAULT_RETRY_AFTER: Partial<Record<ErrorCode, number>> = {
   store_unavailable: 5,
 };
 
+/**
+ * Every error answer names its code in this header as well as in the body, so a proxy can act on the code without
+ * reading the body (the router walks an order's trail past a cell that answers `not_found`).
+ */
+export const ERROR_CODE_HEADER = 'x-error-code';
+
 /** What the renderer needs from a request's context: its id, and where to log what went wrong. */
 export interface ErrorContextVariables {
   requestId: string;
@@ -60,7 +66,7 @@ export function errorAnswer(code: ErrorCode, message: string, requestId: string,
   const body: ErrorBody = {
     error: { code, message, requestId, ...(opts.details === undefined ? {} : { details: opts.details }) },
   };
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { [ERROR_CODE_HEADER]: code };
   const retryAfter = opts.retryAfter ?? DEFAULT_RETRY_AFTER[code];
   if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
   // The rest of an oversized body is never read, so this connection cannot carry another request.

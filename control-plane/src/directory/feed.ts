@@ -1,5 +1,5 @@
 import type { DirectoryFeed } from '@onsale/contracts';
-import { and, asc, inArray, isNotNull, ne } from 'drizzle-orm';
+import { and, asc, desc, inArray, isNotNull, ne } from 'drizzle-orm';
 import type { Services } from '../context';
 import { cells, eventMoves, events, MOVING_STEPS } from '../db/schema';
 import { directoryVersion } from '../db/sql';
@@ -26,6 +26,18 @@ export async function directoryFeed({ ctx }: { ctx: Services }): Promise<Directo
             .where(inArray(eventMoves.step, [...MOVING_STEPS]))
         ).map((m) => m.eventId),
       );
+      // Where each moved event sold before (flipped moves, newest first): its older orders still live there.
+      const formerCells = new Map<string, string[]>();
+      const flipped = await tx
+        .select({ eventId: eventMoves.eventId, fromCell: eventMoves.fromCell })
+        .from(eventMoves)
+        .where(and(isNotNull(eventMoves.flipEpoch), ne(eventMoves.step, 'aborted')))
+        .orderBy(desc(eventMoves.flipEpoch));
+      for (const m of flipped) {
+        const trail = formerCells.get(m.eventId) ?? [];
+        if (!trail.includes(m.fromCell)) trail.push(m.fromCell);
+        formerCells.set(m.eventId, trail);
+      }
       return {
         version,
         cells: cs.map((c) => ({ id: c.id, baseUrl: c.baseUrl, region: c.region, status: c.status })),
@@ -34,6 +46,7 @@ export async function directoryFeed({ ctx }: { ctx: Services }): Promise<Directo
           cellId: e.cellId as string,
           epoch: e.epoch,
           ...(moving.has(e.eventId) ? { moving: true } : {}),
+          ...(formerCells.has(e.eventId) ? { formerCells: formerCells.get(e.eventId) } : {}),
         })),
       };
     },

@@ -12,6 +12,8 @@ export interface EventPlacement {
   epoch: number;
   /** Being evacuated: new holds wait (503 event_moving) until the directory flips it to its new cell. */
   moving?: boolean;
+  /** The cells it sold in before, most recent first: its older orders live there. */
+  formerCells?: readonly string[];
 }
 
 /** One immutable copy of the control plane's directory, indexed for the request path. */
@@ -28,7 +30,15 @@ export function snapshotOf(feed: DirectoryFeed, fetchedAt: number): DirectorySna
     fetchedAt,
     cells: new Map(feed.cells.map((c) => [c.id, c])),
     events: new Map(
-      feed.events.map((e) => [e.eventId, { cellId: e.cellId, epoch: e.epoch, ...(e.moving ? { moving: true } : {}) }]),
+      feed.events.map((e) => [
+        e.eventId,
+        {
+          cellId: e.cellId,
+          epoch: e.epoch,
+          ...(e.moving ? { moving: true } : {}),
+          ...(e.formerCells?.length ? { formerCells: e.formerCells } : {}),
+        },
+      ]),
     ),
   };
 }

@@ -4,12 +4,12 @@ import type { RouterMetrics, VerifyAdmission } from '@onsale/contracts';
 import { currentTraceparent, type Logger, SpanKind, withSpan } from '@onsale/contracts';
 import type { RouterConfig } from '../config';
 import type { Directory } from '../directory/directory';
-import { declaredLength, readCapped } from '../proxy/body';
-import { forward } from '../proxy/forward';
+import { declaredLength, hasBody, readCapped } from '../proxy/body';
+import { type ForwardOutcome, forward } from '../proxy/forward';
 import { upstreamRequestHeaders } from '../proxy/headers';
 import type { Upstream, Upstreams } from '../proxy/upstreams';
 import { classify } from '../routing/classify';
-import { type CellRoute, routeToCell, routeWebhook } from '../routing/rule';
+import { type CellRoute, orderTrail, routeToCell, routeWebhook } from '../routing/rule';
 import { answerError, beginExchange, type Exchange } from './exchange';
 import { createOwnEndpoints } from './own-endpoints';
 
@@ -58,7 +58,8 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
     if ((declaredLength(incoming) ?? 0) > config.MAX_BODY_BYTES) return tooLarge(x);
     if (target.kind === 'control-plane') {
       x.upstream = CONTROL_PLANE;
-      return send(x, deps.controlPlane, url);
+      await send(x, deps.controlPlane, url);
+      return;
     }
 
     const dir = directory.current;
@@ -76,7 +77,8 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
       // Buffered on purpose: Stripe signs the exact bytes, and they go on exactly as they came.
       const raw = await readCapped(incoming, config.MAX_BODY_BYTES);
       if (!raw) return tooLarge(x);
-      return send(x, deps.upstreams.for(route.cell.baseUrl), target.upstreamPath + query(url), raw);
+      await send(x, deps.upstreams.for(route.cell.baseUrl), target.upstreamPath + query(url), raw);
+      return;
     }
 
     const token = incoming.headers['x-admission-token'];
@@ -97,8 +99,19 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
     const intent = incoming.method === 'POST' && NEW_HOLD_PATH.test(pathname) ? 'new_hold' : 'order';
     const route = routeToCell(dir, target.eventId, claims, intent);
     if (!route.ok) return refuse(x, route);
-    x.upstream = route.cell.id;
-    return send(x, deps.upstreams.for(route.cell.baseUrl), url);
+    if (intent === 'new_hold' || hasBody(incoming)) {
+      x.upstream = route.cell.id;
+      await send(x, deps.upstreams.for(route.cell.baseUrl), url);
+      return;
+    }
+    // An order lives where it was taken: a cell that answers 404 passes the request down the event's trail.
+    const trail = [route, ...orderTrail(dir, target.eventId, route.cell.id)];
+    for (const [i, hop] of trail.entries()) {
+      if (!hop.ok) return refuse(x, hop);
+      x.upstream = hop.cell.id;
+      const last = i === trail.length - 1;
+      if (await send(x, deps.upstreams.for(hop.cell.baseUrl), url, undefined, !last)) return;
+    }
   }
 
   function refuse(x: Exchange, route: Extract<CellRoute, { ok: false }>) {
@@ -114,8 +127,17 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
     return answerError(x, 'payload_too_large', `request body exceeds ${config.MAX_BODY_BYTES} bytes`);
   }
 
-  /** Forwards to the upstream `x.upstream` names, or answers for it when it could not. */
-  async function send(x: Exchange, upstream: Upstream, path: string, body?: Buffer): Promise<void> {
+  /**
+   * Forwards to the upstream `x.upstream` names, or answers for it when it could not. Returns false only when the
+   * upstream answered 404 and `askElsewhereOn404` asked for the chance to try another cell (nothing was sent).
+   */
+  async function send(
+    x: Exchange,
+    upstream: Upstream,
+    path: string,
+    body?: Buffer,
+    askElsewhereOn404 = false,
+  ): Promise<boolean> {
     const { incoming, outgoing, correlationId } = x;
     const label = x.upstream;
     const headers = upstreamRequestHeaders(incoming, { correlationId, trustProxy: config.TRUST_PROXY });
@@ -141,9 +163,17 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
           maxBodyBytes: config.MAX_BODY_BYTES,
           timeoutMs: config.UPSTREAM_TIMEOUT_MS,
           correlationId,
+          askElsewhereOn404,
         });
       },
     );
+    if (outcome.kind === 'not_here') return false;
+    answerFor(x, label, outcome);
+    return true;
+  }
+
+  /** Records how forwarding ended, and answers the client in the upstream's place when it did not. */
+  function answerFor(x: Exchange, label: string, outcome: Exclude<ForwardOutcome, { kind: 'not_here' }>) {
     switch (outcome.kind) {
       case 'answered':
         if (outcome.broken) metrics.upstreamError(label, 'broken');

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
+import { ERROR_CODE_HEADER, type ErrorCode } from '@onsale/contracts';
 import type { Dispatcher } from 'undici';
 import { CappedBody, declaredLength, hasBody } from './body';
 import { clientResponseHeaders, type HeaderMap } from './headers';
@@ -17,6 +18,11 @@ export interface ForwardInput {
   maxBodyBytes: number;
   timeoutMs: number;
   correlationId: string;
+  /**
+   * A 404 that says the upstream has no such resource (not one that says it has it, but not ready) is not passed on
+   * but reported as `not_here`, for the caller to ask the next cell on an order's trail.
+   */
+  askElsewhereOn404?: boolean;
 }
 
 /**
@@ -26,11 +32,15 @@ export interface ForwardInput {
 export type ForwardOutcome =
   /** `waitedMs`: from the dispatch to the upstream's response head, the part of the exchange that is the upstream's. */
   | { kind: 'answered'; status: number; broken: boolean; waitedMs: number }
+  | { kind: 'not_here' }
   | { kind: 'unreachable'; cause: string }
   | { kind: 'timeout' }
   | { kind: 'too_large' }
   | { kind: 'bad_request' }
   | { kind: 'client_gone' };
+
+/** The codes of a 404 that means "not in this cell", as opposed to "here, but not yet" (tickets not issued). */
+const NOT_HERE = new Set<string>(['not_found', 'event_not_found'] satisfies ErrorCode[]);
 
 class Deadline extends Error {}
 class ClientGone extends Error {}
@@ -69,6 +79,8 @@ export function forward(input: ForwardInput): Promise<ForwardOutcome> {
     /** Why the router gave up before the upstream answered, if it did. */
     let gaveUp: Deadline | ClientGone | undefined;
     let status = 0;
+    /** The upstream answered 404 to a request that may be asked elsewhere: its body is dropped, nothing is sent. */
+    let notHere = false;
     let dispatchedAt = 0;
     let waitedMs = 0;
     // Resolving twice is a no-op, and so are clearing the timer and dropping the listener again.
@@ -108,22 +120,28 @@ export function forward(input: ForwardInput): Promise<ForwardOutcome> {
       onResponseStart(_c, statusCode, headers) {
         // 1xx interim answers are the upstream's business with this hop; past the deadline the client has its 504.
         if (statusCode < 200 || gaveUp) return;
+        clearTimeout(deadline);
+        if (statusCode === 404 && input.askElsewhereOn404 && NOT_HERE.has(String(headers[ERROR_CODE_HEADER]))) {
+          notHere = true;
+          return;
+        }
         status = statusCode;
         waitedMs = performance.now() - dispatchedAt;
-        clearTimeout(deadline);
         outgoing.writeHead(statusCode, clientResponseHeaders(headers, input.correlationId));
       },
       onResponseData(c, chunk) {
-        if (gaveUp || outgoing.write(chunk)) return;
+        if (notHere || gaveUp || outgoing.write(chunk)) return;
         c.pause();
         outgoing.once('drain', () => c.resume());
       },
       onResponseEnd() {
+        if (notHere) return settle({ kind: 'not_here' });
         if (gaveUp) return;
         outgoing.end();
         settle({ kind: 'answered', status, broken: false, waitedMs });
       },
       onResponseError(_c, err) {
+        if (notHere) return settle({ kind: 'not_here' });
         if (status) {
           // Mid-body: the client has the status already, so the only honest signal left is a cut connection.
           outgoing.destroy();

@@ -81,6 +81,29 @@ function toCell(dir: DirectorySnapshot, cellId: string, by: 'token' | 'directory
 }
 
 /**
+ * Where else an order of this event may live, after the cell the rule chose answered that it has none: an order stays
+ * in the cell that took it, so after a move the buyer's order page (which carries no admission token, or one minted
+ * for the new cell) follows the event's trail: the cell it sells in now, then the cells it left, newest first. Only a
+ * request without a body follows it (reads, and releasing a hold: the id exists in one cell, so asking another is
+ * harmless). A cell on the trail that is out of service ends the walk with 503: the order may be there.
+ */
+export function orderTrail(dir: DirectorySnapshot, eventId: string, tried: string): CellRoute[] {
+  const placement = dir.events.get(eventId);
+  if (!placement) return [];
+  const ids = [placement.cellId, ...(placement.formerCells ?? [])].filter(
+    (id, i, all) => id !== tried && all.indexOf(id) === i,
+  );
+  return ids.map((id) => {
+    const cell = dir.cells.get(id);
+    if (!cell) return refuse('cell_unavailable', 'the purchase cell is unknown', { cellId: id, status: 'unknown' });
+    // A drained or evacuated cell no longer sells, but it still answers for the orders it took.
+    if (cell.status === 'down')
+      return refuse('cell_unavailable', 'the cell that took this order is down', { cellId: id, status: cell.status });
+    return { ok: true, cell, by: 'directory' } as const;
+  });
+}
+
+/**
  * Stripe webhooks go to the cell named in the path. A draining cell still takes them: draining means finishing the
  * payments already in flight, and their authorizations arrive as webhooks. Stripe retries a 503 for days.
  */
