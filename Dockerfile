@@ -2,7 +2,7 @@
 # command (`node <package>/dist/bin/<process>.mjs`, see processes/src/index.ts). Built here with
 # `docker build -t <ecr>/onsale:<tag> .`; the manifest's images (and a canary cell's imageTag) name the tag.
 
-FROM node:20.19-bookworm-slim AS build
+FROM node:24.22.3-bookworm-slim AS build
 WORKDIR /src
 RUN npm i -g pnpm@10.34.8 --no-fund --no-audit
 COPY . .
@@ -10,7 +10,7 @@ RUN pnpm install --frozen-lockfile \
  && pnpm run bundle \
  && pnpm --filter @onsale/control-plane build:console
 
-FROM node:20.19-bookworm-slim
+FROM node:24.22.3-bookworm-slim
 WORKDIR /app
 # The migration task connects to the Aurora writer itself (RDS Proxy presents a public ACM certificate;
 # the writer presents one from the RDS CAs), with sslmode=verify-full.

@@ -21,7 +21,7 @@ export async function buildBundles(root = process.cwd()): Promise<string[]> {
     outExtension: { '.js': '.mjs' },
     bundle: true,
     platform: 'node',
-    target: 'node20',
+    target: 'node24',
     format: 'esm',
     sourcemap: true,
     // pg's optional native binding is never installed; CommonJS dependencies still call require().
