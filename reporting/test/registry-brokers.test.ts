@@ -12,13 +12,13 @@ import { testReporterConfig } from './support';
 /**
  * Cells share no broker with the control plane: the reporting consumer's own KAFKA_BROKERS is the
  * control plane's cluster, and each cell's purchase topic lives on the cell's cluster, which only
- * the cell's registry entry names. KAFKA_BROKERS_CELL_2 is a broker of its own (the local services
+ * the cell's registry entry names. KAFKA_BROKERS_CELL_C2 is a broker of its own (the local services
  * run one per cell); on a machine whose services predate that, the test falls back to the one
  * shared broker, where it still checks the registry path but could not catch a reader that ignores it.
  */
 const env = serviceEnv();
 const controlPlaneBrokers = env.KAFKA_BROKERS!;
-const cellBrokers = process.env.KAFKA_BROKERS_CELL_2 ?? env.KAFKA_BROKERS_CELL_2 ?? controlPlaneBrokers;
+const cellBrokers = process.env.KAFKA_BROKERS_CELL_C2 ?? env.KAFKA_BROKERS_CELL_C2 ?? controlPlaneBrokers;
 
 const client = (brokers: string) =>
   new Kafka({ clientId: 'registry-brokers-test', brokers: brokers.split(','), logLevel: logLevel.NOTHING });

@@ -9,6 +9,7 @@ import { resumeDemo, seedDemo } from './demo';
 import { repoRoot, startPlatform } from './launch';
 import { servicesFrom } from './services';
 import { defaultStateFile } from './status';
+import { cellStores, manifestCellIds } from './topology';
 
 const env = process.env;
 const need = (name: string) => {
@@ -18,18 +19,18 @@ const need = (name: string) => {
   return v;
 };
 
+const cellIds = manifestCellIds();
 const platform = await startPlatform({
-  // Each cell on its own PostgreSQL server, Redis and Kafka broker, as in the stacks (scripts/services starts them).
-  cells: [1, 2].map((n) => ({
-    id: `cell-${n}`,
-    databaseUrl: need(`DATABASE_URL_CELL_${n}`),
-    redisUrl: need(`REDIS_URL_CELL_${n}`),
-    kafkaBrokers: need(`KAFKA_BROKERS_CELL_${n}`),
-  })),
+  // The manifest's cells, each on its own PostgreSQL server, Redis and Kafka broker, as in the stacks
+  // (scripts/services starts them).
+  cells: cellIds.map((id) => {
+    const { databaseUrl, redisUrl, kafkaBrokers } = cellStores(id);
+    return { id, databaseUrl, redisUrl, kafkaBrokers };
+  }),
   controlPlaneDatabaseUrl: need('DATABASE_URL_CONTROL_PLANE'),
   services: servicesFrom(need),
   logDir: resolve(repoRoot, '.data/platform/logs'),
-  ports: { router: 8080, controlPlane: 4000, identity: 4100, stripe: 12111, cells: [8101, 8102] },
+  ports: { router: 8080, controlPlane: 4000, identity: 4100, stripe: 12111, cells: cellIds.map((_, i) => 8101 + i) },
   stateFile: defaultStateFile,
   secretsFile: resolve(repoRoot, '.data/platform/secrets.json'),
   prometheus: { port: 9090 },

@@ -9,10 +9,11 @@ import { type Shopper, shopper } from '../support/shopper';
 
 /**
  * Blast radius at the data layer, with cells that share nothing (each its own PostgreSQL, Kafka broker and
- * Redis, scripts/services' cell-1 and cell-2): one cell's data store fails while buyers buy through the router.
- * In each drill the other cell keeps selling (new buyers admitted, holds and paid orders; its hold p99 beside the
- * same run's baseline) and reporting keeps projecting it, the failed cell recovers by itself once the fault ends, and an order that was paying on the failed
- * cell when the fault began ends ticketed. At the end, the audit over both cells is clean.
+ * Redis: the stores scripts/services starts for the manifest's cells c1 and c2, on which the platform's first and
+ * second cells run): one cell's data store fails while buyers buy through the router. In each drill the other cell
+ * keeps selling (new buyers admitted, holds and paid orders; its hold p99 beside the same run's baseline) and
+ * reporting keeps projecting it, the failed cell recovers by itself once the fault ends, and an order that was
+ * paying on the failed cell when the fault began ends ticketed. At the end, the audit over both cells is clean.
  */
 const run = promisify(execFile);
 const services = (...args: string[]) => run('bash', ['scripts/services', ...args], { cwd: repoRoot, timeout: 120_000 });
@@ -183,26 +184,26 @@ async function drill(
 }
 
 describe('data-layer drills (cells share nothing)', () => {
-  it("cell-1's PostgreSQL killed (-9) and started again after 30 s", async () => {
+  it("the first cell's PostgreSQL killed (-9) and started again after 30 s", async () => {
     await drill(
       'postgres-kill',
-      { inject: () => services('kill', 'postgres', 'cell-1'), heal: () => services('start', 'postgres', 'cell-1') },
+      { inject: () => services('kill', 'postgres', 'c1'), heal: () => services('start', 'postgres', 'c1') },
       30_000,
     );
   });
 
-  it("cell-1's Kafka broker frozen (SIGSTOP) for 60 s", async () => {
+  it("the first cell's Kafka broker frozen (SIGSTOP) for 60 s", async () => {
     await drill(
       'kafka-freeze',
-      { inject: () => services('freeze', 'kafka', 'cell-1'), heal: () => services('thaw', 'kafka', 'cell-1') },
+      { inject: () => services('freeze', 'kafka', 'c1'), heal: () => services('thaw', 'kafka', 'c1') },
       60_000,
     );
   });
 
-  it("cell-1's Redis killed and started again", async () => {
+  it("the first cell's Redis killed and started again", async () => {
     await drill(
       'redis-kill',
-      { inject: () => services('kill', 'redis', 'cell-1'), heal: () => services('start', 'redis', 'cell-1') },
+      { inject: () => services('kill', 'redis', 'c1'), heal: () => services('start', 'redis', 'c1') },
       10_000,
     );
   });

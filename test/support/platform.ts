@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { type DemoSeed, resumeDemo, seedDemo } from '../../scripts/local-platform/demo';
 import { repoRoot, startPlatform } from '../../scripts/local-platform/launch';
+import { cellStores, manifestCellIds } from '../../scripts/local-platform/topology';
 import { createTestDatabase, type TestDatabase } from './db';
 import { dropCellTopics, uniqueCellId } from './kafka';
 import { platformServices, serviceEnv } from './services';
@@ -27,9 +28,9 @@ export async function startTestPlatform(options: {
   /** Where the platform keeps its secrets between starts (`restart()`), as `platform up` keeps them in .data. */
   secretsFile?: string;
   /**
-   * `per-cell`: each cell on its own PostgreSQL server, Redis and Kafka broker (scripts/services' cell-1 and cell-2,
-   * so at most two cells), as `platform up` and the stacks run them. Default `shared`: every cell on the control
-   * plane's three, for tests that read a cell's topics or keys through them.
+   * `per-cell`: each cell on its own PostgreSQL server, Redis and Kafka broker (those scripts/services starts for the
+   * manifest's cells, so at most as many cells as it has), as `platform up` and the stacks run them. Default
+   * `shared`: every cell on the control plane's three, for tests that read a cell's topics or keys through them.
    */
   topology?: 'shared' | 'per-cell';
 }) {
@@ -43,23 +44,17 @@ export async function startTestPlatform(options: {
   const run = `e2e-${randomUUID().slice(0, 8)}`;
   const cellIds = Array.from({ length: options.cellCount ?? 2 }, (_, i) => uniqueCellId(`e2e${'abcdefgh'[i]}`));
   const env = serviceEnv();
-  const own = (i: number, name: string) => {
-    const value = env[`${name}_CELL_${i + 1}`];
-    if (!value) throw new Error(`${name}_CELL_${i + 1} is not in .data/services.env: run \`bash scripts/services up\``);
-    return value;
-  };
+  // The per-cell stores are the manifest's cells', in its order: cell i of this platform runs on the i-th's.
+  const stores = manifestCellIds();
   const cells: { id: string; databaseUrl: string; db: TestDatabase; redisUrl?: string; kafkaBrokers?: string }[] = [];
   for (const [i, id] of cellIds.entries()) {
     if (options.topology === 'per-cell') {
-      const d = await createTestDatabase('e2e_cell', 'empty', own(i, 'ONSALE_PG_URL'));
+      const slot = stores[i];
+      if (!slot) throw new Error(`the per-cell topology has ${stores.length} cells' stores (the manifest's)`);
+      const own = cellStores(slot, env);
+      const d = await createTestDatabase('e2e_cell', 'empty', own.serverUrl);
       dbs.push(d);
-      cells.push({
-        id,
-        databaseUrl: d.url,
-        db: d,
-        redisUrl: own(i, 'REDIS_URL'),
-        kafkaBrokers: own(i, 'KAFKA_BROKERS'),
-      });
+      cells.push({ id, databaseUrl: d.url, db: d, redisUrl: own.redisUrl, kafkaBrokers: own.kafkaBrokers });
     } else cells.push({ id, databaseUrl: (await db('e2e_cell')).url, db: dbs.at(-1)! });
   }
   const start = () =>

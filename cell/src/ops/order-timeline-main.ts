@@ -1,7 +1,7 @@
 /**
  * Prints one order's whole history from the cell's own tables, oldest first.
  *
- *   CELL_ID=cell-1 DATABASE_URL=$DATABASE_URL_CELL_1 pnpm --filter @onsale/cell order-timeline <orderId> [--json]
+ *   CELL_ID=c1 DATABASE_URL=$DATABASE_URL_CELL_C1 pnpm --filter @onsale/cell order-timeline <orderId> [--json]
  */
 import { createLogger, parseEnv } from '@onsale/contracts';
 import { z } from 'zod';

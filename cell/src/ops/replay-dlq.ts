@@ -4,7 +4,7 @@
  * no-op. It reads with its own consumer group, so each dead letter is replayed once, and stops
  * when it has caught up with what was in the topic when it started.
  *
- *   CELL_ID=cell-1 KAFKA_BROKERS=127.0.0.1:59092 [DLQ_CONSUMER=saga] [DRY_RUN=1] \
+ *   CELL_ID=c1 KAFKA_BROKERS=127.0.0.1:59102 [DLQ_CONSUMER=saga] [DRY_RUN=1] \
  *     pnpm --filter @onsale/cell replay-dlq
  */
 import { cellTopics, createLogger, parseEnv } from '@onsale/contracts';
