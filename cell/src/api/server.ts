@@ -8,7 +8,7 @@ import { openDatabase } from '../db/client';
 import { createCellApp } from '../http/app';
 import type { CellServices } from '../http/services';
 import { createVerifiers } from '../identity/verify';
-import { cachedAvailability } from '../inventory/availability';
+import { perEventCache, readAvailability, readSeatBitmaps, servedDocument } from '../inventory/availability';
 import { consumerGroupId } from '../messaging/consumers';
 import { createKafkaBroker } from '../messaging/kafka-broker';
 import { LatencyWindow } from '../ops/latency';
@@ -89,7 +89,11 @@ export function buildCellApi(config: CellApiConfig) {
       },
       redis,
     ),
-    availability: cachedAvailability(ctx, config.AVAILABILITY_CACHE_MS),
+    availability: perEventCache((eventId) => readAvailability(ctx, eventId), config.AVAILABILITY_CACHE_MS),
+    seatBitmaps: perEventCache(
+      async (eventId) => servedDocument(await readSeatBitmaps(ctx, eventId)),
+      config.AVAILABILITY_CACHE_MS,
+    ),
     signals: () => readSignals(ctx, { holdLatency, writeLatency, consumerLag }),
     refreshMetrics,
     internalToken: config.CELL_INTERNAL_TOKEN,

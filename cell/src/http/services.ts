@@ -2,7 +2,7 @@ import type { CellSignals } from '@onsale/contracts';
 import type Stripe from 'stripe';
 import type { CellContext } from '../context';
 import type { Verifiers } from '../identity/verify';
-import type { Availability } from '../inventory/availability';
+import type { Availability, ServedDocument } from '../inventory/availability';
 import type { TicketStore } from '../tickets/store';
 
 /** Everything a route may call, built once per process and handed over through the context. */
@@ -10,6 +10,8 @@ export interface CellServices {
   ctx: CellContext;
   verifiers: Verifiers;
   availability: (eventId: string) => Promise<Availability>;
+  /** The compact availability document (SeatBitmaps), serialized once per refresh with its ETag. */
+  seatBitmaps: (eventId: string) => Promise<ServedDocument>;
   signals: () => Promise<CellSignals>;
   /** Sets the cell's ledger and backbone gauges from their sources, just before a scrape. */
   refreshMetrics: () => Promise<void>;

@@ -1,5 +1,6 @@
 import type { CellApp } from '../app';
 import { registerAvailability } from './availability.get';
+import { registerSeatBitmaps } from './availability.seats.get';
 import { registerHealth } from './health';
 import { registerCreateHold } from './holds.create';
 import { registerReleaseHold } from './holds.delete';
@@ -24,6 +25,7 @@ export function registerRoutes(app: CellApp) {
   registerGetOrder(app);
   registerReleaseHold(app);
   registerAvailability(app);
+  registerSeatBitmaps(app);
   registerLoadEvent(app);
   registerSalesStatus(app);
   registerEvacuation(app);

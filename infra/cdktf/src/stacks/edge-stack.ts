@@ -1,3 +1,4 @@
+import { CloudfrontCachePolicy } from '@cdktf/provider-aws/lib/cloudfront-cache-policy';
 import { CloudfrontDistribution } from '@cdktf/provider-aws/lib/cloudfront-distribution';
 import { CloudfrontVpcOrigin } from '@cdktf/provider-aws/lib/cloudfront-vpc-origin';
 import { CloudwatchLogGroup } from '@cdktf/provider-aws/lib/cloudwatch-log-group';
@@ -203,6 +204,26 @@ export class EdgeStack extends OnsaleStack {
       ],
     });
 
+    // The availability documents every seat map polls: public, the same for every buyer, and kept by the edge as
+    // long as the cell's Cache-Control says (max-age=1, stale-while-revalidate=2), never longer, so a stadium's
+    // polls reach the cells once per second per edge location instead of once per buyer.
+    const availabilityCache = new CloudfrontCachePolicy(this, 'availability-cache', {
+      provider: global.provider,
+      name: 'onsale-availability',
+      comment:
+        "Seat availability: the cell's Cache-Control decides, within 0-5 s; no cookie, header or query in the key",
+      minTtl: 0,
+      defaultTtl: 0,
+      maxTtl: 5,
+      parametersInCacheKeyAndForwardedToOrigin: {
+        cookiesConfig: { cookieBehavior: 'none' },
+        headersConfig: { headerBehavior: 'none' },
+        queryStringsConfig: { queryStringBehavior: 'none' },
+        enableAcceptEncodingGzip: true,
+        enableAcceptEncodingBrotli: true,
+      },
+    });
+
     const distribution = new CloudfrontDistribution(this, 'distribution', {
       enabled: true,
       comment: 'onsale buyer and promoter entry point',
@@ -230,6 +251,18 @@ export class EdgeStack extends OnsaleStack {
         responseHeadersPolicyId: RESPONSE_HEADERS_SECURITY,
         compress: true,
       },
+      orderedCacheBehavior: [
+        {
+          pathPattern: '/events/*/availability*',
+          targetOriginId: ROUTER_ORIGIN,
+          viewerProtocolPolicy: 'redirect-to-https',
+          allowedMethods: ['GET', 'HEAD'],
+          cachedMethods: ['GET', 'HEAD'],
+          cachePolicyId: availabilityCache.id,
+          responseHeadersPolicyId: RESPONSE_HEADERS_SECURITY,
+          compress: true,
+        },
+      ],
       restrictions: { geoRestriction: { restrictionType: 'none' } },
       viewerCertificate: {
         acmCertificateArn: edge.certificateArn,
