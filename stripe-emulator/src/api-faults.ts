@@ -19,6 +19,18 @@ export interface InjectedFailures {
 export class ApiFaults {
   readonly #failures = new Map<OperationName, FailureMode[]>();
   readonly #latencyMs = new Map<OperationName, number>();
+  /** Until when (epoch ms) every API call fails, as during a provider outage; 0: none. */
+  #outageUntil = 0;
+
+  /** Every API call fails with 500 api_error for `seconds` from now (0 ends an outage now). */
+  startOutage(seconds: number, now = Date.now()): void {
+    this.#outageUntil = seconds > 0 ? now + seconds * 1000 : 0;
+  }
+
+  /** When the outage in force ends, or null when there is none. */
+  outageEndsAt(now = Date.now()): Date | null {
+    return this.#outageUntil > now ? new Date(this.#outageUntil) : null;
+  }
 
   /** Makes the next `count` calls to the operation fail in the given mode. */
   inject(operation: OperationName, count: number, mode: FailureMode): void {
@@ -29,6 +41,7 @@ export class ApiFaults {
 
   /** The failure, if any, that this call to the operation must suffer. */
   take(operation: OperationName): FailureMode | undefined {
+    if (this.#outageUntil > Date.now()) return 'error';
     return this.#failures.get(operation)?.shift();
   }
 
@@ -62,5 +75,6 @@ export class ApiFaults {
   clear(): void {
     this.#failures.clear();
     this.#latencyMs.clear();
+    this.#outageUntil = 0;
   }
 }

@@ -35,3 +35,8 @@ export const latencyInput = z.strictObject({
   operation: z.enum(OPERATIONS),
   ms: z.int().min(0),
 });
+
+/** A provider outage: every API call fails with 500 api_error for this long (0 ends one). */
+export const outageInput = z.strictObject({
+  seconds: z.int().min(0).max(86_400),
+});

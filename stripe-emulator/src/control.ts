@@ -77,6 +77,15 @@ export class EmulatorControl {
     return this.parts.apiFaults.pending();
   }
 
+  startOutage(seconds: number): { until: string | null } {
+    this.parts.apiFaults.startOutage(seconds);
+    return this.outage();
+  }
+
+  outage(): { until: string | null } {
+    return { until: this.parts.apiFaults.outageEndsAt()?.toISOString() ?? null };
+  }
+
   setLatency(operation: OperationName, ms: number): void {
     this.parts.apiFaults.setLatency(operation, ms);
   }

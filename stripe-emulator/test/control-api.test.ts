@@ -82,6 +82,31 @@ describe('control API over HTTP (/__emulator)', () => {
     }
   });
 
+  it('an outage fails every API call with 500 api_error until it ends, and nothing is done meanwhile', async () => {
+    const emulator = await startEmulator();
+    const control = `${emulator.url}/__emulator`;
+    const stripe = stripeClient(emulator);
+    const started = await call<{ until: string }>(`${control}/outage`, 'PUT', { seconds: 60 });
+    expect(new Date(started.body.until).getTime()).toBeGreaterThan(Date.now() + 55_000);
+    await expect(
+      stripe.paymentIntents.create(
+        { amount: 1000, currency: 'eur', capture_method: 'manual' },
+        { idempotencyKey: 'k1' },
+      ),
+    ).rejects.toMatchObject({ statusCode: 500, type: 'StripeAPIError' });
+    await expect(stripe.paymentIntents.list()).rejects.toMatchObject({ statusCode: 500 });
+    expect((await call<{ data: unknown[] }>(`${control}/payment-intents`, 'GET')).body.data).toEqual([]);
+
+    expect((await call(`${control}/outage`, 'PUT', { seconds: 0 })).body).toEqual({ until: null });
+    // The same idempotency key after the outage creates the intent: nothing was saved under it.
+    const intent = await stripe.paymentIntents.create(
+      { amount: 1000, currency: 'eur', capture_method: 'manual' },
+      { idempotencyKey: 'k1' },
+    );
+    expect(intent.status).toBe('requires_payment_method');
+    expect((await call(`${control}/outage`, 'PUT', { seconds: -1 })).status).toBe(400);
+  });
+
   it('rejects invalid control requests', async () => {
     const emulator = await startEmulator();
     const control = `${emulator.url}/__emulator`;

@@ -1,7 +1,13 @@
 import { type Context, Hono } from 'hono';
 import type { z } from 'zod';
 import type { EmulatorControl } from '../control.js';
-import { failureInput, latencyInput, webhookEndpointInput, webhookFaultsInput } from '../control-schemas.js';
+import {
+  failureInput,
+  latencyInput,
+  outageInput,
+  webhookEndpointInput,
+  webhookFaultsInput,
+} from '../control-schemas.js';
 import type { AppEnv } from './env.js';
 
 function controlError(c: Context<AppEnv>, status: 400 | 404, message: string): Response {
@@ -52,6 +58,14 @@ export function controlRoutes(control: EmulatorControl): Hono<AppEnv> {
     if (!input.ok) return input.response;
     control.injectFailures(input.value.operation, input.value.count, input.value.mode);
     return c.json({ data: control.pendingFailures() }, 201);
+  });
+
+  // The provider down for a while: every API call answers 500 api_error until it ends (webhooks already queued
+  // still go out: Stripe's event delivery is not its API).
+  routes.get('/outage', (c) => c.json(control.outage()));
+  routes.put('/outage', async (c) => {
+    const input = await readJson(c, outageInput);
+    return input.ok ? c.json(control.startOutage(input.value.seconds)) : input.response;
   });
 
   routes.get('/latency', (c) => c.json(control.latencies()));
