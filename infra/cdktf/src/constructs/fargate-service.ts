@@ -332,7 +332,7 @@ export class FargateService extends Construct {
       lifecycle: { ignoreChanges: ['desired_count', 'task_definition'] },
     });
 
-    if (!autoscaled) return;
+    if (props.standby || props.scaling.kind === 'fixed') return;
 
     // Registering a scalable target raises the service into [min, max] at once, which would start tasks before the
     // deploy tasks ran: it is registered at 0 and the deploy command raises `min` after them.
