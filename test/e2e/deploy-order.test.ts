@@ -72,7 +72,7 @@ describe("a cell's deploy on the local platform: the stack's own plan, the deplo
             .catch(() => 0),
           db.query('SELECT 1 FROM cell_epoch WHERE cell_id = $1', [cellId]).catch(() => []),
         ]);
-        const wanted = new Set(Object.values(cellTopics(cellId)));
+        const wanted = new Set<string>(Object.values(cellTopics(cellId)));
         const topics = (await admin.listTopics()).filter((t) => wanted.has(t)).sort();
         observations.push({ name, kind, at: Date.now(), migrations, epochRow: epoch.length === 1, topics });
       },
@@ -133,7 +133,7 @@ describe("a cell's deploy on the local platform: the stack's own plan, the deplo
     expect(observations.map((o) => o.name)).toEqual(['migrate']);
     expect(steps.readinessUrls()).toEqual({});
     expect(readdirSync(logDir)).toEqual(['migrate.log']);
-    const wanted = new Set(Object.values(cellTopics(cellId)));
+    const wanted = new Set<string>(Object.values(cellTopics(cellId)));
     expect((await admin.listTopics()).filter((t) => wanted.has(t))).toEqual([]);
   });
 });
