@@ -28,7 +28,8 @@ describe('promoting the DR standby of c1 by manifest', () => {
     expect(resources(json, 'aws_msk_replicator')).toEqual([]);
     expect(resources(json, 'aws_msk_cluster_policy')).toEqual([]);
     // The cell at size under the new epoch, scaling as a primary does.
-    for (const service of resources(json, 'aws_ecs_service')) expect(service.body.desired_count).toBeGreaterThan(0);
+    const plan = (json.output as { deploy: { value: { services: { min: number }[] } } }).deploy.value;
+    for (const service of plan.services) expect(service.min).toBeGreaterThan(0);
     expect(resources(json, 'aws_appautoscaling_target').length).toBeGreaterThan(0);
     for (const task of resources(json, 'aws_ecs_task_definition')) {
       for (const container of containerDefinitions(task.body)) {

@@ -21,7 +21,7 @@ import {
 } from '../roles';
 import { Alarms } from './alarms';
 import { AuroraPostgres } from './aurora';
-import { FargateService, type ServiceScaling } from './fargate-service';
+import { type DeployPlan, deployPlan, FargateService, type ServiceScaling } from './fargate-service';
 import { allow } from './firewall';
 import { putMetricData, type Statement } from './iam';
 import { InternalAlb } from './internal-alb';
@@ -102,6 +102,9 @@ export class CellRuntime extends Construct {
   readonly alarms: Alarms;
   /** The deploy steps, run to completion before services take traffic: ARNs of their task definitions. */
   readonly oneOffTasks: Record<string, string> = {};
+  /** What the deploy command runs, in order, then rolls (output `deploy`). */
+  readonly deployPlan: DeployPlan;
+  private readonly roles: FargateService[] = [];
   private readonly cellId: string;
   private readonly purchaseTopic: string;
 
@@ -275,6 +278,7 @@ export class CellRuntime extends Construct {
         scaling: this.scaling(roleName, role, group ?? ''),
         standby,
       });
+      this.roles.push(service);
 
       this.database.allowClient(roleName, service.securityGroup);
       if (role.kafka) this.kafka.allowClient(roleName, service.securityGroup);
@@ -297,6 +301,7 @@ export class CellRuntime extends Construct {
       this.deploySteps(props, ecs, masterSecretArn, key.arn);
     }
 
+    this.deployPlan = deployPlan(ecs, this.network, this.roles);
     this.alarms = this.createAlarms(prefix);
   }
 
@@ -341,6 +346,7 @@ export class CellRuntime extends Construct {
       [],
     );
     this.database.allowMigrations(migrate.securityGroup);
+    this.roles.push(migrate);
     this.oneOffTasks.migrate = migrate.taskDefinition.arn;
 
     const provision = oneOff(
@@ -357,6 +363,7 @@ export class CellRuntime extends Construct {
       this.kafka.grant({ reads: [], writes: [], creates: Object.values(topics), idempotentProducer: false }),
     );
     this.kafka.allowClient('provision-topics', provision.securityGroup);
+    this.roles.push(provision);
     this.oneOffTasks['provision-topics'] = provision.taskDefinition.arn;
   }
 

@@ -69,6 +69,50 @@ export interface FargateServiceProps {
   readonly metricsNamespace?: string;
 }
 
+/**
+ * A service as the deploy command rolls it (scripts/deploy): the task definition Terraform registered and the
+ * count it raises the service to once the deploy tasks have succeeded.
+ */
+export interface DeployService {
+  readonly name: string;
+  readonly process: ProcessName;
+  readonly taskDefinition: string;
+  /** The running count the deploy raises the service to (0 for a standby: a failover starts it). */
+  readonly min: number;
+  readonly max: number;
+  /** Whether a scalable target owns the count: the deploy then registers `min` there, not only on the service. */
+  readonly autoscaled: boolean;
+}
+
+/** A one-off deploy task as `ecs run-task` needs it: its definition and its security group. */
+export interface DeployTask {
+  readonly name: string;
+  readonly process: ProcessName;
+  readonly taskDefinition: string;
+  readonly securityGroups: readonly string[];
+}
+
+/**
+ * A stack's output `deploy`: what `aws ecs run-task` needs for each deploy task (cluster, private subnets, the
+ * task's own security group), in the order they run, and each service's task definition and count.
+ */
+export interface DeployPlan {
+  readonly cluster: string;
+  readonly subnets: readonly string[];
+  readonly tasks: readonly DeployTask[];
+  readonly services: readonly DeployService[];
+}
+
+/** The plan of a stack's roles: tasks in the order given (migrations before topics), then every service. */
+export function deployPlan(cluster: EcsCluster, network: Network, roles: readonly FargateService[]): DeployPlan {
+  return {
+    cluster: cluster.name,
+    subnets: network.privateSubnetIds,
+    tasks: roles.flatMap((r) => ('task' in r.deploy ? [r.deploy.task] : [])),
+    services: roles.flatMap((r) => ('service' in r.deploy ? [r.deploy.service] : [])),
+  };
+}
+
 const LOG_RETENTION_DAYS = 30;
 // Fargate's ceiling; the processes drain in-flight work on SIGTERM within it.
 const STOP_TIMEOUT_SECONDS = 120;
@@ -80,6 +124,8 @@ const STOP_TIMEOUT_SECONDS = 120;
 export class FargateService extends Construct {
   readonly securityGroup: SecurityGroup;
   readonly taskDefinition: EcsTaskDefinition;
+  /** What the deploy command needs of this role: a service to roll, or a one-off task to run first. */
+  readonly deploy: { readonly service: DeployService } | { readonly task: DeployTask };
 
   constructor(scope: Construct, id: string, props: FargateServiceProps) {
     super(scope, id);
@@ -232,14 +278,37 @@ export class FargateService extends Construct {
       ]),
     });
 
-    if (props.oneOff) return;
+    if (props.oneOff) {
+      this.deploy = {
+        task: {
+          name: role,
+          process: props.process,
+          taskDefinition: this.taskDefinition.arn,
+          securityGroups: [this.securityGroup.id],
+        },
+      };
+      return;
+    }
+    const autoscaled = !props.standby && props.scaling.kind !== 'fixed';
+    this.deploy = {
+      service: {
+        name: role,
+        process: props.process,
+        taskDefinition: this.taskDefinition.arn,
+        min: props.standby ? 0 : props.sizing.min,
+        max: props.standby ? 0 : props.sizing.max,
+        autoscaled,
+      },
+    };
 
-    const initialCount = props.standby ? 0 : props.sizing.min;
+    // No task starts at the apply: on a fresh account the migrations and topics do not exist yet, the API would
+    // never turn ready and the circuit breaker would roll back. The deploy command (scripts/deploy,
+    // runbooks/deploy-cell.md) runs the deploy tasks, then moves the service to its task definition and count.
     const service = new EcsService(this, 'service', {
       name: role,
       cluster: props.cluster.arn,
       taskDefinition: this.taskDefinition.arn,
-      desiredCount: initialCount,
+      desiredCount: 0,
       launchType: 'FARGATE',
       platformVersion: 'LATEST',
       networkConfiguration: {
@@ -258,18 +327,22 @@ export class FargateService extends Construct {
       healthCheckGracePeriodSeconds: props.http ? 60 : undefined,
       enableEcsManagedTags: true,
       propagateTags: 'SERVICE',
-      // Autoscaling (or, on a standby, the failover runbook) owns the count after creation.
-      lifecycle: { ignoreChanges: ['desired_count'] },
+      // The deploy command, then autoscaling (or, on a standby, the failover runbook), own the count; the deploy
+      // command moves the service to a new task definition only after that revision's deploy tasks succeeded.
+      lifecycle: { ignoreChanges: ['desired_count', 'task_definition'] },
     });
 
     if (props.standby || props.scaling.kind === 'fixed') return;
 
+    // Registering a scalable target raises the service into [min, max] at once, which would start tasks before the
+    // deploy tasks ran: it is registered at 0 and the deploy command raises `min` after them.
     const target = new AppautoscalingTarget(this, 'scaling-target', {
       serviceNamespace: 'ecs',
       scalableDimension: 'ecs:service:DesiredCount',
       resourceId: `service/${props.cluster.name}/${service.name}`,
-      minCapacity: props.sizing.min,
+      minCapacity: 0,
       maxCapacity: props.sizing.max,
+      lifecycle: { ignoreChanges: ['min_capacity'] },
     });
     const { scaling } = props;
     new AppautoscalingPolicy(this, 'scaling-policy', {

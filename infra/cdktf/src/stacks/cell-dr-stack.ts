@@ -109,6 +109,8 @@ export class CellDrStack extends OnsaleStack {
     });
     new TerraformOutput(this, 'database_cluster', { value: this.runtime.database.cluster.clusterIdentifier });
     new TerraformOutput(this, 'deploy_tasks', { value: this.runtime.oneOffTasks });
+    // A standby's plan has no task and every service at 0; a promoted one's is a primary's (runbooks/deploy-cell.md).
+    new TerraformOutput(this, 'deploy', { value: this.runtime.deployPlan });
   }
 
   /** The standby's feeds from the primary: MSK Replicator (topics and group offsets) and lag alarms. */

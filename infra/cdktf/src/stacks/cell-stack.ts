@@ -85,5 +85,7 @@ export class CellStack extends OnsaleStack {
     });
     // Run to completion, in this order, before the services take traffic (runbooks/deploy-cell.md).
     new TerraformOutput(this, 'deploy_tasks', { value: this.runtime.oneOffTasks });
+    // Everything the deploy command needs (scripts/deploy): run-task's network, the tasks in order, the services.
+    new TerraformOutput(this, 'deploy', { value: this.runtime.deployPlan });
   }
 }

@@ -15,7 +15,7 @@ import { Alarms } from '../constructs/alarms';
 import { AuroraPostgres } from '../constructs/aurora';
 import { Backups } from '../constructs/backups';
 import { type ControlPlaneLink, TOPIC_REPLICATION_FACTOR, WORKER_HEALTH_PORT } from '../constructs/cell-runtime';
-import { FargateService, type ServiceScaling } from '../constructs/fargate-service';
+import { deployPlan, FargateService, type ServiceScaling } from '../constructs/fargate-service';
 import { allow, allowEgress } from '../constructs/firewall';
 import { putMetricData, type Statement } from '../constructs/iam';
 import { InternalAlb } from '../constructs/internal-alb';
@@ -348,6 +348,9 @@ export class ControlPlaneStack extends OnsaleStack {
     new TerraformOutput(this, 'deploy_tasks', {
       value: { migrate: migrate.taskDefinition.arn, resealKeys: resealKeys.taskDefinition.arn },
     });
+    // The deploy command's plan: migrations, then the services. The reseal is a KEK rotation's step, run by its
+    // runbook (runbooks/rotate-keys.md), not by every deploy.
+    new TerraformOutput(this, 'deploy', { value: deployPlan(ecs, this.network, [migrate, ...services.values()]) });
 
     const router = services.get('router');
     if (router) apiLoadBalancer.admit('router', { group: router.securityGroup });
