@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { ManifestError, loadManifest } from './src/manifest';
+import { loadManifest, ManifestError } from './src/manifest';
 import { formatPreflight, preflight } from './src/preflight';
 import { synthesize } from './src/synthesized';
 

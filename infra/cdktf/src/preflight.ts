@@ -5,8 +5,8 @@ import {
   regionOf,
   resources,
   type StackJson,
-  stackRegion,
   type Synthesized,
+  stackRegion,
 } from './synthesized';
 
 /**
@@ -29,7 +29,13 @@ export interface Quota {
 /** AWS's default quotas for a new account, each per region unless it says otherwise. */
 export const DEFAULT_QUOTAS = {
   // https://docs.aws.amazon.com/vpc/latest/userguide/amazon-vpc-limits.html: "Elastic IP addresses per Region: 5".
-  elasticIps: { name: 'EC2-VPC Elastic IPs', serviceCode: 'ec2', quotaCode: 'L-0263D0A3', per: 'region', defaultValue: 5 },
+  elasticIps: {
+    name: 'EC2-VPC Elastic IPs',
+    serviceCode: 'ec2',
+    quotaCode: 'L-0263D0A3',
+    per: 'region',
+    defaultValue: 5,
+  },
   // Same page: "NAT gateways per Availability Zone: 5".
   natGatewaysPerAz: {
     name: 'NAT gateways per Availability Zone',
@@ -141,7 +147,8 @@ function certificateChecks(manifest: Manifest, stacks: readonly NamedStack[]): C
   const byRegion = new Map<string, string>();
   for (const { json } of stacks) {
     for (const { body } of resources(json, 'aws_lb_listener')) {
-      if (typeof body.certificate_arn === 'string') byRegion.set(regionOf(json, 'aws_lb_listener', body), body.certificate_arn);
+      if (typeof body.certificate_arn === 'string')
+        byRegion.set(regionOf(json, 'aws_lb_listener', body), body.certificate_arn);
     }
   }
   const regional = [...byRegion.entries()]
@@ -157,7 +164,11 @@ function operatorSecrets(stack: string, json: StackJson): SecretCheck[] {
     resources(json, 'aws_secretsmanager_secret_version').map(({ body }) => String(body.secret_id)),
   );
   return resources(json, 'aws_secretsmanager_secret')
-    .filter(({ name }) => !written.has(`\${aws_secretsmanager_secret.${name}.id}`) && !written.has(`\${aws_secretsmanager_secret.${name}.arn}`))
+    .filter(
+      ({ name }) =>
+        !written.has(`\${aws_secretsmanager_secret.${name}.id}`) &&
+        !written.has(`\${aws_secretsmanager_secret.${name}.arn}`),
+    )
     .map(({ body }) => ({
       stack,
       region: regionOf(json, 'aws_secretsmanager_secret', body),
@@ -302,7 +313,7 @@ export function formatPreflight(manifest: Manifest, result: Preflight): string {
     for (const command of commands) out.push(`      $ ${command}`);
   };
 
-  out.push('# Images: every task pulls from its own region\'s registry', '');
+  out.push("# Images: every task pulls from its own region's registry", '');
   const home = manifest.images.cell;
   const replicaRegions = new Set<string>();
   for (const image of result.images) {
@@ -343,7 +354,11 @@ export function formatPreflight(manifest: Manifest, result: Preflight): string {
     );
   }
 
-  out.push('', '# Secret values an operator sets (after the stack that creates the secret, before its services start)', '');
+  out.push(
+    '',
+    '# Secret values an operator sets (after the stack that creates the secret, before its services start)',
+    '',
+  );
   for (const secret of result.secrets) {
     const replicas = secret.replicaRegions.length > 0 ? `; replicated to ${secret.replicaRegions.join(', ')}` : '';
     item(
