@@ -59,14 +59,45 @@ const CellId = z
   .regex(/^[a-z](?:[a-z0-9-]{0,14}[a-z0-9])?$/, 'lowercase letters, digits and inner dashes, at most 16');
 
 const ECR_IMAGE =
-  /^(\d{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com\/([a-z0-9][a-z0-9._/-]*)(?::[\w.-]+|@sha256:[0-9a-f]{64})$/;
+  /^(\d{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com\/([a-z0-9][a-z0-9._/-]*)(:[\w.-]+|@sha256:[0-9a-f]{64})$/;
+
+/** An image in a private ECR registry: the registry's account and region, the repository and `:tag` or `@digest`. */
+export interface ImageSpec {
+  readonly uri: string;
+  readonly repositoryArn: string;
+  readonly account: string;
+  readonly region: string;
+  readonly repository: string;
+  /** `:<tag>` or `@sha256:<digest>`, as it ends the URI. */
+  readonly reference: string;
+}
+
+function imageSpec(account: string, region: string, repository: string, reference: string): ImageSpec {
+  return {
+    uri: `${account}.dkr.ecr.${region}.amazonaws.com/${repository}${reference}`,
+    repositoryArn: `arn:aws:ecr:${region}:${account}:repository/${repository}`,
+    account,
+    region,
+    repository,
+    reference,
+  };
+}
+
+/**
+ * The manifest names each image once, in the registry CI pushes to. Every task pulls the same repository and
+ * tag from its own region's registry (ECR replication copies it there, `pnpm infra preflight` checks it), so a
+ * standby starts while the primary region is out, and no image layer crosses a region at every task start.
+ */
+export function imageIn(image: ImageSpec, region: string): ImageSpec {
+  return imageSpec(image.account, region, image.repository, image.reference);
+}
 
 const Image = z
   .string()
   .regex(ECR_IMAGE, 'must be an ECR image with a tag or digest: <account>.dkr.ecr.<region>.amazonaws.com/<repo>:<tag>')
-  .transform((uri) => {
-    const [, account, region, repository] = ECR_IMAGE.exec(uri) ?? [];
-    return { uri, repositoryArn: `arn:aws:ecr:${region}:${account}:repository/${repository}` };
+  .transform((uri): ImageSpec => {
+    const [, account = '', region = '', repository = '', reference = ''] = ECR_IMAGE.exec(uri) ?? [];
+    return imageSpec(account, region, repository, reference);
   });
 
 const ImageTag = z
@@ -387,7 +418,6 @@ export const ManifestSchema = z
 export type Manifest = z.output<typeof ManifestSchema>;
 export type ManifestInput = z.input<typeof ManifestSchema>;
 export type CellSpec = Manifest['cells'][number];
-export type ImageSpec = Manifest['images']['cell'];
 
 export class ManifestError extends Error {
   override name = 'ManifestError';
@@ -438,7 +468,6 @@ export function certificateFor(manifest: Manifest, region: AwsRegion): string {
 export function cellImage(manifest: Manifest, cell: CellSpec): ImageSpec {
   const base = manifest.images.cell;
   if (!cell.imageTag) return base;
-  const repository = base.uri.replace(/(?::[\w.-]+|@sha256:[0-9a-f]{64})$/, '');
-  const uri = cell.imageTag.startsWith('sha256:') ? `${repository}@${cell.imageTag}` : `${repository}:${cell.imageTag}`;
-  return { ...base, uri };
+  const reference = cell.imageTag.startsWith('sha256:') ? `@${cell.imageTag}` : `:${cell.imageTag}`;
+  return imageSpec(base.account, base.region, base.repository, reference);
 }

@@ -18,6 +18,7 @@ describe('constructs in isolation', () => {
         ctx: new AwsLookups(scope, 'ctx', 'eu-west-1'),
         name: 'test',
         cidr: '10.40.0.0/16',
+        egress: 'nat-per-az',
       });
     });
     const subnets = Object.values(parse(synthesized).resource.aws_subnet ?? {}).map((s) => s.cidr_block);
@@ -27,11 +28,39 @@ describe('constructs in isolation', () => {
     expect(Object.keys(parse(synthesized).resource.aws_nat_gateway ?? {})).toHaveLength(3);
   });
 
+  it('with a single NAT gateway, routes every AZ through it and reaches the AWS APIs a task needs through endpoints', () => {
+    const synthesized = Testing.synthScope((scope) => {
+      new AwsProvider(scope, 'aws', { region: 'eu-west-1' });
+      new Network(scope, 'network', {
+        ctx: new AwsLookups(scope, 'ctx', 'eu-west-1'),
+        name: 'test',
+        cidr: '10.40.0.0/16',
+        egress: 'single-nat',
+      });
+    });
+    const { resource } = parse(synthesized);
+    const nats = Object.keys(resource.aws_nat_gateway ?? {});
+    expect(nats).toHaveLength(1);
+    expect(Object.keys(resource.aws_eip ?? {})).toHaveLength(1);
+    const defaults = Object.values(resource.aws_route ?? {}).filter((r) => r.nat_gateway_id);
+    expect(defaults.map((r) => r.nat_gateway_id)).toEqual(Array(3).fill(`\${aws_nat_gateway.${nats[0]}.id}`));
+    const interfaces = Object.values(resource.aws_vpc_endpoint ?? {}).filter(
+      (e) => e.vpc_endpoint_type === 'Interface',
+    );
+    expect(interfaces.map((e) => e.service_name).sort()).toEqual(
+      ['ecr.api', 'ecr.dkr', 'logs', 'secretsmanager'].map((s) => `com.amazonaws.eu-west-1.${s}`),
+    );
+    for (const endpoint of interfaces) {
+      expect(endpoint.private_dns_enabled).toBe(true);
+      expect(endpoint.subnet_ids).toHaveLength(3);
+    }
+  });
+
   it('builds Aurora with one writer and the readers spread across AZs, behind a TLS-only IAM proxy', () => {
     const synthesized = Testing.synthScope((scope) => {
       new AwsProvider(scope, 'aws', { region: 'eu-west-1' });
       const ctx = new AwsLookups(scope, 'ctx', 'eu-west-1');
-      const network = new Network(scope, 'network', { ctx, name: 'test', cidr: '10.40.0.0/16' });
+      const network = new Network(scope, 'network', { ctx, name: 'test', cidr: '10.40.0.0/16', egress: 'nat-per-az' });
       new AuroraPostgres(scope, 'db', {
         ctx,
         name: 'test',
@@ -65,7 +94,12 @@ describe('constructs in isolation', () => {
       const synthesized = Testing.synthScope((scope) => {
         new AwsProvider(scope, 'aws', { region: 'eu-west-1' });
         const ctx = new AwsLookups(scope, 'ctx', 'eu-west-1');
-        const network = new Network(scope, 'network', { ctx, name: 'test', cidr: '10.40.0.0/16' });
+        const network = new Network(scope, 'network', {
+          ctx,
+          name: 'test',
+          cidr: '10.40.0.0/16',
+          egress: 'nat-per-az',
+        });
         new KafkaCluster(scope, 'kafka', {
           ctx,
           name: 'test',

@@ -119,7 +119,7 @@ describe('constructs', () => {
     const synthesized = Testing.synthScope((scope) => {
       new AwsProvider(scope, 'aws', { region: 'eu-west-1' });
       const ctx = new AwsLookups(scope, 'ctx', 'eu-west-1');
-      const network = new Network(scope, 'network', { ctx, name: 'test', cidr: '10.40.0.0/16' });
+      const network = new Network(scope, 'network', { ctx, name: 'test', cidr: '10.40.0.0/16', egress: 'nat-per-az' });
       new InternalAlb(scope, 'alb', {
         ctx,
         name: 'test-api',

@@ -126,7 +126,8 @@ export class CellRuntime extends Construct {
     this.key = key;
     new KmsAlias(this, 'key-alias', { name: `alias/${prefix}`, targetKeyId: key.keyId });
 
-    this.network = new Network(this, 'network', { ctx, name: prefix, cidr: props.cidr });
+    // Stripe is on the purchase path: losing an AZ must not take the other AZs' egress with it.
+    this.network = new Network(this, 'network', { ctx, name: prefix, cidr: props.cidr, egress: 'nat-per-az' });
     new Peering(this, 'control-plane-peering', {
       name: `${prefix}-control-plane`,
       network: this.network,

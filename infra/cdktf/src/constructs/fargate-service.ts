@@ -9,7 +9,7 @@ import { environmentProblems, ProcessContractError, type ProcessName, processCom
 import { Construct } from 'constructs';
 import { type AwsContext, arn } from '../aws-context';
 import { checkovSkip, SkipReason } from '../checkov';
-import type { ImageSpec } from '../manifest';
+import { type ImageSpec, imageIn } from '../manifest';
 import type { ServiceSizing } from '../roles';
 import { allowEgress } from './firewall';
 import { ServiceRole, type Statement, sameAccountTrust } from './iam';
@@ -131,6 +131,8 @@ export class FargateService extends Construct {
     super(scope, id);
     const { ctx, role, network } = props;
     const name = `${props.prefix}-${role}`;
+    // Pulled from the task's own region, never across regions (manifest.ts imageIn).
+    const image = imageIn(props.image, ctx.region);
     const problems = environmentProblems(props.process, [
       ...Object.keys(props.environment),
       ...Object.keys(props.secrets),
@@ -171,7 +173,7 @@ export class FargateService extends Construct {
         {
           sid: 'EcrPull',
           actions: ['ecr:BatchCheckLayerAvailability', 'ecr:BatchGetImage', 'ecr:GetDownloadUrlForLayer'],
-          resources: [props.image.repositoryArn],
+          resources: [image.repositoryArn],
         },
         {
           sid: 'OwnLogGroup',
@@ -240,7 +242,7 @@ export class FargateService extends Construct {
       containerDefinitions: JSON.stringify([
         {
           name: role,
-          image: props.image.uri,
+          image: image.uri,
           command: processCommand(props.process),
           essential: true,
           environment,

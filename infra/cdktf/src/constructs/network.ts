@@ -7,6 +7,7 @@ import { NatGateway } from '@cdktf/provider-aws/lib/nat-gateway';
 import { Route } from '@cdktf/provider-aws/lib/route';
 import { RouteTable } from '@cdktf/provider-aws/lib/route-table';
 import { RouteTableAssociation } from '@cdktf/provider-aws/lib/route-table-association';
+import { SecurityGroup } from '@cdktf/provider-aws/lib/security-group';
 import { Subnet } from '@cdktf/provider-aws/lib/subnet';
 import { Vpc } from '@cdktf/provider-aws/lib/vpc';
 import { VpcEndpoint } from '@cdktf/provider-aws/lib/vpc-endpoint';
@@ -14,19 +15,36 @@ import { Construct } from 'constructs';
 import type { AwsContext } from '../aws-context';
 import { checkovSkip, SkipReason } from '../checkov';
 import { subnet } from '../cidr';
+import { allow } from './firewall';
 import { ServiceRole, sameAccountTrust } from './iam';
+
+/**
+ * How a VPC's private subnets reach the internet (the egress design, infra/cdktf/README.md "Egress"):
+ * - `nat-per-az`: a NAT gateway (and its Elastic IP) in each AZ, so losing an AZ never takes another AZ's
+ *   egress with it. Cells: Stripe is on the purchase path.
+ * - `single-nat`: one NAT gateway in the first AZ for the internet, and interface endpoints in every AZ for
+ *   the AWS APIs a task needs to start and run (ECR, CloudWatch Logs, Secrets Manager), so tasks still start
+ *   and log in the other AZs while the NAT's AZ is out. The control plane: its only internet peer is the
+ *   identity provider's JWKS, which the processes cache. It costs one Elastic IP instead of three, which is
+ *   what lets the control plane and a cell share a region within the default quota of five.
+ */
+export type Egress = 'nat-per-az' | 'single-nat';
 
 export interface NetworkProps {
   readonly ctx: AwsContext;
   readonly name: string;
   readonly cidr: string;
+  readonly egress: Egress;
 }
 
 const AZ_COUNT = 3;
 
+/** What an ECS Fargate task calls before and while it runs, besides S3 (the gateway endpoint). */
+const TASK_INTERFACE_ENDPOINTS = ['ecr.api', 'ecr.dkr', 'logs', 'secretsmanager'] as const;
+
 /**
  * A VPC over three AZs. Workloads live in the private subnets (three quarters of the range); the public
- * subnets hold only the per-AZ NAT gateways, so losing an AZ never takes another AZ's egress with it.
+ * subnets hold only the NAT gateways (one per AZ, or one, see `Egress`).
  */
 export class Network extends Construct {
   readonly vpc: Vpc;
@@ -63,6 +81,7 @@ export class Network extends Construct {
     this.privateSubnetCidrs = [];
     this.privateRouteTableIds = [];
 
+    const nats: NatGateway[] = [];
     for (let az = 0; az < AZ_COUNT; az++) {
       const zone = ctx.azs[az];
       const publicSubnet = new Subnet(this, `public-${az}`, {
@@ -74,13 +93,19 @@ export class Network extends Construct {
       });
       new RouteTableAssociation(this, `public-${az}-rt`, { subnetId: publicSubnet.id, routeTableId: publicRoutes.id });
 
-      const eip = new Eip(this, `nat-${az}-ip`, { domain: 'vpc', tags: { Name: `${name}-nat-${az}` } });
-      const nat = new NatGateway(this, `nat-${az}`, {
-        allocationId: eip.allocationId,
-        subnetId: publicSubnet.id,
-        tags: { Name: `${name}-${az}` },
-        dependsOn: [igw],
-      });
+      if (props.egress === 'nat-per-az' || az === 0) {
+        const eip = new Eip(this, `nat-${az}-ip`, { domain: 'vpc', tags: { Name: `${name}-nat-${az}` } });
+        nats.push(
+          new NatGateway(this, `nat-${az}`, {
+            allocationId: eip.allocationId,
+            subnetId: publicSubnet.id,
+            tags: { Name: `${name}-${az}` },
+            dependsOn: [igw],
+          }),
+        );
+      }
+      const nat = nats[az] ?? nats[0];
+      if (!nat) throw new Error(`${name}: no NAT gateway for AZ ${az}`);
 
       const privateCidr = subnet(props.cidr, 2, az);
       const privateSubnet = new Subnet(this, `private-${az}`, {
@@ -114,6 +139,7 @@ export class Network extends Construct {
       routeTableIds: this.privateRouteTableIds,
       tags: { Name: `${name}-s3` },
     });
+    if (props.egress === 'single-nat') this.taskEndpoints(ctx, name);
 
     const flowLogs = new CloudwatchLogGroup(this, 'flow-logs', {
       name: `/${name}/vpc-flow-logs`,
@@ -142,5 +168,31 @@ export class Network extends Construct {
       iamRoleArn: flowLogRole.role.arn,
       maxAggregationInterval: 60,
     });
+  }
+
+  /** Interface endpoints with private DNS, so the SDKs and the ECS agent reach these APIs without the NAT. */
+  private taskEndpoints(ctx: AwsContext, name: string): void {
+    const group = new SecurityGroup(this, 'endpoints-sg', {
+      name: `${name}-endpoints`,
+      description: `AWS API interface endpoints of ${name}`,
+      vpcId: this.vpc.id,
+    });
+    allow(this, 'tasks-to-endpoints', {
+      from: { cidrs: this.privateSubnetCidrs },
+      to: group,
+      port: 443,
+      description: 'HTTPS from the private subnets to AWS APIs',
+    });
+    for (const service of TASK_INTERFACE_ENDPOINTS) {
+      new VpcEndpoint(this, `endpoint-${service.replace('.', '-')}`, {
+        vpcId: this.vpc.id,
+        serviceName: `com.amazonaws.${ctx.region}.${service}`,
+        vpcEndpointType: 'Interface',
+        privateDnsEnabled: true,
+        subnetIds: this.privateSubnetIds,
+        securityGroupIds: [group.id],
+        tags: { Name: `${name}-${service}` },
+      });
+    }
   }
 }

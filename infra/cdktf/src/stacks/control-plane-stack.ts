@@ -70,7 +70,8 @@ export class ControlPlaneStack extends OnsaleStack {
     checkovSkip(key, { CKV2_AWS_64: SkipReason.defaultKeyPolicy });
     new KmsAlias(this, 'key-alias', { name: `alias/${prefix}`, targetKeyId: key.keyId });
 
-    this.network = new Network(this, 'network', { ctx, name: prefix, cidr: spec.cidr });
+    // One NAT gateway: the control plane's only internet peer is the identity provider (README "Egress").
+    this.network = new Network(this, 'network', { ctx, name: prefix, cidr: spec.cidr, egress: 'single-nat' });
 
     const database = new AuroraPostgres(this, 'database', {
       ctx,
