@@ -23,6 +23,7 @@ import { CELL_ROLE_NAMES, CELL_ROLES, cellGroupPrefix, cellStreamPrefix, type Pr
 import type { CellStack } from './cell-stack';
 import type { ControlPlaneStack } from './control-plane-stack';
 import { OnsaleStack } from './onsale-stack';
+import { cellRunTaskOutputs } from './run-task-outputs';
 
 /** Replication lag (ms) past which the DR copy stops being a failover target that loses little. */
 const DATABASE_LAG_ALARM_MS = 5_000;
@@ -109,6 +110,7 @@ export class CellDrStack extends OnsaleStack {
     });
     new TerraformOutput(this, 'database_cluster', { value: this.runtime.database.cluster.clusterIdentifier });
     new TerraformOutput(this, 'deploy_tasks', { value: this.runtime.oneOffTasks });
+    cellRunTaskOutputs(this, this.runtime);
   }
 
   /** The standby's feeds from the primary: MSK Replicator (topics and group offsets) and lag alarms. */

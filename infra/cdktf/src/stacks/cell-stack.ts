@@ -9,6 +9,7 @@ import { cellPrefix, InternalName, StackName } from '../naming';
 import { cellTopics } from '../roles';
 import type { ControlPlaneStack } from './control-plane-stack';
 import { OnsaleStack } from './onsale-stack';
+import { cellRunTaskOutputs } from './run-task-outputs';
 
 /** Daily snapshots of a cell without DR, in its region and copied to another, kept this long. */
 const BACKUP_RETENTION_DAYS = 35;
@@ -85,5 +86,6 @@ export class CellStack extends OnsaleStack {
     });
     // Run to completion, in this order, before the services take traffic (runbooks/deploy-cell.md).
     new TerraformOutput(this, 'deploy_tasks', { value: this.runtime.oneOffTasks });
+    cellRunTaskOutputs(this, this.runtime);
   }
 }
