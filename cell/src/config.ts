@@ -1,4 +1,5 @@
 import { DatabaseAuthConfig, DatabaseUsersConfig, KafkaAuthConfig, RedisAuthConfig } from '@onsale/aws-auth';
+import { TracingConfig } from '@onsale/contracts/runtime/tracing-config';
 import { z } from 'zod';
 import { TicketStoreConfig } from './tickets/store';
 
@@ -13,6 +14,7 @@ export const CellBaseConfig = z.object({
   DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(20),
   LOG_LEVEL: LogLevel,
   ...DatabaseAuthConfig.shape,
+  ...TracingConfig.shape,
 });
 
 export const CellApiConfig = CellBaseConfig.extend({
@@ -126,7 +128,9 @@ export const CellMigrateConfig = CellBaseConfig.pick({
   DATABASE_PASSWORD: true,
   AWS_REGION: true,
   LOG_LEVEL: true,
-}).extend(DatabaseUsersConfig.shape);
+})
+  .extend(DatabaseUsersConfig.shape)
+  .extend(TracingConfig.shape);
 
 /**
  * The one-off topic provisioning task. The defaults suit the single local broker; a deployed cell's task
@@ -138,4 +142,21 @@ export const CellProvisionConfig = z.object({
   ...KafkaAuthConfig.shape,
   KAFKA_PARTITIONS: z.coerce.number().int().min(1).max(256).default(6),
   KAFKA_REPLICATION_FACTOR: z.coerce.number().int().min(1).max(5).default(1),
+  ...TracingConfig.shape,
+});
+
+/**
+ * The one-off dead-letter replay (cell/src/ops/replay-dlq.ts, runbooks/replay-dead-letters.md): the cell's broker,
+ * signed in to as the services are (MSK IAM over TLS on AWS), and which dead letters to replay.
+ */
+export const CellReplayDeadLettersConfig = z.object({
+  CELL_ID: z.string().min(1),
+  KAFKA_BROKERS: z.string().min(1),
+  ...KafkaAuthConfig.shape,
+  /** Only dead letters of this consumer (saga, tickets, payments); all when unset. */
+  DLQ_CONSUMER: z.string().min(1).optional(),
+  /** `1`: list what would be replayed, with a throwaway consumer group, and publish nothing. */
+  DRY_RUN: z.enum(['0', '1']).default('0'),
+  LOG_LEVEL: LogLevel,
+  ...TracingConfig.shape,
 });

@@ -22,5 +22,6 @@ export * from './runtime/metrics';
 export * from './runtime/processes';
 export * from './runtime/shutdown';
 export * from './runtime/tracing';
+export * from './runtime/tracing-config';
 export * from './tokens';
 export * from './topics';

@@ -1,5 +1,6 @@
 import { DatabaseAuthConfig, DatabaseUsersConfig, KafkaAuthConfig, RedisAuthConfig } from '@onsale/aws-auth';
 import { parseEnv } from '@onsale/contracts';
+import { TracingConfig } from '@onsale/contracts/runtime/tracing-config';
 import { z } from 'zod';
 import { ConsoleConfigSchema } from './console/config';
 
@@ -93,6 +94,7 @@ export const ConfigSchema = z.object({
   THRESHOLD_EXPIRY_DELAY_MS: num(10_000),
   /** The promoter console the API serves under /console (sign-in, session, live view). */
   ...ConsoleConfigSchema.shape,
+  ...TracingConfig.shape,
 });
 export type Config = z.infer<typeof ConfigSchema>;
 
@@ -105,6 +107,10 @@ export const FactRelayConfig = z.object({
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   FACT_TOPIC_PARTITIONS: z.coerce.number().int().positive().default(3),
   FACT_TOPIC_REPLICATION: z.coerce.number().int().positive().default(1),
+  /** Where it answers /healthz (alive), /readyz (a batch succeeded lately) and /metrics; unset: no listener. */
+  HEALTH_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  HEALTH_HOST: z.string().default('127.0.0.1'),
+  ...TracingConfig.shape,
 });
 
 /** The one-off migration task. */
@@ -112,6 +118,7 @@ export const MigrateConfig = z.object({
   DATABASE_URL_CONTROL_PLANE: z.string().url(),
   ...DatabaseAuthConfig.shape,
   ...DatabaseUsersConfig.shape,
+  ...TracingConfig.shape,
 });
 
 /** The one-off task that seals every admission signing key again under the current KEK (a KEK rotation's second step). */
@@ -119,6 +126,7 @@ export const ResealKeysConfig = z.object({
   DATABASE_URL_CONTROL_PLANE: z.string().url(),
   ...DatabaseAuthConfig.shape,
   ...KekConfig.shape,
+  ...TracingConfig.shape,
 });
 export type ResealKeysConfig = z.infer<typeof ResealKeysConfig>;
 

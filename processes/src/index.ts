@@ -1,6 +1,11 @@
-import { CellApiConfig, CellMigrateConfig, CellProvisionConfig } from '@onsale/cell/config';
+import {
+  CellApiConfig,
+  CellMigrateConfig,
+  CellProvisionConfig,
+  CellReplayDeadLettersConfig,
+} from '@onsale/cell/config';
 import { CELL_ROLES, type CellRoleName } from '@onsale/cell/runtime/roles';
-import { MigrateConfig, ResealKeysConfig } from '@onsale/control-plane/config';
+import { ConfigSchema, MigrateConfig, ResealKeysConfig } from '@onsale/control-plane/config';
 import { CONTROL_PLANE_ROLES, type ControlPlaneRole } from '@onsale/control-plane/runtime/roles';
 import { ReportingConfig } from '@onsale/reporting/config';
 import { RouterConfig } from '@onsale/router/config';
@@ -31,11 +36,14 @@ export const PROCESSES = {
   'cell-reconciler': cellWorker('reconciler'),
   'cell-migrate': { entry: 'cell/src/db/migrate-main.ts', schema: CellMigrateConfig },
   'cell-provision-topics': { entry: 'cell/src/messaging/provision-main.ts', schema: CellProvisionConfig },
+  // Operator tasks, run from a runbook; `run-task --overrides` sets the variables or the arguments of one run.
+  'cell-replay-dead-letters': { entry: 'cell/src/ops/replay-dlq.ts', schema: CellReplayDeadLettersConfig },
   'control-plane-api': controlPlaneRole(CONTROL_PLANE_ROLES.api),
   'control-plane-worker': controlPlaneRole(CONTROL_PLANE_ROLES.worker),
   'control-plane-fact-relay': controlPlaneRole(CONTROL_PLANE_ROLES.factRelay),
   'control-plane-migrate': { entry: 'control-plane/src/db/migrate.ts', schema: MigrateConfig },
   'control-plane-reseal-keys': { entry: 'control-plane/src/admission/reseal-main.ts', schema: ResealKeysConfig },
+  'control-plane-evacuate-event': { entry: 'control-plane/src/evacuation/cli.ts', schema: ConfigSchema },
   reporting: { entry: 'reporting/src/main.ts', schema: ReportingConfig },
   router: { entry: 'router/src/main.ts', schema: RouterConfig },
 } as const satisfies Record<string, { entry: string; schema: z.ZodObject }>;

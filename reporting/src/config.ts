@@ -1,4 +1,5 @@
 import { DatabaseAuthConfig, KafkaAuthConfig } from '@onsale/aws-auth';
+import { TracingConfig } from '@onsale/contracts/runtime/tracing-config';
 import { z } from 'zod';
 
 /** The reporting consumer's environment, parsed once at start; a bad value names the variable. */
@@ -24,6 +25,9 @@ export const ReportingConfig = z.object({
   FLUSH_MAX_AGE_MS: z.coerce.number().int().positive().default(2_000),
   REGISTRY_POLL_MS: z.coerce.number().int().positive().default(5_000),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  /** Where it answers /healthz (alive), /readyz (its registry poll succeeded lately) and /metrics; unset: no listener. */
+  HEALTH_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  HEALTH_HOST: z.string().default('127.0.0.1'),
   /**
    * Crash tests only: `<source>@<n>` kills this process with SIGKILL when that source's nth batch
    * is durable in S3 and in the projections and its offsets are not committed yet.
@@ -36,5 +40,6 @@ export const ReportingConfig = z.object({
       return { source: v.slice(0, at), nth: Number(v.slice(at + 1)) };
     })
     .optional(),
+  ...TracingConfig.shape,
 });
 export type ReportingConfig = z.infer<typeof ReportingConfig>;

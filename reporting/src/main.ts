@@ -1,4 +1,11 @@
-import { configOrExit, createLogger, onShutdown } from '@onsale/contracts';
+import {
+  configOrExit,
+  createLogger,
+  loopHealth,
+  onShutdown,
+  type ReadinessProbe,
+  serveHealth,
+} from '@onsale/contracts';
 import { ReportingConfig } from './config';
 import { startReporter } from './reporter';
 
@@ -15,8 +22,26 @@ function killBeforeCommit(at: ReportingConfig['FAILPOINT_KILL_BEFORE_COMMIT']) {
   };
 }
 
+// Ready while the registry poll keeps succeeding: a cell whose topic cannot be read is retried on its own and
+// does not make the whole consumer unready. Not ready before the first poll (the projections migrated, the facts read).
+const polls = loopHealth(Math.max(15_000, 3 * config.REGISTRY_POLL_MS));
+let started = false;
+const probes = new Map<string, ReadinessProbe>([
+  ['start', () => ({ ready: started })],
+  ['registry', polls.probe],
+]);
+const health = config.HEALTH_PORT === undefined ? null : serveHealth(config.HEALTH_HOST, config.HEALTH_PORT, probes);
 const reporter = await startReporter(config, log, {
   beforeCommit: killBeforeCommit(config.FAILPOINT_KILL_BEFORE_COMMIT),
+  onRegistryPoll: polls.succeeded,
 });
+started = true;
 log.info('reporting consumer started', { bucket: config.S3_BUCKET, prefix: config.REPORTING_PREFIX });
-onShutdown(log, () => reporter.stop(), 20_000);
+onShutdown(
+  log,
+  async () => {
+    await reporter.stop();
+    health?.close();
+  },
+  20_000,
+);

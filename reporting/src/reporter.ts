@@ -35,7 +35,7 @@ interface Source {
 export async function startReporter(
   config: ReportingConfig,
   log: Logger,
-  hooks: { beforeCommit?: (source: string) => void } = {},
+  hooks: { beforeCommit?: (source: string) => void; onRegistryPoll?: () => void } = {},
 ) {
   const pool = tolerateConnectionLoss(
     new pg.Pool({ ...pgConnection(config.DATABASE_URL_CONTROL_PLANE, config), max: 6 }),
@@ -137,6 +137,7 @@ export async function startReporter(
       const client = clientFor(cell.kafka_brokers, { KAFKA_AUTH: cell.kafka_auth, AWS_REGION: cell.region });
       await ensure(cell.id, cellTopics(cell.id).purchase, client);
     }
+    hooks.onRegistryPoll?.();
   };
   let polling: Promise<void> | null = null;
   const pollOnce = () => {

@@ -1,3 +1,4 @@
+import { TracingConfig } from '@onsale/contracts/runtime/tracing-config';
 import { z } from 'zod';
 
 /** A positive whole number from the environment: milliseconds, seconds or a count, as its name says. */
@@ -35,5 +36,6 @@ export const RouterConfig = z.object({
     .enum(['true', 'false', '1', '0'])
     .default('false')
     .transform((v) => v === 'true' || v === '1'),
+  ...TracingConfig.shape,
 });
 export type RouterConfig = z.infer<typeof RouterConfig>;

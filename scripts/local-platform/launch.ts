@@ -10,6 +10,7 @@ import { loadSecrets, publishedTicketKeys, saveSecrets, signingTicketKey } from 
 import type { PlatformServices } from './services';
 import type { PlatformState } from './status';
 import { type Supervised, supervise } from './supervisor';
+import { startTraceFile } from './trace-file';
 
 /** Every process role a cell runs; each is its own entry point and OS process. */
 
@@ -41,6 +42,11 @@ export interface PlatformOptions {
   secretsFile?: string;
   /** A real Prometheus scraping every process, with these rule files (default: ops/prometheus/alerts.yml). */
   prometheus?: { port?: number; ruleFiles?: string[] };
+  /**
+   * Every process's spans, every trace kept, as JSON lines in `file` (scripts/local-platform/trace-file.ts): the
+   * local stand-in for the collector beside each task.
+   */
+  traces?: { file: string };
   /** Where the supervisor reports an exit and a restart (default: the console). */
   report?: (line: string) => void;
   /**
@@ -105,6 +111,13 @@ function platformServiceAddresses(o: PlatformOptions): PlatformState['services']
   ];
 }
 
+/** Control-plane processes without an HTTP port of their own that serve their health on HEALTH_PORT. */
+const OWN_HEALTH_PORT = new Set([
+  'control-plane/src/worker.ts',
+  'control-plane/src/outbox/relay-main.ts',
+  'reporting/src/main.ts',
+]);
+
 /**
  * The whole platform on this machine: the Stripe emulator and a development identity issuer,
  * the control plane (API, worker and fact relay), the cross-cell reporting consumer, every
@@ -126,11 +139,17 @@ export async function startPlatform(options: PlatformOptions) {
     options.cells.map((c) => c.id),
   );
   const { internalToken, stripeKey } = secrets;
-  const common = { LOG_LEVEL: 'info', ...options.env };
 
   const report = options.report ?? ((line: string) => console.log(line));
   const runtime = options.runtime ?? 'bundle';
   if (runtime === 'bundle') await ensureBundles(repoRoot, report);
+  // Started last before the processes, so nothing above can fail with the receiver left listening.
+  const traces = options.traces ? await startTraceFile(options.traces.file) : null;
+  const common = {
+    LOG_LEVEL: 'info',
+    ...(traces && { OTEL_EXPORTER_OTLP_ENDPOINT: traces.endpoint, OTEL_TRACES_SAMPLER: 'always_on' }),
+    ...options.env,
+  };
   const command = (entry: string) => (runtime === 'bundle' ? bundleCommand(entry, repoRoot) : undefined);
   const writeState = () => {
     if (!options.stateFile) return;
@@ -173,8 +192,8 @@ export async function startPlatform(options: PlatformOptions) {
   ) => {
     let healthUrl = readyUrl;
     const extra: Record<string, string> = {};
-    // Workers answer /healthz, /readyz and /metrics on a port of their own.
-    if (!readyUrl && (entry.startsWith('cell/') || entry === 'control-plane/src/worker.ts')) {
+    // Workers (the fact relay and the reporting consumer among them) answer /healthz, /readyz and /metrics on a port of their own.
+    if (!readyUrl && (entry.startsWith('cell/') || OWN_HEALTH_PORT.has(entry))) {
       extra.HEALTH_PORT = String(await freePort());
       healthUrl = `${url(Number(extra.HEALTH_PORT))}/readyz`;
     }
@@ -207,6 +226,8 @@ export async function startPlatform(options: PlatformOptions) {
   const stopAll = async () => {
     await Promise.all([...processes.values()].map((p) => p.stop()));
     processes.clear();
+    // After the processes: each flushes its last spans on SIGTERM.
+    await traces?.close();
   };
 
   try {
@@ -424,6 +445,7 @@ export async function startPlatform(options: PlatformOptions) {
         identity: url(ports.identity),
         stripe: url(ports.stripe),
         prometheus: prometheus?.url,
+        traces: traces?.endpoint,
       },
       stripeKey,
       internalToken,

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TraceFileSpan } from '../../scripts/local-platform/trace-file';
 import { eventually } from '../support/kafka';
 import { startTestPlatform, type TestPlatform } from '../support/platform';
 import { repoRoot } from '../support/services';
@@ -15,6 +16,8 @@ import { shopper } from '../support/shopper';
  */
 let t: TestPlatform;
 const rules = resolve(repoRoot, `.data/e2e/rules-${randomUUID().slice(0, 8)}/alerts.yml`);
+/** Every process's spans, as the launcher's trace collector writes them (scripts/local-platform/trace-file.ts). */
+const tracesFile = resolve(rules, '../traces.ndjson');
 
 beforeAll(async () => {
   const source = readFileSync(resolve(repoRoot, 'ops/prometheus/alerts.yml'), 'utf8');
@@ -25,7 +28,12 @@ beforeAll(async () => {
   expect(short).not.toBe(source);
   mkdirSync(resolve(rules, '..'), { recursive: true });
   writeFileSync(rules, short);
-  t = await startTestPlatform({ seatsPerEvent: 40, maxReleaseRate: 50, prometheus: { ruleFiles: [rules] } });
+  t = await startTestPlatform({
+    seatsPerEvent: 40,
+    maxReleaseRate: 50,
+    prometheus: { ruleFiles: [rules] },
+    traces: { file: tracesFile },
+  });
 }, 240_000);
 afterAll(async () => {
   execFileSync('bash', ['scripts/services', 'start', 'kafka'], { cwd: repoRoot, stdio: 'ignore' });
@@ -110,6 +118,66 @@ describe('metrics and alerts on the local platform, through a real Prometheus', 
     // The invariant the oversell alert watches: present and zero.
     expect(await query(`onsale_oversell_total{cell="${cell}", role="ticket-issuer"}`)).toHaveLength(1);
     expect(await scalar(`sum(onsale_oversell_total{cell="${cell}"})`)).toBe(0);
+  });
+
+  it('one purchase is one trace in the trace file: router, cell API, relay, saga, payments with its Stripe calls, tickets', async () => {
+    const event = t.demo.events[0]!;
+    const buyer = await shopper(t.platform, event.eventId, 'traced-buyer');
+    await buyer.admit();
+    const seats = (
+      (await (await fetch(`${t.platform.urls.router}/events/${event.eventId}/availability`)).json()) as {
+        availableSeatIds: string[];
+      }
+    ).availableSeatIds.slice(0, 1);
+    const res = await buyer.hold(seats, randomUUID());
+    expect(res.status).toBe(202);
+    const { orderId } = (await res.json()) as { orderId: string };
+    await buyer.pay(orderId, 'pm_card_visa');
+    expect((await buyer.until(orderId, ['ticketed'])).status).toBe('ticketed');
+
+    const spans = () =>
+      readFileSync(tracesFile, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as TraceFileSpan);
+    // Each process exports in batches (5 s by default), so a span may be in the file before its parent: wait until
+    // the ticket issuer's span of this order leads, parent by parent, to a span with none.
+    const { trace, root } = await eventually(
+      async () => {
+        const all = spans();
+        const issued = all.find((s) => s.service === 'ticket-issuer' && s.attributes['onsale.order_id'] === orderId);
+        if (!issued) return null;
+        const trace = all.filter((s) => s.traceId === issued.traceId);
+        const byId = new Map(trace.map((s) => [s.spanId, s]));
+        let at = issued;
+        for (let parent = byId.get(at.parentSpanId ?? ''); parent; parent = byId.get(at.parentSpanId ?? ''))
+          at = parent;
+        return at.parentSpanId ? null : { trace, root: at };
+      },
+      "the ticket issuer's span and every ancestor of it in the trace file",
+      30_000,
+      500,
+    );
+    // The trace starts at the router's request, which forwarded the hold to the cell.
+    expect(root.service).toBe('router');
+    expect(root.name).toMatch(/^router\.forward/);
+    const services = new Set(trace.map((s) => s.service));
+    for (const service of ['router', 'api', 'outbox-relay', 'saga', 'payments', 'ticket-issuer'])
+      expect({ service, inTrace: services.has(service) }).toEqual({ service, inTrace: true });
+    const names = trace.map((s) => `${s.service}: ${s.name}`);
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'api: POST /events/:eventId/holds',
+        'outbox-relay: relay.publish HoldCreated',
+        'payments: stripe payment_intents.create',
+        'payments: stripe payment_intents.capture',
+      ]),
+    );
+    // Every span the processes wrote about this order is in this one trace.
+    const orderSpans = spans().filter((s) => s.attributes['onsale.order_id'] === orderId);
+    expect(orderSpans.length).toBeGreaterThan(5);
+    for (const s of orderSpans)
+      expect({ span: s.name, traceId: s.traceId }).toEqual({ span: s.name, traceId: root.traceId });
   });
 
   it('no label carries an order, user, seat or hold id: the series count stays bounded after a load', async () => {

@@ -25,6 +25,8 @@ export async function startTestPlatform(options: {
   cellCount?: number;
   /** A real Prometheus scraping every process, with these rule files. */
   prometheus?: { ruleFiles?: string[] };
+  /** Every process's spans as JSON lines in this file (scripts/local-platform/trace-file.ts). */
+  traces?: { file: string };
   /** Where the platform keeps its secrets between starts (`restart()`), as `platform up` keeps them in .data. */
   secretsFile?: string;
   /**
@@ -68,6 +70,7 @@ export async function startTestPlatform(options: {
       secretsFile: options.secretsFile,
       ports: options.ports,
       prometheus: options.prometheus,
+      traces: options.traces,
       env: {
         LOG_LEVEL: 'info',
         REDIS_KEY_PREFIX: `${run}:`,

@@ -2,34 +2,29 @@
  * Replays a cell's dead-letter topic onto its purchase topic, after the cause was fixed.
  * Safe to run twice: the consumers' inboxes make a replayed event that was already applied a
  * no-op. It reads with its own consumer group, so each dead letter is replayed once, and stops
- * when it has caught up with what was in the topic when it started.
+ * when it has caught up with what was in the topic when it started. It signs in to the broker as
+ * the services do (KAFKA_AUTH: plaintext locally, MSK IAM over TLS in a cell's one-off task).
  *
  *   CELL_ID=c1 KAFKA_BROKERS=127.0.0.1:59102 [DLQ_CONSUMER=saga] [DRY_RUN=1] \
  *     pnpm --filter @onsale/cell replay-dlq
  */
-import { cellTopics, createLogger, parseEnv } from '@onsale/contracts';
-import { z } from 'zod';
+import { kafkaSecurity } from '@onsale/aws-auth';
+import { cellTopics, configOrExit, createLogger, shutdownTracing } from '@onsale/contracts';
+import { CellReplayDeadLettersConfig } from '../config';
 import { RETRY } from '../messaging/consumer-runner';
+import { deadLetterReplayGroup } from '../messaging/consumers';
 import { createKafkaBroker } from '../messaging/kafka-broker';
 
-const config = parseEnv(
-  z.object({
-    CELL_ID: z.string().min(1),
-    KAFKA_BROKERS: z.string().min(1),
-    /** Only dead letters of this consumer (saga, tickets, payments); all when unset. */
-    DLQ_CONSUMER: z.string().optional(),
-    DRY_RUN: z.enum(['0', '1']).default('0'),
-  }),
-);
-const log = createLogger({ role: 'replay-dlq', cellId: config.CELL_ID });
+const config = configOrExit('replay-dead-letters', CellReplayDeadLettersConfig);
+const log = createLogger({ role: 'replay-dead-letters', cellId: config.CELL_ID }, config.LOG_LEVEL);
 const topics = cellTopics(config.CELL_ID);
 const broker = createKafkaBroker({
   brokers: config.KAFKA_BROKERS.split(','),
   clientId: `${config.CELL_ID}-replay-dlq`,
   log,
+  security: kafkaSecurity(config),
 });
-// A dry run reads with a group of its own, so the real run afterwards still finds everything.
-const group = config.DRY_RUN === '1' ? `${config.CELL_ID}.dlq-dry-run-${Date.now()}` : `${config.CELL_ID}.dlq-replay`;
+const group = deadLetterReplayGroup(config.CELL_ID, config.DRY_RUN === '1');
 
 const pending = await broker.lag(group, [topics.deadLetter]);
 let seen = 0;
@@ -59,3 +54,4 @@ if (pending > 0) {
 }
 log.info('dead letters replayed', { seen, replayed, dryRun: config.DRY_RUN === '1' });
 await broker.close();
+await shutdownTracing();

@@ -1,5 +1,5 @@
 import { kafkaSecurity, pgConnection, tolerateConnectionLoss } from '@onsale/aws-auth';
-import { CONTROL_PLANE_FACTS_TOPIC } from '@onsale/contracts';
+import { CONTROL_PLANE_FACTS_TOPIC, loopHealth } from '@onsale/contracts';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import type { CONTROL_PLANE_ROLES } from '../runtime/roles';
@@ -7,7 +7,12 @@ import type { StartRole } from '../runtime/start';
 import { createFactRelay } from './relay';
 
 /** The fact relay: its topic made if missing, then the control plane's outbox published to it. */
-export const startFactRelay: StartRole<typeof CONTROL_PLANE_ROLES.factRelay> = async ({ config, log, onShutdown }) => {
+export const startFactRelay: StartRole<typeof CONTROL_PLANE_ROLES.factRelay> = async ({
+  config,
+  log,
+  onShutdown,
+  readiness,
+}) => {
   const kafka = new Kafka({
     ...kafkaSecurity(config),
     clientId: 'control-plane-fact-relay',
@@ -33,7 +38,15 @@ export const startFactRelay: StartRole<typeof CONTROL_PLANE_ROLES.factRelay> = a
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
   onShutdown(() => producer.disconnect());
   await producer.connect();
-  const loop = createFactRelay(pool, producer, log, { batchSize: 500, leaseMs: 10_000, idleMs: 100 }).start();
+  // An idle relay passes every 100 ms; one whose broker or database is away backs off to 5 s and goes unready.
+  const health = loopHealth(15_000);
+  readiness('relay', health.probe);
+  const loop = createFactRelay(pool, producer, log, {
+    batchSize: 500,
+    leaseMs: 10_000,
+    idleMs: 100,
+    onPass: health.succeeded,
+  }).start();
   onShutdown(() => loop.stop());
   log.info('fact relay started', { topic: CONTROL_PLANE_FACTS_TOPIC });
 };

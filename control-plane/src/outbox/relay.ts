@@ -6,6 +6,8 @@ export interface FactRelayOptions {
   batchSize: number;
   leaseMs: number;
   idleMs: number;
+  /** After every batch that succeeded, empty ones included (readiness). */
+  onPass?: () => void;
 }
 
 /**
@@ -46,6 +48,7 @@ export function createFactRelay(pool: pg.Pool, producer: Producer, log: Logger, 
         log,
         intervalMs: opts.idleMs,
         pass: async () => ((await once()) > 0 ? 0 : undefined),
+        onSuccess: opts.onPass,
       }),
   };
 }

@@ -40,11 +40,11 @@ export const CONTROL_PLANE_ROLES = {
     config: ConfigSchema,
     healthListener: (c) => (c.HEALTH_PORT === undefined ? undefined : { host: c.HOST, port: c.HEALTH_PORT }),
   }),
-  // No listener yet: it says it is serving with its first log line ("fact relay started").
   factRelay: role({
     process: 'control-plane-fact-relay',
     entry: 'control-plane/src/outbox/relay-main.ts',
     config: FactRelayConfig,
+    healthListener: (c) => (c.HEALTH_PORT === undefined ? undefined : { host: c.HEALTH_HOST, port: c.HEALTH_PORT }),
   }),
 };
 

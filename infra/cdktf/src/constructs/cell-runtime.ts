@@ -2,6 +2,7 @@ import { EcsCluster } from '@cdktf/provider-aws/lib/ecs-cluster';
 import { KmsAlias } from '@cdktf/provider-aws/lib/kms-alias';
 import { KmsKey } from '@cdktf/provider-aws/lib/kms-key';
 import { SecretsmanagerSecret } from '@cdktf/provider-aws/lib/secretsmanager-secret';
+import { deadLetterReplayGroupPrefix } from '@onsale/cell/messaging/consumers';
 import type { ProcessName } from '@onsale/processes';
 import { Construct } from 'constructs';
 import type { AwsContext } from '../aws-context';
@@ -21,7 +22,15 @@ import {
 } from '../roles';
 import { Alarms } from './alarms';
 import { AuroraPostgres } from './aurora';
-import { type DeployPlan, deployPlan, FargateService, type ServiceScaling } from './fargate-service';
+import {
+  type DeployPlan,
+  deployPlan,
+  FargateService,
+  type OperatorTask,
+  OperatorTaskRole,
+  operatorTask,
+  type ServiceScaling,
+} from './fargate-service';
 import { allow } from './firewall';
 import { putMetricData, type Statement } from './iam';
 import { InternalAlb } from './internal-alb';
@@ -100,11 +109,14 @@ export class CellRuntime extends Construct {
   readonly apiLoadBalancer: InternalAlb;
   readonly secrets: RoleSecrets;
   readonly alarms: Alarms;
+  readonly cluster: EcsCluster;
   /** The deploy steps, run to completion before services take traffic: ARNs of their task definitions. */
   readonly oneOffTasks: Record<string, string> = {};
   /** What the deploy command runs, in order, then rolls (output `deploy`). */
   readonly deployPlan: DeployPlan;
   private readonly roles: FargateService[] = [];
+  /** The tasks an operator runs from a runbook with `aws ecs run-task` (empty on a standby, which has no writer). */
+  readonly operatorTasks: Record<string, OperatorTask> = {};
   private readonly cellId: string;
   private readonly purchaseTopic: string;
 
@@ -194,6 +206,7 @@ export class CellRuntime extends Construct {
       name: prefix,
       setting: [{ name: 'containerInsights', value: 'enabled' }],
     });
+    this.cluster = ecs;
 
     const tickets = new TicketsBucket(this, 'tickets', { cellId: cell.id, kmsKeyArn: key.arn });
 
@@ -300,6 +313,7 @@ export class CellRuntime extends Construct {
       const masterSecretArn = mode.kind === 'promoted' ? mode.masterSecretArn : this.database.masterSecretArn;
       if (!masterSecretArn) throw new Error(`${prefix}: a writer without a master secret cannot be migrated`);
       this.deploySteps(props, ecs, masterSecretArn, key.arn);
+      this.replayTask(props, ecs);
     }
 
     this.deployPlan = deployPlan(ecs, this.network, this.roles);
@@ -366,6 +380,45 @@ export class CellRuntime extends Construct {
     this.kafka.allowClient('provision-topics', provision.securityGroup);
     this.roles.push(provision);
     this.oneOffTasks['provision-topics'] = provision.taskDefinition.arn;
+  }
+
+  /**
+   * Dead-letter replay (runbooks/replay-dead-letters.md), signed in to MSK with IAM as the services are: it reads
+   * the DLQ in its own groups (`<cell>.dlq-replay`, or a dry run's `<cell>.dlq-dry-run-<ms>`), and writes the
+   * purchase topic the dead letters came from, with the idempotent producer every publisher of the cell uses.
+   */
+  private replayTask(props: CellRuntimeProps, ecs: EcsCluster): void {
+    const { ctx, cell, prefix } = props;
+    const topics = cellTopics(cell.id);
+    const replay = new FargateService(this, 'task-replay-dead-letters', {
+      ctx,
+      prefix,
+      role: OperatorTaskRole.replayDeadLetters,
+      process: 'cell-replay-dead-letters',
+      cluster: ecs,
+      network: this.network,
+      image: props.image,
+      sizing: { min: 1, max: 1, cpu: 256, memory: 512 },
+      environment: {
+        CELL_ID: cell.id,
+        AWS_REGION: ctx.region,
+        KAFKA_BROKERS: this.kafka.bootstrapBrokers,
+        KAFKA_AUTH: 'aws-msk-iam',
+      },
+      secrets: {},
+      taskStatements: this.kafka.grant({
+        reads: [topics.deadLetter],
+        writes: [topics.purchase],
+        // Its lag check before it starts (fetchOffsets, DescribeGroup) and its membership are on these groups only.
+        group: `${deadLetterReplayGroupPrefix(cell.id)}*`,
+        idempotentProducer: true,
+      }),
+      scaling: { kind: 'fixed' },
+      standby: false,
+      oneOff: true,
+    });
+    this.kafka.allowClient(OperatorTaskRole.replayDeadLetters, replay.securityGroup);
+    this.operatorTasks[OperatorTaskRole.replayDeadLetters] = operatorTask(replay);
   }
 
   private scaling(roleName: CellRole, role: ProcessRole, group: string): ServiceScaling {

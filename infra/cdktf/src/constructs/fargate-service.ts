@@ -13,7 +13,12 @@ import { type ImageSpec, imageIn } from '../manifest';
 import type { ServiceSizing } from '../roles';
 import { allowEgress } from './firewall';
 import { ServiceRole, type Statement, sameAccountTrust } from './iam';
-import { METRICS_SIDECAR_NAME, metricsSidecarContainer, metricsSidecarStatement } from './metrics-sidecar';
+import {
+  METRICS_SIDECAR_NAME,
+  metricsSidecarContainer,
+  metricsSidecarStatements,
+  tracingEnvironment,
+} from './metrics-sidecar';
 import type { Network } from './network';
 
 /** One key of a JSON secret (the database master secret's `password`). */
@@ -126,6 +131,10 @@ export class FargateService extends Construct {
   readonly taskDefinition: EcsTaskDefinition;
   /** What the deploy command needs of this role: a service to roll, or a one-off task to run first. */
   readonly deploy: { readonly service: DeployService } | { readonly task: DeployTask };
+  /** The process's container (the role's name); a collector beside it has its own. */
+  readonly containerName: string;
+  /** The task definition's family, `<prefix>-<role>`, as a runbook names it. */
+  readonly family: string;
 
   constructor(scope: Construct, id: string, props: FargateServiceProps) {
     super(scope, id);
@@ -133,13 +142,8 @@ export class FargateService extends Construct {
     const name = `${props.prefix}-${role}`;
     // Pulled from the task's own region, never across regions (manifest.ts imageIn).
     const image = imageIn(props.image, ctx.region);
-    const problems = environmentProblems(props.process, [
-      ...Object.keys(props.environment),
-      ...Object.keys(props.secrets),
-    ]);
-    if (problems.length > 0) {
-      throw new ProcessContractError(`${name} (${props.process}):\n  ${problems.join('\n  ')}`);
-    }
+    this.containerName = role;
+    this.family = name;
 
     const logGroup = new CloudwatchLogGroup(this, 'logs', {
       name: `/${props.prefix}/${role}`,
@@ -155,7 +159,7 @@ export class FargateService extends Construct {
     if (props.oneOff) {
       checkovSkip(this.securityGroup, {
         CKV2_AWS_5:
-          'a one-off task runs with this group by `aws ecs run-task` (deploy_tasks output), not from a service',
+          'a one-off task runs with this group by `aws ecs run-task` (deploy_tasks, operator_tasks outputs), not from a service',
       });
     }
     // AWS APIs through the NAT gateways, Stripe, and the peered control plane all speak HTTPS.
@@ -219,10 +223,17 @@ export class FargateService extends Construct {
       name: `${name}-task`,
       service: 'ecs-tasks.amazonaws.com',
       trustConditions: sameAccountTrust(ctx, arn(ctx, 'ecs', '*')),
-      statements: sidecar ? [...props.taskStatements, metricsSidecarStatement(sidecar)] : props.taskStatements,
+      statements: sidecar ? [...props.taskStatements, ...metricsSidecarStatements(sidecar)] : props.taskStatements,
     });
 
-    const environment = Object.entries(props.environment)
+    // With a collector beside it, the process sends it its spans (every long-running service has one).
+    const variables = sidecar ? { ...props.environment, ...tracingEnvironment(name) } : props.environment;
+    const problems = environmentProblems(props.process, [...Object.keys(variables), ...Object.keys(props.secrets)]);
+    if (problems.length > 0) {
+      throw new ProcessContractError(`${name} (${props.process}):\n  ${problems.join('\n  ')}`);
+    }
+    const probePort = props.oneOff ? undefined : (props.healthPort ?? props.http?.port);
+    const environment = Object.entries(variables)
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([envName, value]) => ({ name: envName, value }));
     const secrets = Object.entries(props.secrets)
@@ -230,7 +241,7 @@ export class FargateService extends Construct {
       .map(([envName, secret]) => ({ name: envName, valueFrom: secretValueFrom(secret) }));
 
     this.taskDefinition = new EcsTaskDefinition(this, 'task', {
-      family: name,
+      family: this.family,
       requiresCompatibilities: ['FARGATE'],
       networkMode: 'awsvpc',
       cpu: String(props.sizing.cpu),
@@ -253,12 +264,13 @@ export class FargateService extends Construct {
           // An init process forwards SIGTERM to node, so the drain-on-shutdown path actually runs.
           linuxParameters: { initProcessEnabled: true },
           stopTimeout: STOP_TIMEOUT_SECONDS,
-          // Liveness only: a worker whose broker is away is not ready, but restarting it would not help.
+          // Liveness only: a worker whose broker is away is not ready, but restarting it would not help. A service
+          // with an HTTP port is probed there too, beside its load balancer's readiness check.
           healthCheck:
-            props.healthPort === undefined
+            probePort === undefined
               ? undefined
               : {
-                  command: ['CMD', 'node', '-e', healthProbe(props.healthPort)],
+                  command: ['CMD', 'node', '-e', healthProbe(probePort)],
                   interval: 15,
                   timeout: 5,
                   retries: 3,
@@ -380,6 +392,33 @@ export class FargateService extends Construct {
       },
     });
   }
+}
+
+/**
+ * The tasks an operator runs by hand from a runbook (`aws ecs run-task`), by role: each task definition's family is
+ * `<stack prefix>-<role>` (onsale-<cell>-replay-dead-letters, onsale-cp-evacuate-event).
+ */
+export const OperatorTaskRole = {
+  replayDeadLetters: 'replay-dead-letters',
+  evacuateEvent: 'evacuate-event',
+} as const;
+
+/** What `aws ecs run-task` needs of a one-off task beyond the cluster and the subnets (the stacks' outputs). */
+export interface OperatorTask {
+  readonly family: string;
+  readonly taskDefinition: string;
+  readonly securityGroup: string;
+  /** The container to name in `--overrides` (its command or environment). */
+  readonly container: string;
+}
+
+export function operatorTask(task: FargateService): OperatorTask {
+  return {
+    family: task.family,
+    taskDefinition: task.taskDefinition.arn,
+    securityGroup: task.securityGroup.id,
+    container: task.containerName,
+  };
 }
 
 /** The image has node and nothing else to probe with. */

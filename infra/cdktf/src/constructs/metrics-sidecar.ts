@@ -1,8 +1,28 @@
 import { METRIC_DIMENSION_SETS } from '../metrics';
 import type { Statement } from './iam';
 
-/** The container name of the collector; every other container of a task is the application's. */
+/** The container name of the collector (metrics and traces); every other container of a task is the application's. */
 export const METRICS_SIDECAR_NAME = 'metrics';
+
+/** Where the collector takes the process's spans, OTLP over HTTP inside the task (the tasks share localhost). */
+export const OTLP_HTTP_PORT = 4318;
+
+/**
+ * The share of traces kept, decided once at the root (the router's request, a polling loop's batch) and followed by
+ * every later hop through the traceparent, so a kept purchase is whole. 5 % of a stadium onsale's holds is still
+ * thousands of complete traces, and stays inside X-Ray's free tier between onsales.
+ */
+export const TRACE_SAMPLE_RATIO = 0.05;
+
+/** The process's variables that send its spans to the collector beside it (contracts/src/runtime/tracing-config.ts). */
+export function tracingEnvironment(serviceName: string): Record<string, string> {
+  return {
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${OTLP_HTTP_PORT}`,
+    OTEL_SERVICE_NAME: serviceName,
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: String(TRACE_SAMPLE_RATIO),
+  };
+}
 
 /**
  * AWS Distro for OpenTelemetry's collector, pinned. It reads its configuration from AOT_CONFIG_CONTENT.
@@ -25,7 +45,8 @@ export interface MetricsSidecarProps {
  * The collector's configuration: scrape the process's own /metrics every 15 s and write every `onsale_`
  * series as CloudWatch embedded metric format, names unchanged, the `cell` label (and `group` or `outcome`
  * where a series has it) as dimensions. Event, route and reason labels are not dimensions, which keeps
- * CloudWatch's metric count per cell bounded.
+ * CloudWatch's metric count per cell bounded. And take the process's spans over OTLP/HTTP on localhost and
+ * send them to X-Ray, where the router's, the cells' and the workers' spans of one purchase join by trace id.
  */
 export function metricsSidecarConfig(props: MetricsSidecarProps): string {
   return JSON.stringify({
@@ -42,6 +63,7 @@ export function metricsSidecarConfig(props: MetricsSidecarProps): string {
           ],
         },
       },
+      otlp: { protocols: { http: { endpoint: `127.0.0.1:${OTLP_HTTP_PORT}` } } },
     },
     processors: { batch: { timeout: '10s' } },
     exporters: {
@@ -53,8 +75,15 @@ export function metricsSidecarConfig(props: MetricsSidecarProps): string {
         dimension_rollup_option: 'NoDimensionRollup',
         metric_declarations: [{ dimensions: METRIC_DIMENSION_SETS, metric_name_selectors: ['^onsale_'] }],
       },
+      // W3C trace ids as the processes make them: X-Ray accepts ids without its epoch prefix.
+      awsxray: { region: props.region, index_all_attributes: false },
     },
-    service: { pipelines: { metrics: { receivers: ['prometheus'], processors: ['batch'], exporters: ['awsemf'] } } },
+    service: {
+      pipelines: {
+        metrics: { receivers: ['prometheus'], processors: ['batch'], exporters: ['awsemf'] },
+        traces: { receivers: ['otlp'], processors: ['batch'], exporters: ['awsxray'] },
+      },
+    },
   });
 }
 
@@ -78,11 +107,26 @@ export function metricsSidecarContainer(props: MetricsSidecarProps, logStreamPre
   };
 }
 
-/** The task role writes the embedded-metric-format records to its own log group and nowhere else. */
-export function metricsSidecarStatement(props: MetricsSidecarProps): Statement {
-  return {
-    sid: 'EmbeddedMetrics',
-    actions: ['logs:CreateLogStream', 'logs:PutLogEvents', 'logs:DescribeLogStreams'],
-    resources: [props.logGroupArn, `${props.logGroupArn}:log-stream:*`],
-  };
+/**
+ * The task role writes the embedded-metric-format records to its own log group and nowhere else, and the spans to
+ * X-Ray, whose segment and sampling actions have no resource to scope to.
+ */
+export function metricsSidecarStatements(props: MetricsSidecarProps): Statement[] {
+  return [
+    {
+      sid: 'EmbeddedMetrics',
+      actions: ['logs:CreateLogStream', 'logs:PutLogEvents', 'logs:DescribeLogStreams'],
+      resources: [props.logGroupArn, `${props.logGroupArn}:log-stream:*`],
+    },
+    {
+      sid: 'Traces',
+      actions: [
+        'xray:PutTraceSegments',
+        'xray:PutTelemetryRecords',
+        'xray:GetSamplingRules',
+        'xray:GetSamplingTargets',
+      ],
+      resources: ['*'],
+    },
+  ];
 }

@@ -23,6 +23,7 @@ import { CELL_ROLE_NAMES, CELL_ROLES, cellGroupPrefix, cellStreamPrefix, type Pr
 import type { CellStack } from './cell-stack';
 import type { ControlPlaneStack } from './control-plane-stack';
 import { OnsaleStack } from './onsale-stack';
+import { cellRunTaskOutputs } from './run-task-outputs';
 
 /** Replication lag (ms) past which the DR copy stops being a failover target that loses little. */
 const DATABASE_LAG_ALARM_MS = 5_000;
@@ -111,6 +112,7 @@ export class CellDrStack extends OnsaleStack {
     new TerraformOutput(this, 'deploy_tasks', { value: this.runtime.oneOffTasks });
     // A standby's plan has no task and every service at 0; a promoted one's is a primary's (runbooks/deploy-cell.md).
     new TerraformOutput(this, 'deploy', { value: this.runtime.deployPlan });
+    cellRunTaskOutputs(this, this.runtime);
   }
 
   /** The standby's feeds from the primary: MSK Replicator (topics and group offsets) and lag alarms. */

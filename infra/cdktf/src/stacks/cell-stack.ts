@@ -9,6 +9,7 @@ import { cellPrefix, InternalName, StackName } from '../naming';
 import { cellTopics } from '../roles';
 import type { ControlPlaneStack } from './control-plane-stack';
 import { OnsaleStack } from './onsale-stack';
+import { cellRunTaskOutputs } from './run-task-outputs';
 
 /** Daily snapshots of a cell without DR, in its region and copied to another, kept this long. */
 const BACKUP_RETENTION_DAYS = 35;
@@ -87,5 +88,6 @@ export class CellStack extends OnsaleStack {
     new TerraformOutput(this, 'deploy_tasks', { value: this.runtime.oneOffTasks });
     // Everything the deploy command needs (scripts/deploy): run-task's network, the tasks in order, the services.
     new TerraformOutput(this, 'deploy', { value: this.runtime.deployPlan });
+    cellRunTaskOutputs(this, this.runtime);
   }
 }

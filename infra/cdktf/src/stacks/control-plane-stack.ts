@@ -15,7 +15,13 @@ import { Alarms } from '../constructs/alarms';
 import { AuroraPostgres } from '../constructs/aurora';
 import { Backups } from '../constructs/backups';
 import { type ControlPlaneLink, TOPIC_REPLICATION_FACTOR, WORKER_HEALTH_PORT } from '../constructs/cell-runtime';
-import { deployPlan, FargateService, type ServiceScaling } from '../constructs/fargate-service';
+import {
+  deployPlan,
+  FargateService,
+  OperatorTaskRole,
+  operatorTask,
+  type ServiceScaling,
+} from '../constructs/fargate-service';
 import { allow, allowEgress } from '../constructs/firewall';
 import { putMetricData, type Statement } from '../constructs/iam';
 import { InternalAlb } from '../constructs/internal-alb';
@@ -202,7 +208,8 @@ export class ControlPlaneStack extends OnsaleStack {
       if (role.http) {
         Object.assign(environment, { HOST: '0.0.0.0', PORT: String(role.http.port), TRUST_PROXY: 'true' });
       }
-      if (role.process === 'control-plane-worker') environment.HEALTH_PORT = String(WORKER_HEALTH_PORT);
+      const healthPort = role.http ? undefined : WORKER_HEALTH_PORT;
+      if (healthPort !== undefined) environment.HEALTH_PORT = String(healthPort);
       // Promoters open the console through the edge: its sign-in redirect and Secure cookie follow from this.
       if (role.process === 'control-plane-api')
         environment.CONSOLE_PUBLIC_URL = `https://${manifest.edge.domainNames[0]}`;
@@ -271,7 +278,7 @@ export class ControlPlaneStack extends OnsaleStack {
         secretsKeyArn: key.arn,
         taskStatements: statements,
         http: role.http ? { port: role.http.port, targetGroupArn: loadBalancer.targetGroup.arn } : undefined,
-        healthPort: role.process === 'control-plane-worker' ? WORKER_HEALTH_PORT : undefined,
+        healthPort,
         metricsNamespace: CONTROL_PLANE_NAMESPACE,
         scaling,
         standby: false,
@@ -352,6 +359,44 @@ export class ControlPlaneStack extends OnsaleStack {
     // The deploy command's plan: migrations, then the services. The reseal is a KEK rotation's step, run by its
     // runbook (runbooks/rotate-keys.md), not by every deploy.
     new TerraformOutput(this, 'deploy', { value: deployPlan(ecs, this.network, [migrate, ...services.values()]) });
+
+    // Evacuating an event (runbooks/evacuate-an-event.md) is the operator API's work done from a task: the same
+    // database user, Redis user and secrets as the API, which carries moves forward itself; its own task role.
+    const evacuate = new FargateService(this, 'task-evacuate-event', {
+      ctx,
+      prefix,
+      role: OperatorTaskRole.evacuateEvent,
+      process: 'control-plane-evacuate-event',
+      cluster: ecs,
+      network: this.network,
+      image: manifest.images.controlPlane,
+      sizing: { min: 1, max: 1, cpu: 512, memory: 1024 },
+      environment: {
+        AWS_REGION: ctx.region,
+        DATABASE_URL_CONTROL_PLANE: database.proxyUrl(databaseUser('cp_api')),
+        DATABASE_AUTH: 'iam',
+        REDIS_URL: cache.url('api'),
+        REDIS_AUTH: 'iam',
+        REDIS_CACHE_NAME: cache.name,
+        IDENTITY_JWKS_URL: manifest.identity.jwksUrl,
+        IDENTITY_ISSUER: manifest.identity.issuer,
+        IDENTITY_AUDIENCE: manifest.identity.audience,
+      },
+      secrets: Object.fromEntries(CONTROL_PLANE_ROLES.api.secrets.map((envName) => [envName, secretFor(envName)])),
+      secretsKeyArn: key.arn,
+      taskStatements: [database.connectStatement(databaseUser('cp_api')), cache.connectStatement('api')],
+      scaling: { kind: 'fixed' },
+      standby: false,
+      oneOff: true,
+    });
+    database.allowClient(OperatorTaskRole.evacuateEvent, evacuate.securityGroup);
+    cache.allowClient(OperatorTaskRole.evacuateEvent, evacuate.securityGroup);
+    new TerraformOutput(this, 'operator_tasks', {
+      value: { [OperatorTaskRole.evacuateEvent]: operatorTask(evacuate) },
+    });
+    // `aws ecs run-task --network-configuration` for the one-off tasks: these subnets, the task's own security group.
+    new TerraformOutput(this, 'ecs_cluster', { value: ecs.name });
+    new TerraformOutput(this, 'private_subnet_ids', { value: this.network.privateSubnetIds });
 
     const router = services.get('router');
     if (router) apiLoadBalancer.admit('router', { group: router.securityGroup });
