@@ -41,6 +41,12 @@ export interface RetryPolicy {
   shortAttempts: number;
   longDelayMs: number;
   longAttempts: number;
+  /**
+   * Retries a transient failure on the long topic for this long after the first failure, however many attempts
+   * that takes (instead of `longAttempts`), its delay doubling from `longDelayMs` up to `maxLongDelayMs`: for a
+   * consumer whose dependency's outages end and whose work must not be dead-lettered meanwhile (Stripe).
+   */
+  transientBudget?: { ms: number; maxLongDelayMs: number };
 }
 export const defaultRetryPolicy: RetryPolicy = {
   shortDelayMs: 1_000,
@@ -53,6 +59,7 @@ export const RETRY = {
   consumer: 'x-retry-consumer',
   attempt: 'x-retry-attempt',
   notBefore: 'x-retry-not-before',
+  firstFailure: 'x-first-failure-at',
   reason: 'x-failure-reason',
   origin: 'x-original-coordinates',
 } as const;
@@ -119,15 +126,22 @@ export async function runConsumer(opts: {
 
   async function divert(message: IncomingMessage, err: unknown, permanent: boolean): Promise<void> {
     const attempt = Number(message.headers[RETRY.attempt] ?? 0) + 1;
+    const firstFailure = Number(message.headers[RETRY.firstFailure] ?? Date.now());
     const reason = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-    const exhausted = attempt > retry.shortAttempts + retry.longAttempts;
+    const budget = retry.transientBudget;
+    const exhausted = budget
+      ? Date.now() - firstFailure > budget.ms
+      : attempt > retry.shortAttempts + retry.longAttempts;
     const target =
       permanent || exhausted
         ? topics.deadLetter
         : attempt <= retry.shortAttempts
           ? topics.retryShort
           : topics.retryLong;
-    const delay = target === topics.retryShort ? retry.shortDelayMs : retry.longDelayMs;
+    const longDelay = budget
+      ? Math.min(retry.longDelayMs * 2 ** (attempt - retry.shortAttempts - 1), budget.maxLongDelayMs)
+      : retry.longDelayMs;
+    const delay = target === topics.retryShort ? retry.shortDelayMs : longDelay;
     await broker.publish(target, [
       {
         key: message.key ?? '',
@@ -136,6 +150,7 @@ export async function runConsumer(opts: {
           ...message.headers,
           [RETRY.consumer]: name,
           [RETRY.attempt]: String(attempt),
+          [RETRY.firstFailure]: String(firstFailure),
           [RETRY.notBefore]: String(Date.now() + delay),
           [RETRY.reason]: reason.slice(0, 500),
           [RETRY.origin]: message.headers[RETRY.origin] ?? JSON.stringify(coordinates(message)),
