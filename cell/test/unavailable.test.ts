@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server, type Socket } from 'node:net';
 import type { EventLoad } from '@onsale/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admittedBuyer } from '../../test/support/buyer';
 import { startTestCell, type TestCell } from '../../test/support/cell';
-import { startCellApiOn, startPgProxy } from '../../test/support/db-outage';
+import { startCellApiOn, startPgProxy, startSilentPort } from '../../test/support/db-outage';
 import { startIdentity, type TestIdentity } from '../../test/support/identity';
 import { eventLoad, loadIntoCell } from '../../test/support/seed';
 
@@ -116,7 +115,7 @@ describe('the cell API while its PostgreSQL is down', () => {
   });
 
   it('a writer that accepts connections and never answers (frozen) is a 503 within the connect time-out', async () => {
-    const frozen = await blackHole();
+    const frozen = await startSilentPort();
     const url = new URL(cell.db.url);
     url.port = String(frozen.port);
     // No connection was ever opened: every request waits for a new one, as after a restart of the writer.
@@ -136,7 +135,7 @@ describe('the cell API while its PostgreSQL is down', () => {
 
 describe("the cell's signals while its Kafka broker is frozen", () => {
   it('answers within the bound with the consumer lag unknown (null), the ledger figures as measured', async () => {
-    const frozen = await blackHole();
+    const frozen = await startSilentPort();
     const api = await startCellApiOn(cell, identity, cell.db.url, {
       KAFKA_BROKERS: `127.0.0.1:${frozen.port}`,
     });
@@ -185,24 +184,4 @@ async function documentedRequests(base: string, bearer: string) {
     }
   }
   return out;
-}
-
-/** A TCP port that accepts connections and never answers: a process stopped with SIGSTOP, as its peers see it. */
-async function blackHole() {
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-    s.on('error', () => {});
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const address = server.address();
-  return {
-    port: typeof address === 'object' && address ? address.port : 0,
-    close: () =>
-      new Promise<void>((r) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => r());
-      }),
-  };
 }
