@@ -25,6 +25,12 @@ export const CellApiConfig = CellBaseConfig.extend({
    * DB_POOL_SIZE connections and serves its own /metrics. 1 where the platform runs one process per task.
    */
   API_PROCESSES: z.coerce.number().int().min(1).max(64).default(1),
+  /**
+   * How long a request waits for a database connection (a new one, or a free one of the pool) before it answers 503
+   * store_unavailable: a frozen or restarting writer answers nothing, and a buyer is better told to retry than kept
+   * waiting. Under the router's upstream time-out (5 s), so the cell's 503 and Retry-After reach the buyer.
+   */
+  DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(3_000),
   IDENTITY_JWKS_URL: z.string().url(),
   IDENTITY_ISSUER: z.string().min(1),
   IDENTITY_AUDIENCE: z.string().default('onsale:buyer'),

@@ -2,7 +2,8 @@ import { z } from 'zod';
 
 /**
  * Health signals a cell exposes to the release controller (GET /internal/signals). Every
- * figure is measured over the cell's recent window; null means "not measured yet".
+ * figure is measured over the cell's recent window; a null latency means "not measured yet"
+ * (no traffic), a null consumer lag that the cell's broker did not answer in time.
  */
 export const CellSignals = z.object({
   cellId: z.string(),
@@ -12,7 +13,7 @@ export const CellSignals = z.object({
   lockWaits: z.number().int().nonnegative(),
   connectionUse: z.number().min(0).max(1),
   outboxAgeMs: z.number().nonnegative(),
-  consumerLag: z.number().int().nonnegative(),
+  consumerLag: z.number().int().nonnegative().nullable(),
   activeHolds: z.number().int().nonnegative(),
   expiryDelayMs: z.number().nonnegative(),
   availableSeats: z.record(z.string(), z.number().int().nonnegative()),

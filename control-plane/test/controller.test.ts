@@ -1,6 +1,10 @@
 import { describe, expect } from 'vitest';
+import { startTestCell } from '../../test/support/cell';
 import { type Harness, scheduledEvent } from '../../test/support/control-plane';
+import { startCellApiOn, startPgProxy, startSilentPort } from '../../test/support/db-outage';
 import { controlPlaneTest, type TestTenant } from '../../test/support/fixtures';
+import { startIdentity } from '../../test/support/identity';
+import { createHttpCellClient } from '../src/cells/client';
 import { runSchedulerTick } from '../src/onsale/scheduler';
 import { decide, thresholdsFrom } from '../src/release-controller/decide';
 import { runControllerTick } from '../src/release-controller/tick';
@@ -78,6 +82,52 @@ describe('release controller', () => {
     await runSchedulerTick(h.services);
     await runControllerTick(h.services, { source: async () => Promise.reject(new Error('connection refused')) });
     expect(await rateOf(h, t, eventId)).toBe(12.5);
+  });
+
+  it("slows down, not fails, when a real cell's signals are missing: its broker frozen, then its database down", async ({
+    h,
+    tenant: t,
+  }) => {
+    const { eventId } = await scheduledEvent(h, t.manager, { opensInMs: 0, onsaleInMs: 1000, maxReleaseRate: 100 });
+    h.clock.advance(1000);
+    await runSchedulerTick(h.services);
+    expect(await rateOf(h, t, eventId)).toBe(25);
+
+    const identity = await startIdentity();
+    const cell = await startTestCell(identity, { cellId: 'cell-blind' });
+    const frozenBroker = await startSilentPort();
+    const proxy = await startPgProxy(cell.db.url);
+    const api = await startCellApiOn(cell, identity, proxy.url, { KAFKA_BROKERS: `127.0.0.1:${frozenBroker.port}` });
+    try {
+      // The controller reads this cell as it reads any: over HTTP, within the signals budget.
+      const client = createHttpCellClient({ token: cell.internalToken, timeoutMs: 2_000 });
+      const source = () => client.signals({ id: cell.cellId, baseUrl: api.url });
+
+      // The broker does not answer: the lag is unknown, and an unknown lag is a reason to slow down.
+      h.clock.advance(5000);
+      const [blind] = await runControllerTick(h.services, { source });
+      expect(blind).toMatchObject({ eventId, oldRate: 25, newRate: 12.5 });
+      expect(blind!.reason).toMatch(/consumerLag unknown/);
+
+      // The database is down too: the cell answers 503, the signals are missing, R comes down again.
+      proxy.down();
+      h.clock.advance(5000);
+      const [dark] = await runControllerTick(h.services, { source });
+      expect(dark).toMatchObject({
+        eventId,
+        oldRate: 12.5,
+        newRate: 6.25,
+        reason: 'decrease: cell signals unavailable',
+      });
+      const d = await h.req('GET', `/events/${eventId}/release-decisions?limit=10`, { token: t.viewer });
+      expect(d.body.decisions[0]).toMatchObject({ signals: { unavailable: true }, newRate: 6.25 });
+    } finally {
+      await api.close();
+      await proxy.close();
+      await frozenBroker.close();
+      await cell.close();
+      await identity.close();
+    }
   });
 
   it('operators pause, pin and resume R; each is recorded', async ({ h, fakeCell: cell, tenant: t }) => {

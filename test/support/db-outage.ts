@@ -51,6 +51,26 @@ export async function startPgProxy(targetUrl: string) {
   };
 }
 
+/**
+ * A port that accepts connections and never answers: a store stopped with SIGSTOP (a frozen broker, a hung writer),
+ * as its clients see it, without freezing the shared servers the other tests use.
+ */
+export async function startSilentPort() {
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket.on('error', () => {}));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((r) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => r());
+      }),
+  };
+}
+
 /** A second API process of the same cell, on another database URL (e.g. through the proxy). */
 export async function startCellApiOn(
   cell: TestCell,

@@ -22,6 +22,7 @@ export function buildCellApi(config: CellApiConfig) {
   const log = createLogger({ role: 'cell-api', cellId: config.CELL_ID, region: config.CELL_REGION }, config.LOG_LEVEL);
   const database = openDatabase(config.DATABASE_URL, config.DB_POOL_SIZE, `cell-${config.CELL_ID}-api`, config, {
     keepIdleConnections: true,
+    connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
   });
   const redis = new Redis(config.REDIS_URL, {
     ...redisConnectOptions(config),
@@ -38,9 +39,14 @@ export function buildCellApi(config: CellApiConfig) {
     security: kafkaSecurity(config),
   });
   const topics = Object.values(cellTopics(config.CELL_ID));
+  // Bounded like the scrape's: a frozen broker makes the lag unknown (null), which slows the release controller,
+  // instead of holding the signals request past the controller's time-out.
   const consumerLag = async () => {
-    const lags = await Promise.all(CELL_CONSUMERS.map((c) => broker.lag(consumerGroupId(config.CELL_ID, c), topics)));
-    return lags.reduce((a, b) => a + b, 0);
+    const lags = await within(
+      SIGNALS_BROKER_WAIT_MS,
+      Promise.all(CELL_CONSUMERS.map((c) => broker.lag(consumerGroupId(config.CELL_ID, c), topics))),
+    );
+    return lags ? lags.reduce((a, b) => a + b, 0) : null;
   };
   const holdLatency = new LatencyWindow();
   const writeLatency = new LatencyWindow();
@@ -142,6 +148,9 @@ export function buildCellApi(config: CellApiConfig) {
     },
   };
 }
+
+/** How long GET /internal/signals waits for the broker's offsets; the control plane gives the whole call 2 s. */
+const SIGNALS_BROKER_WAIT_MS = 1_500;
 
 /** The value, or undefined once `ms` have passed without it (or it failed). */
 async function within<T>(ms: number, promise: Promise<T>): Promise<T | undefined> {

@@ -25,12 +25,15 @@ export function openDatabase(
      * IAM token) on its first requests again; in pnpm bench:holds that put those requests at 100-190 ms.
      */
     keepIdleConnections?: boolean;
+    /** Milliseconds to wait for a connection before the query fails (pg-pool's connectionTimeoutMillis); none by default. */
+    connectTimeoutMs?: number;
   } = {},
 ): Database {
   const pool = new pg.Pool({
     ...pgConnection(url, auth),
     max: poolSize,
     ...(options.keepIdleConnections && { min: poolSize }),
+    ...(options.connectTimeoutMs && { connectionTimeoutMillis: options.connectTimeoutMs }),
     application_name: applicationName,
     Client: BatchedTxClient,
   });

@@ -1,4 +1,4 @@
-import { withSpan } from '@onsale/contracts';
+import { metrics, withSpan } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import type { Db, Tx } from './client';
 
@@ -21,8 +21,9 @@ export interface WriteContext {
   writeLatency?: { record(ms: number): void };
 }
 
-const RETRYABLE = new Set(['40001', '40P01']); // serialization failure, deadlock detected
-const MAX_ATTEMPTS = 5;
+/** What PostgreSQL aborts a transaction for that the same transaction run again may pass, by its metric label. */
+const RETRYABLE: Record<string, 'serialization' | 'deadlock'> = { '40001': 'serialization', '40P01': 'deadlock' };
+export const MAX_WRITE_ATTEMPTS = 5;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -53,7 +54,8 @@ export function asEpochFenced(err: unknown, ctx: Pick<WriteContext, 'cellId' | '
  * Every write of the cell runs here: one transaction that first proves this process still
  * holds the cell's epoch (FOR SHARE, so a concurrent fence waits for us or we see it), then
  * does the work. Deadlocks and serialization failures are retried with bounded, jittered
- * backoff; the work must be safe to re-run, which the idempotency key and inbox make it.
+ * backoff and counted (onsale_tx_retries_total); the work must be safe to re-run, which the
+ * idempotency key and inbox make it.
  * The fence is writer_fence (sql/functions/writer_fence.sql), whose EF001 is thrown as EpochFencedError.
  * `fencedByWork`: the work's first statement is a SQL function that calls writer_fence itself,
  * which saves the hold a round trip.
@@ -80,8 +82,16 @@ async function writeTx<T>(ctx: WriteContext, work: (tx: Tx) => Promise<T>, fence
       ctx.writeLatency?.record(performance.now() - started);
       return result;
     } catch (err) {
-      const code = pgError(err)?.code;
-      if (!code || !RETRYABLE.has(code) || attempt >= MAX_ATTEMPTS) throw asEpochFenced(err, ctx);
+      const reason = RETRYABLE[pgError(err)?.code ?? ''];
+      if (!reason) throw asEpochFenced(err, ctx);
+      // Past the last attempt the error goes up as it is: an HTTP caller answers 503 (writeContended), a consumer
+      // sends the message to a delayed retry.
+      if (attempt >= MAX_WRITE_ATTEMPTS) {
+        metrics.txContentionGiveUps.inc({ reason });
+        throw err;
+      }
+      metrics.txRetries.inc({ reason });
+      // Full jitter: the transactions that collided must not collide again on the same beat.
       await sleep(Math.random() * 10 * 2 ** attempt);
     }
   }

@@ -6,8 +6,8 @@ import type { LatencyWindow } from './latency';
 export interface SignalSources {
   holdLatency: LatencyWindow;
   writeLatency: LatencyWindow;
-  /** Messages the cell's consumer groups have yet to process, summed over partitions. */
-  consumerLag: () => Promise<number>;
+  /** Messages the cell's consumer groups have yet to process, summed over partitions; null when the broker did not say. */
+  consumerLag: () => Promise<number | null>;
 }
 
 /** What the cell's own tables say now: lock waits, connections, outbox age, holds, seats left per event. */

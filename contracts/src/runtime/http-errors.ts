@@ -107,6 +107,12 @@ export function renderError(translate?: (err: Error) => DomainError | undefined)
       (c as AnyContext).get('log')?.warn('a store is unreachable', { err, method: c.req.method, path: c.req.path });
       return errorResponse(c, 'store_unavailable', 'a data store is unreachable; retry shortly');
     }
+    if (writeContended(err)) {
+      (c as AnyContext).get('log')?.warn('a write kept conflicting', { err, method: c.req.method, path: c.req.path });
+      return errorResponse(c, 'store_unavailable', 'the write kept conflicting with concurrent ones; retry shortly', {
+        retryAfter: 1,
+      });
+    }
     (c as AnyContext).get('log')?.error('request failed', { err, method: c.req.method, path: c.req.path });
     return errorResponse(c, 'internal', 'internal error');
   };
@@ -115,23 +121,61 @@ export function renderError(translate?: (err: Error) => DomainError | undefined)
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND']);
 
 /**
- * Whether an error (or what it wraps: drizzle's "Failed query" keeps pg's as its cause) says a database or Redis
- * could not be reached, rather than that the request or the code is wrong: a socket error, PostgreSQL's connection
- * exceptions (SQLSTATE class 08, a server shutting down or starting: 57P01-57P03), pg's lost connection, ioredis
- * giving up on a closed connection. The answer is then a 503 a client retries, not a 500.
+ * kafkajs's errors for a broker that is gone, frozen or not connected yet (KafkaJSNumberOfRetriesExceeded wraps the
+ * last of them as its cause, which the walk below reaches).
+ */
+const KAFKA_UNREACHABLE = new Set([
+  'KafkaJSConnectionError',
+  'KafkaJSConnectionClosedError',
+  'KafkaJSRequestTimeoutError',
+  'KafkaJSBrokerNotFound',
+  'KafkaJSNoBrokerAvailableError',
+  'KafkaJSGroupCoordinatorNotFound',
+  'KafkaJSMetadataNotLoaded',
+  'KafkaJSTopicMetadataNotLoaded',
+]);
+
+/** Messages of store clients that say "could not reach it", not "you asked wrongly". */
+const UNREACHABLE_MESSAGE = new RegExp(
+  [
+    '^Connection (terminated|is closed)', // pg lost its socket; ioredis's connection is closed
+    '^Client has encountered a connection error',
+    '^timeout exceeded when trying to connect', // pg-pool: no connection within connectionTimeoutMillis
+    "^Stream isn't writeable", // ioredis without an offline queue while it reconnects
+    '^Command timed out', // ioredis's commandTimeout: a frozen server
+    '^Broker not connected', // kafkajs: a broker dropped before the request went out
+  ].join('|'),
+);
+
+/**
+ * Whether an error (or what it wraps: drizzle's "Failed query" keeps pg's as its cause) says a database, Redis or
+ * Kafka could not be reached, rather than that the request or the code is wrong: a socket error, PostgreSQL's
+ * connection exceptions (SQLSTATE class 08, a server shutting down or starting: 57P01-57P03), pg's lost connection
+ * or a pool that found no connection in time, ioredis giving up or timing out, kafkajs's connection and request
+ * time-outs. The answer is then a 503 a client retries, not a 500.
  */
 export function storeUnreachable(err: unknown): boolean {
-  for (
-    let e = err as { code?: unknown; name?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0;
-    e && depth < 5;
-    e = e.cause as typeof e, depth++
-  ) {
+  return someCause(err, (e) => {
     const code = typeof e.code === 'string' ? e.code : '';
     if (NETWORK_CODES.has(code) || code.startsWith('08') || ['57P01', '57P02', '57P03'].includes(code)) return true;
-    if (e.name === 'MaxRetriesPerRequestError') return true;
-    const message = typeof e.message === 'string' ? e.message : '';
-    if (/^Connection (terminated|is closed)|^Client has encountered a connection error/.test(message)) return true;
-  }
+    const name = typeof e.name === 'string' ? e.name : '';
+    if (name === 'MaxRetriesPerRequestError' || KAFKA_UNREACHABLE.has(name)) return true;
+    return typeof e.message === 'string' && UNREACHABLE_MESSAGE.test(e.message);
+  });
+}
+
+/**
+ * Whether PostgreSQL kept refusing a write for its concurrency (40P01 deadlock detected, 40001 serialization failure)
+ * after the writer's own retries: the database is busy, not broken, and the same request succeeds a moment later.
+ */
+export function writeContended(err: unknown): boolean {
+  return someCause(err, (e) => e.code === '40P01' || e.code === '40001');
+}
+
+type ErrorLike = { code?: unknown; name?: unknown; message?: unknown; cause?: unknown };
+function someCause(err: unknown, test: (e: ErrorLike) => boolean): boolean {
+  for (let e = err as ErrorLike | undefined, depth = 0; e && depth < 5; e = e.cause as ErrorLike, depth++)
+    if (test(e)) return true;
   return false;
 }
 

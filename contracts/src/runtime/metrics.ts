@@ -34,6 +34,16 @@ function catalog(registry: Registry) {
       'reason',
     ]),
     holdTransaction: histogram('onsale_hold_transaction_seconds', 'Duration of the hold transaction.'),
+    txRetries: counter(
+      'onsale_tx_retries_total',
+      'Write transactions PostgreSQL aborted for concurrency and the writer ran again (reason: deadlock, serialization).',
+      ['reason'],
+    ),
+    txContentionGiveUps: counter(
+      'onsale_tx_contention_give_ups_total',
+      'Write transactions still aborted for concurrency after every attempt (answered 503), by reason.',
+      ['reason'],
+    ),
     activeHolds: gauge('onsale_active_holds', 'Holds currently active in the cell.'),
     ready: gauge('onsale_ready', '1 while the process can do its job (a cell API: write as its epoch).'),
     seatsAvailable: gauge('onsale_seats_available', 'Seats still on sale, per event.', ['event']),

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DomainError, nulIssues } from '@onsale/contracts';
+import { DomainError, ERROR_CODE_HEADER, nulIssues, storeUnreachable, writeContended } from '@onsale/contracts';
 import { type Context, Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { Services } from '../context';
@@ -83,6 +83,13 @@ export function createConsoleApp(services: Services, config: ConsoleConfig) {
 
   app.onError((err, c) => {
     if (err instanceof DomainError) return page(c, 'Error', errorPage(err.status, err.message), err.status);
+    // A store that is down (or a write that kept colliding) is waited out, as on the API: 503 with Retry-After.
+    if (storeUnreachable(err) || writeContended(err)) {
+      services.log.warn('console: a store is unavailable', { requestId: c.get('requestId'), err, path: c.req.path });
+      c.header('retry-after', '5');
+      c.header(ERROR_CODE_HEADER, 'store_unavailable');
+      return page(c, 'Unavailable', errorPage(503, 'a data store is unavailable; try again in a few seconds'), 503);
+    }
     services.log.error('console error', { requestId: c.get('requestId'), err, path: c.req.path });
     return page(c, 'Error', errorPage(500, 'internal error'), 500);
   });

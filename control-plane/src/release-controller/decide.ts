@@ -35,9 +35,13 @@ export interface DecideInput {
   decreaseFactor: number;
 }
 
-/** Signals at or over their threshold (null = not measured yet = not over). */
+/**
+ * Signals at or over their threshold. A latency of null was not measured yet (no traffic): not over. A consumer lag of
+ * null is one the cell could not read from its broker: a broker that does not answer is a reason to slow down.
+ */
 export function breaches(s: CellSignals, t: Thresholds): string[] {
   const out: string[] = [];
+  if (s.consumerLag === null) out.push('consumerLag unknown (the cell broker did not answer)');
   for (const key of Object.keys(t) as (keyof Thresholds)[]) {
     const v = s[key];
     if (v !== null && v !== undefined && v >= t[key]) out.push(`${key} ${v} >= ${t[key]}`);

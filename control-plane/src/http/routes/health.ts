@@ -25,7 +25,10 @@ export function registerHealth(app: App) {
     const s = c.get('services');
     const checks = await Promise.allSettled([s.db.execute(sql`select 1`), s.redis.ping()]);
     const failed = ['postgres', 'redis'].filter((_, i) => checks[i]?.status === 'rejected');
-    if (failed.length) return c.json({ ok: false, failed }, 503);
+    if (failed.length) {
+      c.header('retry-after', '5');
+      return c.json({ ok: false, failed }, 503);
+    }
     return c.json({ ok: true }, 200);
   });
 }
