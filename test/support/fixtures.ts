@@ -1,3 +1,4 @@
+import type { RetryPolicy } from '@onsale/cell/messaging/consumer-runner';
 import type { EventLoad } from '@onsale/contracts';
 import { expect, test } from 'vitest';
 import { admittedBuyer } from './buyer';
@@ -114,6 +115,8 @@ export interface PaymentsCellOptions extends Omit<CellOptions, 'topics'> {
    * `false` when the file starts it as a process of its own (to crash it).
    */
   paymentsInProcess?: boolean;
+  /** The in-process payment worker's retry schedule (the test support's fast one by default). */
+  paymentsRetry?: RetryPolicy;
 }
 
 /**
@@ -170,7 +173,7 @@ export function paymentsCellTest(o: PaymentsCellOptions = {}) {
           cell.db.url,
           { relay: true, saga: true, tickets: true, payments: inProcess },
           undefined,
-          inProcess ? { stripe: stripeClient(emulator) } : {},
+          inProcess ? { stripe: stripeClient(emulator), paymentsRetry: o.paymentsRetry } : {},
         );
         onCleanup(() => workers.stop());
         return workers;
