@@ -5,7 +5,7 @@
  * when it has caught up with what was in the topic when it started. It signs in to the broker as
  * the services do (KAFKA_AUTH: plaintext locally, MSK IAM over TLS in a cell's one-off task).
  *
- *   CELL_ID=c1 KAFKA_BROKERS=127.0.0.1:59102 [DLQ_CONSUMER=saga] [DRY_RUN=1] \
+ *   CELL_ID=c1 KAFKA_BROKERS=127.0.0.1:19102 [DLQ_CONSUMER=saga] [DRY_RUN=1] \
  *     pnpm --filter @onsale/cell replay-dlq
  */
 import { kafkaSecurity } from '@onsale/aws-auth';
