@@ -15,6 +15,7 @@ export async function startTestPlatform(options: {
   seatsPerEvent: number;
   maxReleaseRate: number;
   holdTtlSeconds?: number;
+  perBuyerLimit?: number;
   stateFile?: string;
   /** Fixed ports (the console's tests name the issuer and the router in its settings before start). */
   ports?: { router?: number; identity?: number };
@@ -32,6 +33,8 @@ export async function startTestPlatform(options: {
    * plane's three, for tests that read a cell's topics or keys through them.
    */
   topology?: 'shared' | 'per-cell';
+  /** Per-cell topology: the PostgreSQL server (URL without a database) of the cell at that index instead of its own in services.env. */
+  cellPostgres?: Record<number, string>;
 }) {
   const dbs: TestDatabase[] = [];
   const db = async (prefix: string) => {
@@ -51,7 +54,7 @@ export async function startTestPlatform(options: {
   const cells: { id: string; databaseUrl: string; db: TestDatabase; redisUrl?: string; kafkaBrokers?: string }[] = [];
   for (const [i, id] of cellIds.entries()) {
     if (options.topology === 'per-cell') {
-      const d = await createTestDatabase('e2e_cell', 'empty', own(i, 'ONSALE_PG_URL'));
+      const d = await createTestDatabase('e2e_cell', 'empty', options.cellPostgres?.[i] ?? own(i, 'ONSALE_PG_URL'));
       dbs.push(d);
       cells.push({
         id,
@@ -92,6 +95,7 @@ export async function startTestPlatform(options: {
     seatsPerEvent: options.seatsPerEvent,
     maxReleaseRate: options.maxReleaseRate,
     holdTtlSeconds: options.holdTtlSeconds,
+    perBuyerLimit: options.perBuyerLimit,
   });
   const cellDb = (cellId: string) => cells.find((c) => c.id === cellId)!.db;
   const orderStatus = async (cellId: string, orderId: string) =>
