@@ -295,7 +295,7 @@ describe('the reconciler', () => {
     expect(emulator.control.counters().refunds).toBe(1);
   });
 
-  it('refunds or cancels every intent whose order the ledger lost (a failover under asynchronous replication), once', async ({
+  it('refunds or cancels every intent whose order the ledger lost (a failover under asynchronous replication), or that an order ended unpaid never recorded, once', async ({
     cell,
     emulator,
     stripe,
@@ -315,6 +315,15 @@ describe('the reconciler', () => {
     const openIntent = await intentOf(open.buyer, open.orderId);
     const kept = await hold();
     await intentOf(kept.buyer, kept.orderId);
+    // Kept by the promoted writer without its payment row, then released before anything found the intent again.
+    const forgotten = await hold();
+    const forgottenIntent = await intentOf(forgotten.buyer, forgotten.orderId);
+    await cell.db.query('DELETE FROM payments WHERE order_id = $1', [forgotten.orderId]);
+    await cell.db.query(`UPDATE orders SET status = 'released' WHERE id = $1`, [forgotten.orderId]);
+    // Kept without its payment row and still live: the order-driven pass adopts its intent, this one leaves it.
+    const live = await hold();
+    await intentOf(live.buyer, live.orderId);
+    await cell.db.query('DELETE FROM payments WHERE order_id = $1', [live.orderId]);
     // The promoted replica never had these two orders: every row of theirs is gone, their intents are not.
     for (const orderId of [captured.orderId, open.orderId])
       await cell.db.query(
@@ -326,10 +335,13 @@ describe('the reconciler', () => {
       expect.arrayContaining([
         { kind: 'lost_order_refunded', orderId: captured.orderId, paymentIntentId: capturedIntent },
         { kind: 'lost_order_canceled', orderId: open.orderId, paymentIntentId: openIntent },
+        { kind: 'lost_order_canceled', orderId: forgotten.orderId, paymentIntentId: forgottenIntent },
       ]),
     );
     expect(report.fixed.map((f) => f.orderId)).not.toContain(kept.orderId);
+    expect(report.fixed.map((f) => f.orderId)).not.toContain(live.orderId);
     expect((await stripe.paymentIntents.retrieve(openIntent)).status).toBe('canceled');
+    expect((await stripe.paymentIntents.retrieve(forgottenIntent)).status).toBe('canceled');
     const refunds = await stripe.refunds.list({ payment_intent: capturedIntent });
     expect(refunds.data.reduce((sum, r) => sum + r.amount, 0)).toBe(
       (await stripe.paymentIntents.retrieve(capturedIntent)).amount_received,

@@ -1,5 +1,7 @@
+import type { OrderStatus } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import type Stripe from 'stripe';
+import { ENDED_UNPAID } from '../orders/state';
 import type { PaymentDeps } from '../payments/deps';
 import { cancelIntent, refundIntent } from '../payments/stripe-calls';
 
@@ -14,14 +16,17 @@ export interface LostOrdersReport {
 const OPEN = new Set(['requires_payment_method', 'requires_confirmation', 'requires_action', 'requires_capture']);
 
 /**
- * The intents this cell made at Stripe whose order the ledger does not have: what a writer failover
- * under asynchronous replication loses (the order committed on the old writer, its PaymentIntent
- * created, authorized or even captured, and the commit never reached the replica that was promoted).
- * Nothing local points at them, so the order-driven pass cannot see them: this one starts from Stripe
- * (search by the cell's metadata over `windowMs`). A captured intent is refunded, an open one canceled,
- * both with the order's own idempotency keys (a second pass, or the saga's own call, is the same
- * Stripe operation). The order itself is not restored: its seats may have been sold again since.
- * `graceMs` leaves alone an intent so young that its order's commit may still be in flight.
+ * The intents this cell made at Stripe whose order the ledger does not have, or has ended unpaid with no
+ * record of the intent: what a writer failover under asynchronous replication loses (the order, or its
+ * payment row, committed on the old writer with its PaymentIntent created, authorized or even captured,
+ * and the commit never reached the replica that was promoted). Nothing local points at them, so the
+ * order-driven pass cannot see them: this one starts from Stripe (search by the cell's metadata over
+ * `windowMs`). A captured intent is refunded, an open one canceled, both with the order's own idempotency
+ * keys (a second pass, or the saga's own call, is the same Stripe operation). The order itself is not
+ * restored: its seats may have been sold again since. Nor can it come back and find its intent canceled:
+ * an order id is drawn at random when the hold is placed, so a buyer's retry after the failover is
+ * another order, with an intent of its own. `graceMs` leaves alone an intent so young that its order's
+ * commit may still be in flight.
  */
 export async function reconcileLostOrders(
   { ctx, stripe }: PaymentDeps,
@@ -50,13 +55,20 @@ export async function reconcileLostOrders(
   if (candidates.length === 0) return report;
 
   const orderIds = [...new Set(candidates.map((pi) => pi.metadata.orderId!))];
-  const known = await ctx.db.execute<{ id: string }>(
-    sql`SELECT id FROM orders WHERE id = ANY(${sql.param(orderIds)}::uuid[])`,
+  const known = await ctx.db.execute<{ id: string; status: string; payment_intent_id: string | null }>(sql`
+    SELECT o.id, o.status, p.payment_intent_id
+      FROM orders o LEFT JOIN payments p ON p.order_id = o.id WHERE o.id = ANY(${sql.param(orderIds)}::uuid[])`);
+  // An order the ledger kept but whose payment it lost and that ended unpaid meanwhile (its hold lapsed
+  // before the intent was found again) is as lost to this intent: nothing local will ever settle it. A live
+  // one is the order-driven pass's to adopt; one that records its intent, the saga's.
+  const kept = new Set(
+    known.rows
+      .filter((r) => r.payment_intent_id !== null || !ENDED_UNPAID.has(r.status as OrderStatus))
+      .map((r) => r.id),
   );
-  const present = new Set(known.rows.map((r) => r.id));
   for (const pi of candidates) {
     const orderId = pi.metadata.orderId!;
-    if (present.has(orderId)) continue;
+    if (kept.has(orderId)) continue;
     try {
       if (pi.status === 'succeeded') {
         const refunded = await stripe.refunds.list({ payment_intent: pi.id, limit: 100 });
