@@ -123,6 +123,8 @@ export const CellReconcilerConfig = CellPaymentsConfig.extend({
   RECONCILE_INTERVAL_MS: z.coerce.number().int().min(1_000).default(30_000),
   RECONCILE_GRACE_MS: z.coerce.number().int().min(0).default(120_000),
   RECONCILE_BATCH_SIZE: z.coerce.number().int().min(1).max(5_000).default(200),
+  /** How far back the pass looks at Stripe for intents whose order the ledger lost (a failover's RPO window). */
+  RECONCILE_LOST_ORDER_WINDOW_MS: z.coerce.number().int().min(60_000).default(86_400_000),
 });
 
 /** The one-off migration task: the ledger's schema, the cell's epoch row, and the per-role database users. */

@@ -4,7 +4,7 @@ import { admittedBuyer, type Buyer } from '../../test/support/buyer';
 import type { TestCell } from '../../test/support/cell';
 import { paymentsCellTest } from '../../test/support/fixtures';
 import { eventually } from '../../test/support/kafka';
-import { orderStatus } from '../../test/support/saga';
+import { envelope, inject, orderStatus } from '../../test/support/saga';
 import { eventCounts, intentsFor, payInBrowser } from '../../test/support/stripe';
 
 const it = paymentsCellTest({ prefix: 'pay', seats: 60, env: { LOG_LEVEL: 'debug' } });
@@ -61,6 +61,42 @@ describe('payments through Stripe (the emulator), one cell', () => {
     const other = await admittedBuyer(identity, cell, event.eventId);
     expect((await other.order(orderId)).status).toBe(404);
     expect((await other.hold([seatIds[0]!])).status).toBe(409);
+  });
+
+  it('an authorization request issued again for an order whose intent record was lost reaches the same intent', async ({
+    cellId,
+    cell,
+    emulator,
+    workers,
+    hold,
+  }) => {
+    const { orderId } = await hold();
+    const recorded = async () =>
+      (
+        await cell.db.query<{ payment_intent_id: string }>(
+          'SELECT payment_intent_id FROM payments WHERE order_id = $1',
+          [orderId],
+        )
+      )[0]?.payment_intent_id;
+    const first = await eventually(recorded, 'intent recorded');
+    // A writer failover lost the payment row and the saga's record of the step: the step runs again, a new event.
+    await cell.db.query('DELETE FROM payments WHERE order_id = $1', [orderId]);
+    const [order] = await cell.db.query<{ amount: number; currency: string; user_id: string }>(
+      'SELECT amount, trim(currency) AS currency, user_id FROM orders WHERE id = $1',
+      [orderId],
+    );
+    await inject(
+      workers.broker,
+      cellId,
+      envelope(cellId, 'PaymentAuthorizationRequested', orderId, {
+        orderId,
+        amount: order!.amount,
+        currency: order!.currency,
+        userId: order!.user_id,
+      }),
+    );
+    expect(await eventually(recorded, 'intent recorded again')).toBe(first);
+    expect(intentsFor(emulator, orderId)).toHaveLength(1);
   });
 
   it('a declined card fails the order and gives the seats back; nothing is captured', async ({

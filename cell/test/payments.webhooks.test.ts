@@ -14,6 +14,7 @@ import {
   sendWebhooksTo,
   stripeApiEnv,
 } from '../../test/support/stripe';
+import { reconcileLostOrders } from '../src/reconciler/lost-orders';
 import { reconcileOnce } from '../src/reconciler/reconcile';
 
 const it = paymentsCellTest({ prefix: 'whk', seats: 40 });
@@ -291,6 +292,62 @@ describe('the reconciler', () => {
     expect(await cell.db.query('SELECT kind FROM incidents WHERE order_id = $1', [orderId])).toEqual([
       { kind: 'captured_after_release' },
     ]);
+    expect(emulator.control.counters().refunds).toBe(1);
+  });
+
+  it('refunds or cancels every intent whose order the ledger lost (a failover under asynchronous replication), or that an order ended unpaid never recorded, once', async ({
+    cell,
+    emulator,
+    stripe,
+    webhookSecret,
+    workers,
+    hold,
+  }) => {
+    sendWebhooksTo(emulator, cell.url, webhookSecret);
+    const captured = await hold();
+    const { paymentIntentId: capturedIntent } = await payInBrowser(
+      stripe,
+      () => captured.buyer.order(captured.orderId),
+      'pm_card_visa',
+    );
+    await eventually(statusIs(cell, captured.orderId, 'ticketed'), 'ticketed order');
+    const open = await hold();
+    const openIntent = await intentOf(open.buyer, open.orderId);
+    const kept = await hold();
+    await intentOf(kept.buyer, kept.orderId);
+    // Kept by the promoted writer without its payment row, then released before anything found the intent again.
+    const forgotten = await hold();
+    const forgottenIntent = await intentOf(forgotten.buyer, forgotten.orderId);
+    await cell.db.query('DELETE FROM payments WHERE order_id = $1', [forgotten.orderId]);
+    await cell.db.query(`UPDATE orders SET status = 'released' WHERE id = $1`, [forgotten.orderId]);
+    // Kept without its payment row and still live: the order-driven pass adopts its intent, this one leaves it.
+    const live = await hold();
+    await intentOf(live.buyer, live.orderId);
+    await cell.db.query('DELETE FROM payments WHERE order_id = $1', [live.orderId]);
+    // The promoted replica never had these two orders: every row of theirs is gone, their intents are not.
+    for (const orderId of [captured.orderId, open.orderId])
+      await cell.db.query(
+        `DO $$ BEGIN SET LOCAL session_replication_role = replica; DELETE FROM orders WHERE id = '${orderId}'; END $$`,
+      );
+
+    const report = await reconcileLostOrders({ ctx: workers.ctx, stripe }, { windowMs: 3_600_000, graceMs: 0 });
+    expect(report.fixed).toEqual(
+      expect.arrayContaining([
+        { kind: 'lost_order_refunded', orderId: captured.orderId, paymentIntentId: capturedIntent },
+        { kind: 'lost_order_canceled', orderId: open.orderId, paymentIntentId: openIntent },
+        { kind: 'lost_order_canceled', orderId: forgotten.orderId, paymentIntentId: forgottenIntent },
+      ]),
+    );
+    expect(report.fixed.map((f) => f.orderId)).not.toContain(kept.orderId);
+    expect(report.fixed.map((f) => f.orderId)).not.toContain(live.orderId);
+    expect((await stripe.paymentIntents.retrieve(openIntent)).status).toBe('canceled');
+    expect((await stripe.paymentIntents.retrieve(forgottenIntent)).status).toBe('canceled');
+    const refunds = await stripe.refunds.list({ payment_intent: capturedIntent });
+    expect(refunds.data.reduce((sum, r) => sum + r.amount, 0)).toBe(
+      (await stripe.paymentIntents.retrieve(capturedIntent)).amount_received,
+    );
+    const again = await reconcileLostOrders({ ctx: workers.ctx, stripe }, { windowMs: 3_600_000, graceMs: 0 });
+    expect(again.fixed).toEqual([]);
     expect(emulator.control.counters().refunds).toBe(1);
   });
 });

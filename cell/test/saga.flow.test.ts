@@ -98,6 +98,59 @@ describe('the purchase saga, hold to ticketed', () => {
     expect((await other.hold([seats[0]!])).status).toBe(409);
   });
 
+  it('a payment fact whose intent the ledger lost (published by a writer lost in a failover) is adopted: the order is ticketed with its intent recorded', async () => {
+    const buyer = await admittedBuyer(identity, cell, event.eventId);
+    const { orderId } = await (await buyer.hold([event.seats[6]!.id])).json();
+    await eventually(
+      async () => (await types(orderId)).includes('PaymentAuthorizationRequested'),
+      'authorization request',
+    );
+    // No payments row: the lost writer had recorded the intent, the promoted one never saw it.
+    const paymentIntentId = `pi_lost_${orderId.slice(0, 8)}`;
+    await inject(
+      workers.broker,
+      cellId,
+      envelope(cellId, 'PaymentAuthorized', orderId, { orderId, paymentIntentId, amount: 5_000 }),
+    );
+    await eventually(async () => (await orderStatus(cell, orderId)) === 'confirmed', 'confirmation');
+    await inject(
+      workers.broker,
+      cellId,
+      envelope(cellId, 'PaymentCaptured', orderId, { orderId, paymentIntentId, amount: 5_000 }),
+    );
+    await eventually(async () => (await orderStatus(cell, orderId)) === 'ticketed', 'tickets');
+    const [payment] = await cell.db.query<{ payment_intent_id: string; status: string }>(
+      'SELECT payment_intent_id, status FROM payments WHERE order_id = $1',
+      [orderId],
+    );
+    expect(payment).toEqual({ payment_intent_id: paymentIntentId, status: 'captured' });
+    const incidents = await cell.db.query<{ kind: string }>('SELECT kind FROM incidents WHERE order_id = $1', [
+      orderId,
+    ]);
+    expect(incidents.map((i) => i.kind)).toEqual(['intent_adopted']);
+  });
+
+  it('a payment fact for an intent other than the one the order records moves nothing', async () => {
+    const buyer = await admittedBuyer(identity, cell, event.eventId);
+    const { orderId } = await (await buyer.hold([event.seats[7]!.id])).json();
+    await eventually(
+      async () => (await types(orderId)).includes('PaymentAuthorizationRequested'),
+      'authorization request',
+    );
+    const paymentIntentId = await recordPaymentIntent(cell, orderId, 5_000);
+    const stray = { orderId, paymentIntentId: `pi_stray_${orderId.slice(0, 8)}`, amount: 5_000 };
+    await inject(workers.broker, cellId, envelope(cellId, 'PaymentAuthorized', orderId, stray));
+    // The same order's partition: the recorded intent's authorization comes after the stray one.
+    await inject(
+      workers.broker,
+      cellId,
+      envelope(cellId, 'PaymentAuthorized', orderId, { orderId, paymentIntentId, amount: 5_000 }),
+    );
+    await eventually(async () => (await orderStatus(cell, orderId)) === 'confirmed', 'confirmation');
+    const captures = (await outboxEvents(cell, orderId)).filter((e) => e.event_type === 'CaptureRequested');
+    expect(captures.map((e) => e.envelope.payload.paymentIntentId)).toEqual([paymentIntentId]);
+  });
+
   it('a declined payment fails the order and gives the seats back', async () => {
     const buyer = await admittedBuyer(identity, cell, event.eventId);
     const { orderId } = await (await buyer.hold([event.seats[5]!.id])).json();

@@ -83,7 +83,6 @@ describe("the platform's Stripe requests against stripe-mock", () => {
       amount: 5_000,
       currency: 'eur',
       metadata: { orderId, cellId: 'cell-1', eventId: '0c8a6f0e-2222-4333-8444-555566667777' },
-      causeEventId: '9d8c7b6a-5555-4666-8777-888899990000',
     });
     expect(intent.object).toBe('payment_intent');
   });

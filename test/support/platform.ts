@@ -16,6 +16,7 @@ export async function startTestPlatform(options: {
   seatsPerEvent: number;
   maxReleaseRate: number;
   holdTtlSeconds?: number;
+  perBuyerLimit?: number;
   stateFile?: string;
   /** Fixed ports (the console's tests name the issuer and the router in its settings before start). */
   ports?: { router?: number; identity?: number };
@@ -35,6 +36,8 @@ export async function startTestPlatform(options: {
    * `shared`: every cell on the control plane's three, for tests that read a cell's topics or keys through them.
    */
   topology?: 'shared' | 'per-cell';
+  /** Per-cell topology: the PostgreSQL server (URL without a database) of the cell at that index instead of its own in services.env. */
+  cellPostgres?: Record<number, string>;
 }) {
   const dbs: TestDatabase[] = [];
   const db = async (prefix: string) => {
@@ -54,7 +57,7 @@ export async function startTestPlatform(options: {
       const slot = stores[i];
       if (!slot) throw new Error(`the per-cell topology has ${stores.length} cells' stores (the manifest's)`);
       const own = cellStores(slot, env);
-      const d = await createTestDatabase('e2e_cell', 'empty', own.serverUrl);
+      const d = await createTestDatabase('e2e_cell', 'empty', options.cellPostgres?.[i] ?? own.serverUrl);
       dbs.push(d);
       cells.push({ id, databaseUrl: d.url, db: d, redisUrl: own.redisUrl, kafkaBrokers: own.kafkaBrokers });
     } else cells.push({ id, databaseUrl: (await db('e2e_cell')).url, db: dbs.at(-1)! });
@@ -90,6 +93,7 @@ export async function startTestPlatform(options: {
     seatsPerEvent: options.seatsPerEvent,
     maxReleaseRate: options.maxReleaseRate,
     holdTtlSeconds: options.holdTtlSeconds,
+    perBuyerLimit: options.perBuyerLimit,
   });
   const cellDb = (cellId: string) => cells.find((c) => c.id === cellId)!.db;
   const orderStatus = async (cellId: string, orderId: string) =>

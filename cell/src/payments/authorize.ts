@@ -12,8 +12,8 @@ import { rethrowStripe } from './stripe-errors';
 /**
  * Creates the order's PaymentIntent (manual capture) at Stripe, then records it with its
  * client secret and PaymentIntentCreated in one transaction. The idempotency key is the
- * request's event id, so a crash after Stripe answered and before the commit replays to the
- * same intent. The buyer confirms it in the browser; the webhook reports the authorization.
+ * order's, so a crash after Stripe answered and before the commit, or a request issued again,
+ * replays to the same intent. The buyer confirms it in the browser; the webhook reports the authorization.
  */
 export async function createPaymentIntent(
   { ctx, stripe }: PaymentDeps,
@@ -35,7 +35,6 @@ export async function createPaymentIntent(
     amount,
     currency,
     metadata: { orderId, cellId: ctx.cellId, eventId: order.event_id },
-    causeEventId: event.eventId,
   }).catch((err) => rethrowStripe(err, 'create payment intent'));
   failpoint('payments.after-stripe');
 

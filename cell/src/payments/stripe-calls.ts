@@ -29,7 +29,7 @@ export interface IntentMetadata {
 
 export function createIntent(
   stripe: Stripe,
-  input: { amount: number; currency: string; metadata: IntentMetadata; causeEventId: string },
+  input: { amount: number; currency: string; metadata: IntentMetadata },
 ): Promise<Stripe.PaymentIntent> {
   return counted('payment_intents.create', () =>
     stripe.paymentIntents.create(
@@ -41,7 +41,9 @@ export function createIntent(
         automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
         metadata: { ...input.metadata },
       },
-      { idempotencyKey: `authorize:${input.causeEventId}` },
+      // The order's key, not the request's: a request issued again (its saga step replayed after a writer
+      // failover lost the first one's record) reaches the same intent instead of a second one.
+      { idempotencyKey: `authorize:${input.metadata.orderId}` },
     ),
   );
 }

@@ -2,6 +2,7 @@ import { loopHealth, metrics, pollingLoop } from '@onsale/contracts';
 import { stripeFromConfig } from '../payments/stripe-client';
 import type { CELL_ROLES } from '../runtime/roles';
 import type { StartRole } from '../runtime/worker';
+import { reconcileLostOrders } from './lost-orders';
 import { reconcileOnce } from './reconcile';
 
 export const startReconciler: StartRole<typeof CELL_ROLES.reconciler> = async (worker, deps = {}) => {
@@ -18,8 +19,16 @@ export const startReconciler: StartRole<typeof CELL_ROLES.reconciler> = async (w
         graceMs: worker.config.RECONCILE_GRACE_MS,
         batchSize: worker.config.RECONCILE_BATCH_SIZE,
       });
-      for (const fix of report.fixed) metrics.reconcilerActions.inc({ kind: fix.kind });
-      worker.log.info('reconcile pass', { checked: report.checked, fixed: report.fixed.length });
+      const lost = await reconcileLostOrders(reconcile, {
+        windowMs: worker.config.RECONCILE_LOST_ORDER_WINDOW_MS,
+        graceMs: worker.config.RECONCILE_GRACE_MS,
+      });
+      for (const fix of [...report.fixed, ...lost.fixed]) metrics.reconcilerActions.inc({ kind: fix.kind });
+      worker.log.info('reconcile pass', {
+        checked: report.checked,
+        fixed: report.fixed.length,
+        lostOrdersSettled: lost.fixed.length,
+      });
     },
   });
   worker.onShutdown(() => loop.stop());

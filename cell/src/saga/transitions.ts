@@ -20,6 +20,35 @@ async function mustLock(tx: Tx, orderId: string): Promise<LockedOrder> {
 }
 
 /**
+ * Ties a payment fact to the order's recorded intent before it moves the order. A writer failover under
+ * asynchronous replication loses the ledger's last commits, the payments row among them, while the facts
+ * the lost writer had already published (PaymentAuthorized, CaptureRequested…) still reach the promoted
+ * one: the order would be confirmed and ticketed with no record of the money. An order with no intent
+ * recorded adopts the fact's (the cell's own topic names it for this order; there is one intent per order,
+ * created with the order's key); an order whose recorded intent is another one is never moved by it.
+ */
+async function tieToRecordedIntent(tx: Tx, order: LockedOrder, paymentIntentId: string, amount: number): Promise<void> {
+  const adopted = await tx.execute(sql`
+    INSERT INTO payments (order_id, payment_intent_id, status, amount, currency)
+    VALUES (${order.id}, ${paymentIntentId}, 'requires_capture', ${amount}, ${order.currency})
+    ON CONFLICT (order_id) DO NOTHING`);
+  if ((adopted.rowCount ?? 0) > 0) {
+    // Worth an operator's look: the ledger had lost this payment.
+    await tx.execute(sql`
+      INSERT INTO incidents (order_id, kind, details)
+      VALUES (${order.id}, 'intent_adopted', ${JSON.stringify({ paymentIntentId, status: order.status })})
+      ON CONFLICT (order_id, kind) DO NOTHING`);
+    return;
+  }
+  const rows = await tx.execute<{ payment_intent_id: string }>(
+    sql`SELECT payment_intent_id FROM payments WHERE order_id = ${order.id}`,
+  );
+  const recorded = rows.rows[0]!.payment_intent_id;
+  if (recorded !== paymentIntentId)
+    throw new PermanentError(`intent ${paymentIntentId} is not order ${order.id}'s recorded intent ${recorded}`);
+}
+
+/**
  * The purchase saga: every transition locks the order, reads its state under the lock, and
  * either moves it forward with the next command in the outbox or does nothing (a duplicate or
  * a message overtaken by events). Late money is always compensated, never attached.
@@ -51,6 +80,7 @@ export const sagaHandlers: Handlers = {
       return;
     }
     if (order.status !== 'pending_payment') return;
+    await tieToRecordedIntent(tx, order, payload.paymentIntentId, payload.amount);
     if ((await salesStatusOf(tx, order.event_id)) === 'canceled') {
       // The event was cancelled while the buyer paid: nothing is confirmed, the money goes back.
       await cancelUnpaid(tx, cause, order, 'event_canceled');
@@ -98,6 +128,7 @@ export const sagaHandlers: Handlers = {
 
   async PaymentCaptured(tx, { payload }, cause) {
     const order = await mustLock(tx, payload.orderId);
+    if (order.status === 'confirmed') await tieToRecordedIntent(tx, order, payload.paymentIntentId, payload.amount);
     if (order.status === 'confirmed' && (await salesStatusOf(tx, order.event_id)) === 'canceled') {
       // Captured for an event cancelled meanwhile: refund it, issue nothing.
       await setPaymentStatus(tx, order.id, 'captured');
