@@ -14,12 +14,13 @@ export const EDGE_PATHS = {
   ],
   /** Stripe's webhooks name their cell in the path; the cell answers them at WEBHOOK_UPSTREAM_PATH. */
   webhook: ['/cells/{cellId}/webhooks/stripe'],
-  /** The waiting room, the promoters' API and console, the admission keys and the directory. */
+  /** The public catalog, the waiting room, the promoters' API and console, the admission keys and the directory. */
   controlPlane: [
     '/events',
     '/events/{eventId}',
     '/events/{eventId}/queue/**',
     '/events/{eventId}/onsale/**',
+    '/events/{eventId}/catalog/**',
     '/events/{eventId}/seat-map',
     '/events/{eventId}/tiers/**',
     '/events/{eventId}/placement',

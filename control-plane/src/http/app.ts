@@ -14,6 +14,8 @@ import { CellCallError, cellCallRefusal } from '../cells/client';
 import { createConsoleApp } from '../console/app';
 import type { Services } from '../context';
 import type { App, AppEnv } from './env';
+import { registerCatalogPage } from './routes/catalog-get';
+import { registerCatalogSeatMap } from './routes/catalog-seat-map-get';
 import { registerDirectory } from './routes/directory';
 import { registerEventPlacement } from './routes/event-placement';
 import { registerCreateEvent } from './routes/events-create';
@@ -101,6 +103,8 @@ export function createApp(services: Services): App {
     registerPutSeatMap,
     registerPutTierFees,
     registerGetSeatMap,
+    registerCatalogPage,
+    registerCatalogSeatMap,
     registerScheduleOnsale,
     registerGetOnsale,
     registerOnsaleControls,

@@ -65,22 +65,29 @@ describe('the edge exempts Stripe webhook deliveries from the per-IP limits', ()
     });
   });
 
-  it('caches availability documents at the edge as briefly as the cell says, keyed by path alone', () => {
+  it('caches availability documents and the catalog at the edge as long as their origin says, keyed by path alone', () => {
     const { json } = stack(synth, 'edge');
-    const [policy] = resources(json, 'aws_cloudfront_cache_policy');
-    expect(policy?.body).toMatchObject({ min_ttl: 0, default_ttl: 0, max_ttl: 5 });
-    const key = policy?.body.parameters_in_cache_key_and_forwarded_to_origin as Block;
-    expect(key).toMatchObject({
-      cookies_config: { cookie_behavior: 'none' },
-      headers_config: { header_behavior: 'none' },
-      query_strings_config: { query_string_behavior: 'none' },
-    });
+    const policies = new Map(resources(json, 'aws_cloudfront_cache_policy').map((p) => [p.name, p.body]));
+    // Availability within seconds; the catalog (a seat map changes only on an upload) within an hour.
+    expect(policies.get('availability-cache')).toMatchObject({ min_ttl: 0, default_ttl: 0, max_ttl: 5 });
+    expect(policies.get('catalog-cache')).toMatchObject({ min_ttl: 0, default_ttl: 0, max_ttl: 3600 });
+    for (const policy of policies.values())
+      expect(policy.parameters_in_cache_key_and_forwarded_to_origin as Block).toMatchObject({
+        cookies_config: { cookie_behavior: 'none' },
+        headers_config: { header_behavior: 'none' },
+        query_strings_config: { query_string_behavior: 'none' },
+      });
     const [distribution] = resources(json, 'aws_cloudfront_distribution');
     if (!distribution) throw new Error('no distribution in the edge stack');
     const behaviors = distribution.body.ordered_cache_behavior as Block[];
-    const availability = behaviors.find((b) => b.path_pattern === '/events/*/availability*');
-    expect(availability).toMatchObject({ allowed_methods: ['GET', 'HEAD'] });
-    expect(String(availability?.cache_policy_id)).toContain('aws_cloudfront_cache_policy.availability-cache.id');
+    for (const [path, policy] of [
+      ['/events/*/availability*', 'availability-cache'],
+      ['/events/*/catalog*', 'catalog-cache'],
+    ]) {
+      const behavior = behaviors.find((b) => b.path_pattern === path);
+      expect(behavior, path).toMatchObject({ allowed_methods: ['GET', 'HEAD'], cached_methods: ['GET', 'HEAD'] });
+      expect(String(behavior?.cache_policy_id)).toContain(`aws_cloudfront_cache_policy.${policy}.id`);
+    }
     // Everything else (holds, orders, the waiting room) stays uncached.
     expect((distribution.body.default_cache_behavior as Block).cache_policy_id).toBe(
       '4135ea2d-6df8-44a3-9df3-4b5a84be39ad',

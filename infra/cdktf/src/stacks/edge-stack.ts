@@ -224,6 +224,26 @@ export class EdgeStack extends OnsaleStack {
       },
     });
 
+    // The public catalog (an event's page and its seat map): the same for every buyer, kept by the edge as long as
+    // the control plane's Cache-Control says (the page 10 s, the seat map 5 min, which changes only on an upload),
+    // never past an hour, so an onsale's page views reach the control plane once per period per edge location.
+    const catalogCache = new CloudfrontCachePolicy(this, 'catalog-cache', {
+      provider: global.provider,
+      name: 'onsale-catalog',
+      comment:
+        "Event pages and seat maps: the control plane's Cache-Control decides, within 0-3600 s; no cookie, header or query in the key",
+      minTtl: 0,
+      defaultTtl: 0,
+      maxTtl: 3600,
+      parametersInCacheKeyAndForwardedToOrigin: {
+        cookiesConfig: { cookieBehavior: 'none' },
+        headersConfig: { headerBehavior: 'none' },
+        queryStringsConfig: { queryStringBehavior: 'none' },
+        enableAcceptEncodingGzip: true,
+        enableAcceptEncodingBrotli: true,
+      },
+    });
+
     const distribution = new CloudfrontDistribution(this, 'distribution', {
       enabled: true,
       comment: 'onsale buyer and promoter entry point',
@@ -259,6 +279,16 @@ export class EdgeStack extends OnsaleStack {
           allowedMethods: ['GET', 'HEAD'],
           cachedMethods: ['GET', 'HEAD'],
           cachePolicyId: availabilityCache.id,
+          responseHeadersPolicyId: RESPONSE_HEADERS_SECURITY,
+          compress: true,
+        },
+        {
+          pathPattern: '/events/*/catalog*',
+          targetOriginId: ROUTER_ORIGIN,
+          viewerProtocolPolicy: 'redirect-to-https',
+          allowedMethods: ['GET', 'HEAD'],
+          cachedMethods: ['GET', 'HEAD'],
+          cachePolicyId: catalogCache.id,
           responseHeadersPolicyId: RESPONSE_HEADERS_SECURITY,
           compress: true,
         },
