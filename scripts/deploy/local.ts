@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
+import { CELL_ROLES, CONTROL_PLANE_ROLES, type ProcessRole } from '@onsale/infra/roles';
 import { PROCESSES, type ProcessName } from '@onsale/processes';
 import { exportJWK, generateKeyPair } from 'jose';
-import { CELL_ROLES, CONTROL_PLANE_ROLES, type ProcessRole } from '../../infra/cdktf/src/roles';
 import { freePort } from '../local-platform/launch';
 import { startProcess } from '../local-platform/process';
 import { type Supervised, supervise } from '../local-platform/supervisor';
