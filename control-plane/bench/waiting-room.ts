@@ -20,6 +20,7 @@ import { freePort } from '../../scripts/local-platform/launch';
 import { startProcess } from '../../scripts/local-platform/process';
 import { createHarness } from '../../test/support/control-plane';
 import { repoRoot, serviceEnv } from '../../test/support/services';
+import { commitmentOf, newFairnessSecrets } from '../src/waiting-room/fairness';
 import { joinQueue } from '../src/waiting-room/join';
 import { roomKeys } from '../src/waiting-room/keys';
 import { releaseStep } from '../src/waiting-room/release';
@@ -116,6 +117,8 @@ await runBench('waiting-room', async (bench) => {
       epoch: 1,
       maxActive: null,
       rate: 500,
+      // The bench's room has no onsale record: it opens before anyone joins, so no seed orders anybody.
+      fairnessCommitment: commitmentOf(newFairnessSecrets().seed),
     });
     await openRoom(ctx, eventId);
     const memBefore = await usedMemory(info);

@@ -32,6 +32,7 @@ import { registerOperatorCells } from './routes/operator-cells';
 import { registerOperatorEvacuations } from './routes/operator-evacuations';
 import { registerOperatorEvents } from './routes/operator-events';
 import { registerOperatorTenants } from './routes/operator-tenants';
+import { registerQueueFairness } from './routes/queue-fairness';
 import { registerJoinQueue } from './routes/queue-join';
 import { registerQueueMe } from './routes/queue-me';
 import { registerReleaseDecisions } from './routes/release-decisions';
@@ -111,6 +112,7 @@ export function createApp(services: Services): App {
     registerReleaseDecisions,
     registerJoinQueue,
     registerQueueMe,
+    registerQueueFairness,
     registerOperatorTenants,
     registerOperatorCells,
     registerOperatorEvents,

@@ -115,6 +115,7 @@ export const QueueStatusSchema = z
         directoryEpoch: z.number().int(),
       })
       .nullable(),
+    pseudonym: z.string().nullable(),
     message: z.string(),
     joined: z.boolean().optional(),
   })

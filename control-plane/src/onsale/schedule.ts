@@ -8,6 +8,7 @@ import { withTransaction } from '../db/tx';
 import { eventForTenant } from '../events/events';
 import { assertRole, type PromoterActor } from '../lib/actors';
 import { conflict } from '../lib/errors';
+import { commitmentOf, newFairnessSecrets } from '../waiting-room/fairness';
 import { configureRoom } from '../waiting-room/room';
 
 export interface ScheduleOnsaleInput {
@@ -90,7 +91,14 @@ export async function scheduleOnsale({
       prev.loadStatus !== 'loaded';
     const [row] = await tx
       .insert(onsales)
-      .values({ eventId: ev.id, ...values, loadStatus: 'pending', nextLoadAt: ctx.clock.now() })
+      // The fairness secrets are drawn once, here: a reschedule keeps the seed whose commitment is published.
+      .values({
+        eventId: ev.id,
+        ...values,
+        ...newFairnessSecrets(),
+        loadStatus: 'pending',
+        nextLoadAt: ctx.clock.now(),
+      })
       .onConflictDoUpdate({
         target: onsales.eventId,
         set: reload
@@ -117,6 +125,7 @@ export async function scheduleOnsale({
         epoch,
         maxActive: input.maxActiveShoppers ?? null,
         rate: rr!.rate,
+        fairnessCommitment: commitmentOf(row!.fairnessSeed),
       });
       ctx.log.info('onsale scheduled', { eventId: ev.id, cellId, onsaleAt: input.onsaleAt.toISOString() });
     });

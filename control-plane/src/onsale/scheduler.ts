@@ -2,6 +2,7 @@ import { and, eq, inArray, isNotNull, isNull, lte, or } from 'drizzle-orm';
 import type { Services } from '../context';
 import { events, onsales, releaseRates } from '../db/schema';
 import { bumpDirectoryVersion } from '../db/sql';
+import { commitmentOf } from '../waiting-room/fairness';
 import { roomKeys } from '../waiting-room/keys';
 import { closeRoom, configureRoom, openRoom, ROOM_LIVE, startReleasing } from '../waiting-room/room';
 import { attemptLoad } from './load';
@@ -117,6 +118,7 @@ async function restoreLostRooms(ctx: Services): Promise<number> {
       epoch,
       maxActive: o.maxActiveShoppers,
       rate: rr?.rate ?? 1,
+      fairnessCommitment: commitmentOf(o.fairnessSeed),
     });
     if (o.startedAt) await startReleasing(ctx, o.eventId, rr?.mode === 'paused' ? 0 : (rr?.rate ?? 1));
     else if (o.roomOpenedAt) await openRoom(ctx, o.eventId);

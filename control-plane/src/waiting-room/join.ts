@@ -1,10 +1,10 @@
-import { randomInt } from 'node:crypto';
 import { DomainError, metrics } from '@onsale/contracts';
 import type { Services } from '../context';
 import type { Db } from '../db/client';
 import type { BuyerActor } from '../lib/actors';
 import { appendFacts } from '../outbox/facts';
-import { POST_OPEN_BASE, roomKeys } from './keys';
+import { forgetRoomFairness, pseudonymOf, roomFairness, shuffleKey } from './fairness';
+import { roomKeys } from './keys';
 import { charged, type RateCharges, rateLimited } from './rate-limit';
 import { missingRoom } from './room';
 import { isRateLimited, joinKeys, type RawStatus } from './scripts';
@@ -12,9 +12,10 @@ import { describeStatus } from './status';
 
 /**
  * Joins an event's waiting room. Idempotent per buyer and event: a refresh or a second device
- * keeps the same place. Before the room opens each arrival draws a random key (their place
- * among the other early arrivals, fixed once and revealed when the room opens); after it opens,
- * first come, first served. A buyer skipped for silence, or whose admission lapsed, rejoins at the back.
+ * keeps the same place. Before the room opens each arrival's place among the other early arrivals
+ * is their shuffle key, a function of the seed the platform committed to and of their pseudonym
+ * (fairness.ts: revealed, and checkable by anyone, when the room opens); after it opens, first come,
+ * first served. A buyer skipped for silence, or whose admission lapsed, rejoins at the back.
  * One Redis call charges the buyer's rate limits (`charges`), takes the join and reads the buyer's status.
  */
 export async function joinQueue({
@@ -30,10 +31,21 @@ export async function joinQueue({
 }) {
   const now = ctx.clock.now().getTime();
   const keys = joinKeys(roomKeys(ctx.prefix, eventId));
-  const answer = await ctx.redis.wrJoin(...charged(ctx, charges, keys, [actor.sub, now, randomInt(0, POST_OPEN_BASE)]));
+  const attempt = async (c: RateCharges | undefined) => {
+    // No onsale record: only an open room (which needs no seed) takes the join; JOIN refuses an early one.
+    const f = await roomFairness(ctx, eventId);
+    const key = f ? shuffleKey(f.seed, pseudonymOf(f.salt, actor.sub)) : 0;
+    return ctx.redis.wrJoin(...charged(ctx, c, keys, [actor.sub, now, key, f?.commitment ?? '']));
+  };
+  let answer = await attempt(charges);
+  if (answer[0] === 'stale_fairness') {
+    // The onsale was scheduled anew since this process read its seed; the refused join charged the limits already.
+    forgetRoomFairness(ctx, eventId);
+    answer = await attempt(undefined);
+  }
   if (isRateLimited(answer)) throw rateLimited(answer[1]);
   const [outcome, joined, ...raw] = answer;
-  if (outcome === 'no_room') throw await missingRoom(ctx, eventId);
+  if (outcome === 'no_room' || outcome === 'stale_fairness') throw await missingRoom(ctx, eventId);
   if (outcome === 'closed') throw new DomainError('conflict', 'the onsale for this event has ended');
   // After Redis took the join: a crash between the two loses one funnel count, never a place.
   if (joined === '1') {

@@ -5,9 +5,9 @@
 export function roomKeys(prefix: string, eventId: string) {
   const b = `${prefix}wr:{${eventId}}`;
   return {
-    /** hash: opensAt, onsaleAt, open, releasing, paused, closed, soldOut, avail, rate, carry, lastAt, maxActive, released, skipped */
+    /** hash: opensAt, onsaleAt, fcommit (the shuffle seed's commitment), open, releasing, paused, closed, soldOut, avail, rate, carry, lastAt, maxActive, released, skipped */
     meta: `${b}:meta`,
-    /** zset: waiting buyers by queue score (pre-opening arrivals: random < 2^40; later: 2^40 + arrival number) */
+    /** zset: waiting buyers by queue score (pre-opening arrivals: their shuffle key < 2^52; later: 2^52 + arrival number) */
     queue: `${b}:q`,
     seq: `${b}:seq`,
     /** hash: buyer → last second seen (waiting) | r (released) | s (skipped for silence) */
@@ -16,6 +16,8 @@ export function roomKeys(prefix: string, eventId: string) {
     admitted: `${b}:adm`,
     /** hash: released buyer → releasedAt|claimBy|exp|jti */
     release: `${b}:rel`,
+    /** hash: early arrival → shuffle key|r or s|ms, as the release step took them from the queue (the admission log) */
+    fairLog: `${b}:flog`,
     token: (buyer: string) => `${b}:tok:${buyer}`,
   };
 }
@@ -28,5 +30,8 @@ export const releasingSetKey = (prefix: string) => `${prefix}wr:releasing`;
  */
 export const rateBucketKey = (prefix: string, kind: 'ip' | 'buyer', id: string) => `${prefix}rl:${kind}:${id}`;
 
-/** Scores of post-opening arrivals start here, after every possible pre-opening (random) score. */
-export const POST_OPEN_BASE = 2 ** 40;
+/**
+ * Scores of post-opening arrivals start here, after every possible pre-opening score (a 52-bit shuffle key:
+ * the widest a Redis score, a double, holds exactly, so two early arrivals rarely tie).
+ */
+export const POST_OPEN_BASE = 2 ** 52;

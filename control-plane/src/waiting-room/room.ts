@@ -30,6 +30,8 @@ export interface RoomConfig {
   epoch: number;
   maxActive: number | null;
   rate: number;
+  /** SHA-256 of the onsale's shuffle seed (fairness.ts): a join whose seed is not this one is refused as stale. */
+  fairnessCommitment: string;
 }
 
 /** Writes (or rewrites, on reschedule) an event's waiting-room settings. It keeps whether the room is open. */
@@ -42,6 +44,7 @@ export async function configureRoom(ctx: Services, c: RoomConfig) {
     epoch: c.epoch,
     maxActive: c.maxActive ?? 0,
     rate: c.rate,
+    fcommit: c.fairnessCommitment,
     closed: 0,
   });
 }

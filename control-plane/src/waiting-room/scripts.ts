@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { type RoomKeys, roomKeys } from './keys';
+import { POST_OPEN_BASE, type RoomKeys, roomKeys } from './keys';
 
 /**
  * A buyer's entry in the state hash, the one per-buyer record besides their queue entry: the
@@ -70,14 +70,18 @@ end
 `;
 
 /**
- * Join: idempotent per buyer; before the room opens the score is the random key drawn by the caller.
+ * Join: idempotent per buyer; before the room opens the score is the buyer's shuffle key, computed by the caller
+ * from the seed it holds for the room: a caller whose seed is not the one the room committed to (an onsale
+ * scheduled again under a new seed since it cached it), or who holds none (''), gets {'stale_fairness'} and
+ * nothing changes. A room configured before commitments existed adopts the caller's, read from the onsale record.
  * Answers {outcome, joined} followed by the buyer's status (DESCRIBE), or {'rate_limited', ms}.
- * KEYS: meta, queue, state, release, seq, admitted, then the buckets. ARGV: buyer, now, random key, then the buckets'.
+ * KEYS: meta, queue, state, release, seq, admitted, then the buckets.
+ * ARGV: buyer, now, shuffle key, the seed's commitment, then the buckets'.
  */
 const JOIN = `${SEEN}${DESCRIBE}${BUCKETS}
-local wait = refused(${joinKeys(roomKeys('', '')).length}, 3, ARGV[2])
+local wait = refused(${joinKeys(roomKeys('', '')).length}, 4, ARGV[2])
 if wait then return {'rate_limited', wait} end
-local m = redis.call('HMGET', KEYS[1], 'opensAt', 'open', 'closed')
+local m = redis.call('HMGET', KEYS[1], 'opensAt', 'open', 'closed', 'fcommit')
 if not m[1] then return {'no_room', '0'} end
 if m[3] == '1' then return {'closed', '0'} end
 local now = tonumber(ARGV[2])
@@ -106,8 +110,10 @@ if st == 'r' then
 end
 local score
 if open then
-  score = string.format('%d', 1099511627776 + redis.call('INCR', KEYS[5]))
+  score = string.format('%d', ${POST_OPEN_BASE} + redis.call('INCR', KEYS[5]))
 else
+  if ARGV[4] == '' or (m[4] and m[4] ~= ARGV[4]) then return {'stale_fairness', '0'} end
+  if not m[4] then redis.call('HSET', KEYS[1], 'fcommit', ARGV[4]) end
   score = ARGV[3]
 end
 redis.call('ZADD', KEYS[2], score, member)
@@ -133,8 +139,9 @@ return describe(ARGV[1], st)
 /**
  * Release: R buyers per second in queue order (a budget carried between ticks, at most one
  * second's worth), skipping waiters silent for longer than the abandonment window, bounded by
- * the active-shopper cap. Stops while the event is sold out or paused.
- * KEYS: meta, queue, state, admitted, release.
+ * the active-shopper cap. Stops while the event is sold out or paused. What happened to each
+ * early arrival (their shuffle key, released or skipped, when) goes to the admission log, once.
+ * KEYS: meta, queue, state, admitted, release, fairLog.
  */
 const RELEASE = `
 local now = tonumber(ARGV[1])
@@ -167,11 +174,14 @@ while #out < n and scanned < maxScan do
   if #p == 0 then break end
   scanned = scanned + 1
   local member = p[1]
+  local early = tonumber(p[2]) < ${POST_OPEN_BASE}
   local seen = (tonumber(redis.call('HGET', KEYS[3], member) or '0') or 0) * 1000
   if now - seen > abandonMs then
     redis.call('HSET', KEYS[3], member, 's')
+    if early then redis.call('HSETNX', KEYS[6], member, p[2] .. '|s|' .. ARGV[1]) end
     skipped = skipped + 1
   else
+    if early then redis.call('HSETNX', KEYS[6], member, p[2] .. '|r|' .. ARGV[1]) end
     local claimBy = string.format('%d', now + tonumber(ARGV[3]))
     redis.call('HSET', KEYS[3], member, 'r')
     redis.call('HSET', KEYS[5], member, ARGV[1] .. '|' .. claimBy .. '|0|')
@@ -270,5 +280,5 @@ export function joinKeys(k: RoomKeys): string[] {
   return [...statusKeys(k), k.seq, k.admitted];
 }
 /** KEYS[] of RELEASE, in its order. */
-export const releaseKeys = (k: RoomKeys) => [k.meta, k.queue, k.state, k.admitted, k.release];
+export const releaseKeys = (k: RoomKeys) => [k.meta, k.queue, k.state, k.admitted, k.release, k.fairLog];
 const RELEASE_KEY_COUNT = releaseKeys(roomKeys('', '')).length;

@@ -2,6 +2,7 @@ import { mintAdmissionToken, newJti } from '../admission/mint';
 import { isRevoked } from '../admission/revoke';
 import type { Services } from '../context';
 import type { BuyerActor } from '../lib/actors';
+import { pseudonymOf, roomFairness } from './fairness';
 import { roomKeys } from './keys';
 import { charged, type RateCharges, rateLimited } from './rate-limit';
 import { missingRoom } from './room';
@@ -23,6 +24,8 @@ export interface QueueStatus {
   paused: boolean;
   onsaleAt: string | null;
   admission: { token: string; jti: string; expiresAt: string; purchaseCell: string; directoryEpoch: number } | null;
+  /** The buyer's name in the event's published admission log (GET queue/fairness); null until they join. */
+  pseudonym: string | null;
   message: string;
 }
 
@@ -74,6 +77,7 @@ export async function describeStatus({
   if (!onsaleAt) throw await missingRoom(ctx, eventId);
   const R = Number(rate);
   const roomOpen = open === '1';
+  const fairness = st ? await roomFairness(ctx, eventId) : null;
   const base: QueueStatus = {
     eventId,
     status: 'not_in_queue',
@@ -87,12 +91,14 @@ export async function describeStatus({
     paused: paused === '1',
     onsaleAt: new Date(Number(onsaleAt)).toISOString(),
     admission: null,
+    pseudonym: fairness ? pseudonymOf(fairness.salt, actor.sub) : null,
     message: closed === '1' ? 'the onsale has ended' : 'join the queue to get a place',
   };
   if (st === 'w') {
     base.status = 'waiting';
     if (!roomOpen) {
-      base.message = 'you are in; places among early arrivals are drawn at random when the room opens';
+      base.message =
+        'you are in; places among early arrivals are drawn from a committed seed, published when the room opens';
       return base;
     }
     base.position = rank + 1;

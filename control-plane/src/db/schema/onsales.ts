@@ -34,6 +34,17 @@ export const onsales = pgTable(
     loadedSeatMapVersion: integer('loaded_seat_map_version'),
     roomOpenedAt: tstz('room_opened_at'),
     startedAt: tstz('started_at'),
+    /**
+     * The queue's fairness secrets (hex, 32 random bytes each; waiting-room/fairness.ts). The seed orders the early
+     * arrivals and is published, after its SHA-256 commitment, once the room opens; the salt pseudonymizes buyers
+     * in the published admission log and is never published. The defaults only fill rows scheduled before them.
+     */
+    fairnessSeed: text('fairness_seed')
+      .notNull()
+      .default(sql`encode(sha256(convert_to(gen_random_uuid()::text || gen_random_uuid()::text, 'UTF8')), 'hex')`),
+    fairnessSalt: text('fairness_salt')
+      .notNull()
+      .default(sql`encode(sha256(convert_to(gen_random_uuid()::text || gen_random_uuid()::text, 'UTF8')), 'hex')`),
     ...timestamps,
   },
   (t) => [

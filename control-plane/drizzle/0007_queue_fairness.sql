@@ -1,0 +1,2 @@
+ALTER TABLE "onsales" ADD COLUMN "fairness_seed" text DEFAULT encode(sha256(convert_to(gen_random_uuid()::text || gen_random_uuid()::text, 'UTF8')), 'hex') NOT NULL;--> statement-breakpoint
+ALTER TABLE "onsales" ADD COLUMN "fairness_salt" text DEFAULT encode(sha256(convert_to(gen_random_uuid()::text || gen_random_uuid()::text, 'UTF8')), 'hex') NOT NULL;
