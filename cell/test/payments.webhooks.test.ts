@@ -265,6 +265,33 @@ describe('the reconciler', () => {
     expect(intentsFor(emulator, orderId)).toHaveLength(1);
   });
 
+  it('asks again for the intent of a pending order that has none at Stripe (its request dead-lettered), and it is created once', async ({
+    cell,
+    emulator,
+    stripe,
+    workers,
+    hold,
+  }) => {
+    // Stripe fails the request and every retry this file's schedule allows (1 + 2 short + 1 long): dead-lettered.
+    emulator.control.injectFailures('payment_intents.create', 4);
+    const { buyer, orderId } = await hold();
+    await eventually(async () => emulator.control.pendingFailures().length === 0, 'every attempt failed');
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(intentsFor(emulator, orderId)).toEqual([]);
+    await cell.db.query(`UPDATE orders SET updated_at = now() - interval '1 hour' WHERE id = $1`, [orderId]);
+
+    const report = await reconcileOnce({ ctx: workers.ctx, stripe }, { graceMs: 60_000, batchSize: 100 });
+    expect(report.fixed).toContainEqual({ kind: 'intent_requested', orderId });
+    const paymentIntentId = await intentOf(buyer, orderId);
+    expect(intentsFor(emulator, orderId).map((pi) => pi.id)).toEqual([paymentIntentId]);
+    // Asked once more (a second pass, or the first request's retry arriving late): still one intent.
+    await cell.db.query(`UPDATE orders SET updated_at = now() - interval '1 hour' WHERE id = $1`, [orderId]);
+    await cell.db.query('DELETE FROM payments WHERE order_id = $1', [orderId]);
+    const again = await reconcileOnce({ ctx: workers.ctx, stripe }, { graceMs: 60_000, batchSize: 100 });
+    expect(again.fixed).toContainEqual({ kind: 'intent_recorded', orderId });
+    expect(intentsFor(emulator, orderId)).toHaveLength(1);
+  });
+
   it('observes a capture whose webhook and event were lost, and refunds money taken for released seats', async ({
     cell,
     emulator,

@@ -23,6 +23,7 @@ export type FixKind =
   | 'capture_impossible'
   | 'authorization_observed'
   | 'intent_recorded'
+  | 'intent_requested'
   | 'captured_after_release'
   | 'cancel_retried'
   | 'cancel_observed'
@@ -38,6 +39,8 @@ type Candidate = {
   status: OrderStatus;
   event_id: string;
   amount: number;
+  currency: string;
+  user_id: string;
   correlation_id: string;
   payment_intent_id: string | null;
   payment_status: string | null;
@@ -63,7 +66,8 @@ export async function reconcileOnce(deps: PaymentDeps, options: ReconcileOptions
   const { ctx } = deps;
   // Unpaid pending orders are many during an onsale and usually fine: they go last in the batch.
   const stuck = await ctx.db.execute<Candidate>(sql`
-    SELECT o.id, o.status, o.event_id, o.amount, o.correlation_id, p.payment_intent_id, p.status AS payment_status
+    SELECT o.id, o.status, o.event_id, o.amount, o.currency, o.user_id, o.correlation_id,
+           p.payment_intent_id, p.status AS payment_status
       FROM orders o LEFT JOIN payments p ON p.order_id = o.id
      WHERE o.updated_at < now() - make_interval(secs => ${options.graceMs / 1000})
        AND (o.status IN ('pending_payment', 'confirmed', 'paid', 'refunding')
@@ -103,7 +107,19 @@ async function decide({ ctx, stripe }: PaymentDeps, order: Candidate): Promise<P
   if (!order.payment_intent_id) {
     if (order.status !== 'pending_payment') return null;
     const found = await findIntentForOrder(stripe, orderId);
-    return found ? recordLostIntent(ctx.cellId, orderId, found) : null;
+    if (found) return recordLostIntent(ctx.cellId, orderId, found);
+    // No intent anywhere: its request was dead-lettered or lost. Asked again, the payment worker reaches Stripe
+    // with the order's own key (authorize:<orderId>), so a request still retrying meets the same intent.
+    return {
+      kind: 'intent_requested',
+      write: (tx, cause) =>
+        appendEvent(tx, cause, 'PaymentAuthorizationRequested', orderId, {
+          orderId,
+          amount: order.amount,
+          currency: order.currency,
+          userId: order.user_id,
+        }),
+    };
   }
   const paymentIntentId = order.payment_intent_id;
   const intent = await retrieveIntent(stripe, paymentIntentId);
