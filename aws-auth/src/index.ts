@@ -3,6 +3,7 @@ import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { Signer } from '@aws-sdk/rds-signer';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { generateAuthToken } from 'aws-msk-iam-sasl-signer-js';
+import pg from 'pg';
 import { z } from 'zod';
 
 /**
@@ -85,12 +86,24 @@ interface ErrorEmitter {
  * between two statements of a transaction), and an 'error' event nobody listens to ends a Node process. The
  * statement in flight still fails with the error; the pool's next checkout opens a new connection.
  */
-export function tolerateConnectionLoss<
+function tolerateConnectionLoss<
   P extends ErrorEmitter & { on(event: 'connect', l: (c: ErrorEmitter) => void): unknown },
 >(pool: P): P {
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
+}
+
+/**
+ * The one way the platform opens a PostgreSQL pool: connected as `auth` says (a password, or an IAM token per
+ * connection) and tolerant of the server going away. `options` are pg-pool's own (size, client class, timeouts).
+ */
+export function createPool(
+  url: string,
+  auth: DatabaseAuthConfig,
+  options: Omit<pg.PoolConfig, 'connectionString'> = {},
+) {
+  return tolerateConnectionLoss(new pg.Pool({ ...pgConnection(url, auth), ...options }));
 }
 
 /** kafkajs client options for the chosen mode: MSK IAM is SASL/OAUTHBEARER with a SigV4 token, over TLS. */

@@ -1,7 +1,6 @@
-import { type KafkaAuthConfig, kafkaSecurity, pgConnection, tolerateConnectionLoss } from '@onsale/aws-auth';
+import { createPool, type KafkaAuthConfig, kafkaSecurity } from '@onsale/aws-auth';
 import { CONTROL_PLANE_FACTS_TOPIC, cellTopics, type Logger } from '@onsale/contracts';
 import { Kafka, logLevel } from 'kafkajs';
-import pg from 'pg';
 import type { ReportingConfig } from './config';
 import { migrateReporting } from './db/migrate';
 import { CONTROL_PLANE_SOURCE } from './facts';
@@ -37,9 +36,7 @@ export async function startReporter(
   log: Logger,
   hooks: { beforeCommit?: (source: string) => void; onRegistryPoll?: () => void } = {},
 ) {
-  const pool = tolerateConnectionLoss(
-    new pg.Pool({ ...pgConnection(config.DATABASE_URL_CONTROL_PLANE, config), max: 6 }),
-  );
+  const pool = createPool(config.DATABASE_URL_CONTROL_PLANE, config, { max: 6 });
   await migrateReporting(pool);
   const store = objectStoreFromConfig(config);
   const clients = new Map<string, Kafka>();

@@ -1,6 +1,6 @@
-import { type DatabaseAuthConfig, pgConnection, tolerateConnectionLoss } from '@onsale/aws-auth';
+import { createPool, type DatabaseAuthConfig } from '@onsale/aws-auth';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
-import pg from 'pg';
+import type pg from 'pg';
 import { BatchedTxClient } from './batched-tx';
 import * as schema from './schema';
 
@@ -29,15 +29,13 @@ export function openDatabase(
     connectTimeoutMs?: number;
   } = {},
 ): Database {
-  const pool = new pg.Pool({
-    ...pgConnection(url, auth),
+  const pool = createPool(url, auth, {
     max: poolSize,
     ...(options.keepIdleConnections && { min: poolSize }),
     ...(options.connectTimeoutMs && { connectionTimeoutMillis: options.connectTimeoutMs }),
     application_name: applicationName,
     Client: BatchedTxClient,
   });
-  tolerateConnectionLoss(pool);
   const db = drizzle(pool, { schema });
   return { pool, db, close: () => pool.end() };
 }

@@ -1,6 +1,6 @@
-import { type DatabaseAuthConfig, pgConnection, tolerateConnectionLoss } from '@onsale/aws-auth';
+import { createPool, type DatabaseAuthConfig } from '@onsale/aws-auth';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
-import pg from 'pg';
+import type pg from 'pg';
 import * as schema from './schema';
 
 export type Db = NodePgDatabase<typeof schema>;
@@ -13,8 +13,7 @@ export function createDb(
   max = 10,
   auth: DatabaseAuthConfig = { DATABASE_AUTH: 'password' },
 ): { db: Db; pool: pg.Pool } {
-  const pool = new pg.Pool({ ...pgConnection(url, auth), max, application_name: 'control-plane' });
-  // Found by the control-plane drill: the API exited at the database's loss and crash-looped until it returned.
-  tolerateConnectionLoss(pool);
+  // Tolerant of the server's loss: found by the control-plane drill, whose API exited and crash-looped meanwhile.
+  const pool = createPool(url, auth, { max, application_name: 'control-plane' });
   return { db: drizzle(pool, { schema, casing: 'snake_case' }), pool };
 }

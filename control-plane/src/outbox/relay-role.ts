@@ -1,7 +1,6 @@
-import { kafkaSecurity, pgConnection, tolerateConnectionLoss } from '@onsale/aws-auth';
+import { createPool, kafkaSecurity } from '@onsale/aws-auth';
 import { CONTROL_PLANE_FACTS_TOPIC, loopHealth } from '@onsale/contracts';
 import { Kafka, logLevel } from 'kafkajs';
-import pg from 'pg';
 import type { CONTROL_PLANE_ROLES } from '../runtime/roles';
 import type { StartRole } from '../runtime/start';
 import { createFactRelay } from './relay';
@@ -31,9 +30,7 @@ export const startFactRelay: StartRole<typeof CONTROL_PLANE_ROLES.factRelay> = a
     ],
   });
   await admin.disconnect();
-  const pool = tolerateConnectionLoss(
-    new pg.Pool({ ...pgConnection(config.DATABASE_URL_CONTROL_PLANE, config), max: 2 }),
-  );
+  const pool = createPool(config.DATABASE_URL_CONTROL_PLANE, config, { max: 2 });
   onShutdown(() => pool.end());
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
   onShutdown(() => producer.disconnect());
