@@ -99,7 +99,7 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
     const intent = incoming.method === 'POST' && NEW_HOLD_PATH.test(pathname) ? 'new_hold' : 'order';
     const route = routeToCell(dir, target.eventId, claims, intent);
     if (!route.ok) return refuse(x, route);
-    if (intent === 'new_hold' || hasBody(incoming)) {
+    if (intent === 'new_hold' || hasBody(incoming) || !ORDER_PATH.test(pathname)) {
       x.upstream = route.cell.id;
       await send(x, deps.upstreams.for(route.cell.baseUrl), url);
       return;
@@ -203,6 +203,8 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
 
 /** A new hold (POST to the collection), as opposed to releasing one (DELETE /holds/{id}) or reading an order. */
 const NEW_HOLD_PATH = /^\/events\/[^/]+\/holds\/?$/;
+/** An order and what hangs off it (its tickets, its hold): it lives in the cell that took it. */
+const ORDER_PATH = /^\/events\/[^/]+\/orders\/[^/]+/;
 /** A move pauses new holds for seconds: buyers come back soon. */
 const movingRetryAfter = 1;
 
