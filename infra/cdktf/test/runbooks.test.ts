@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { eventPayloads } from '@onsale/contracts/events';
 import { metrics as catalog, routerMetrics } from '@onsale/contracts/runtime/metrics';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { promotionOrphans } from '../src/promotion';
@@ -21,7 +22,8 @@ import {
  * catalog and ops/prometheus/alerts.yml. A runbook names things in these shapes:
  * - an alarm: "the `<name>` alarm" or "the <hyphenated-name> alarm"; `<name>` is the full alarm name or the
  *   part after the stack's prefix, and `$VAR` / `<placeholder>` stand for any name segment;
- * - a Prometheus alert: a CamelCase word in backticks (an AWS metric a stack alarms on also qualifies);
+ * - a Prometheus alert: a CamelCase word in backticks (an AWS metric a stack alarms on, or one of the cell's
+ *   domain events in contracts/src/events.ts, also qualifies);
  * - a metric: a backticked snake_case name that starts `onsale_` or `router_`, or follows the word counter,
  *   gauge, histogram, metric or signal; `--metric-name <Name>` in a command;
  * - a one-off task: `aws ecs run-task … --task-definition <family or deploy_tasks key>`.
@@ -103,11 +105,11 @@ describe('every alarm, alert and metric a runbook names exists', () => {
     expect(missing).toEqual([]);
   });
 
-  it('CamelCase names are Prometheus alerts, or AWS metrics a stack alarms on', () => {
-    const awsMetrics = new Set(alarmMetrics());
+  it('CamelCase names are Prometheus alerts, AWS metrics a stack alarms on, or domain events', () => {
+    const known = new Set([...prometheusAlerts, ...alarmMetrics(), ...Object.keys(eventPayloads)]);
     const references = named(/`([A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+)`/g);
     expect(references.length).toBeGreaterThan(0);
-    expect(references.filter(({ name }) => !prometheusAlerts.has(name) && !awsMetrics.has(name))).toEqual([]);
+    expect(references.filter(({ name }) => !known.has(name))).toEqual([]);
   });
 
   it("metrics and signals are in the application's catalog, or read by an alarm", () => {
