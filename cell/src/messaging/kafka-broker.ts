@@ -295,8 +295,16 @@ export function createKafkaBroker(options: KafkaBrokerOptions): Broker {
     const admin = kafka.admin();
     await admin.connect();
     try {
-      const offsets = await admin.fetchTopicOffsets(topic);
-      return offsets.reduce((sum, p) => sum + Math.max(0, Number(p.high) - Number(p.low)), 0);
+      // A topic created moments ago may have no partition leader yet (NOT_LEADER_FOR_PARTITION, retriable).
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const offsets = await admin.fetchTopicOffsets(topic);
+          return offsets.reduce((sum, p) => sum + Math.max(0, Number(p.high) - Number(p.low)), 0);
+        } catch (err) {
+          if (!(err as { retriable?: boolean }).retriable || attempt >= 10) throw err;
+          await new Promise((r) => setTimeout(r, 300 * attempt));
+        }
+      }
     } finally {
       await admin.disconnect();
     }
