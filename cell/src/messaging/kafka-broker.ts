@@ -1,6 +1,6 @@
 import type { kafkaSecurity } from '@onsale/aws-auth';
 import { type Logger, metrics } from '@onsale/contracts';
-import { type Consumer, Kafka, logLevel, type Producer } from 'kafkajs';
+import { type Admin, type Consumer, Kafka, logLevel, type Producer } from 'kafkajs';
 import type { Broker, ConsumerHealth, ConsumerOptions, IncomingMessage, RunningConsumer } from './broker';
 import { keyPartitioner } from './partitioner';
 
@@ -50,6 +50,18 @@ const headersOf = (raw: Record<string, unknown> | undefined): Record<string, str
   for (const [k, v] of Object.entries(raw ?? {})) if (v !== undefined) out[k] = String(v);
   return out;
 };
+
+/** A topic's offsets; a topic created moments ago may have no partition leader yet (retriable): waited out. */
+async function topicOffsets(admin: Admin, topic: string) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await admin.fetchTopicOffsets(topic);
+    } catch (err) {
+      if (!(err as { retriable?: boolean }).retriable || attempt >= 10) throw err;
+      await new Promise((r) => setTimeout(r, 300 * attempt));
+    }
+  }
+}
 
 export function createKafkaBroker(options: KafkaBrokerOptions): Broker {
   const kafka = new Kafka({
@@ -276,7 +288,7 @@ export function createKafkaBroker(options: KafkaBrokerOptions): Broker {
       let total = 0;
       const committed = await admin.fetchOffsets({ groupId, topics });
       for (const t of committed) {
-        const ends = await admin.fetchTopicOffsets(t.topic);
+        const ends = await topicOffsets(admin, t.topic);
         for (const p of t.partitions) {
           const end = ends.find((e) => e.partition === p.partition);
           const high = Number(end?.high ?? 0);
@@ -295,16 +307,8 @@ export function createKafkaBroker(options: KafkaBrokerOptions): Broker {
     const admin = kafka.admin();
     await admin.connect();
     try {
-      // A topic created moments ago may have no partition leader yet (NOT_LEADER_FOR_PARTITION, retriable).
-      for (let attempt = 1; ; attempt++) {
-        try {
-          const offsets = await admin.fetchTopicOffsets(topic);
-          return offsets.reduce((sum, p) => sum + Math.max(0, Number(p.high) - Number(p.low)), 0);
-        } catch (err) {
-          if (!(err as { retriable?: boolean }).retriable || attempt >= 10) throw err;
-          await new Promise((r) => setTimeout(r, 300 * attempt));
-        }
-      }
+      const offsets = await topicOffsets(admin, topic);
+      return offsets.reduce((sum, p) => sum + Math.max(0, Number(p.high) - Number(p.low)), 0);
     } finally {
       await admin.disconnect();
     }
