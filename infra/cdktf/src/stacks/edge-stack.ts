@@ -5,7 +5,7 @@ import { CloudwatchLogGroup } from '@cdktf/provider-aws/lib/cloudwatch-log-group
 import { Wafv2IpSet } from '@cdktf/provider-aws/lib/wafv2-ip-set';
 import { Wafv2WebAcl, type Wafv2WebAclRule } from '@cdktf/provider-aws/lib/wafv2-web-acl';
 import { Wafv2WebAclLoggingConfiguration } from '@cdktf/provider-aws/lib/wafv2-web-acl-logging-configuration';
-import { TerraformOutput } from 'cdktf';
+import { TerraformOutput, type TerraformProvider } from 'cdktf';
 import type { Construct } from 'constructs';
 import { checkovSkip, SkipReason } from '../checkov';
 import { EDGE_REGION, type Manifest } from '../manifest';
@@ -207,42 +207,12 @@ export class EdgeStack extends OnsaleStack {
     // The availability documents every seat map polls: public, the same for every buyer, and kept by the edge as
     // long as the cell's Cache-Control says (max-age=1, stale-while-revalidate=2), never longer, so a stadium's
     // polls reach the cells once per second per edge location instead of once per buyer.
-    const availabilityCache = new CloudfrontCachePolicy(this, 'availability-cache', {
-      provider: global.provider,
-      name: 'onsale-availability',
-      comment:
-        "Seat availability: the cell's Cache-Control decides, within 0-5 s; no cookie, header or query in the key",
-      minTtl: 0,
-      defaultTtl: 0,
-      maxTtl: 5,
-      parametersInCacheKeyAndForwardedToOrigin: {
-        cookiesConfig: { cookieBehavior: 'none' },
-        headersConfig: { headerBehavior: 'none' },
-        queryStringsConfig: { queryStringBehavior: 'none' },
-        enableAcceptEncodingGzip: true,
-        enableAcceptEncodingBrotli: true,
-      },
-    });
+    const availabilityCache = publicDocumentCache(this, global.provider, 'availability', 5, 'Seat availability');
 
     // The public catalog (an event's page and its seat map): the same for every buyer, kept by the edge as long as
     // the control plane's Cache-Control says (the page 10 s, the seat map 5 min, which changes only on an upload),
     // never past an hour, so an onsale's page views reach the control plane once per period per edge location.
-    const catalogCache = new CloudfrontCachePolicy(this, 'catalog-cache', {
-      provider: global.provider,
-      name: 'onsale-catalog',
-      comment:
-        "Event pages and seat maps: the control plane's Cache-Control decides, within 0-3600 s; no cookie, header or query in the key",
-      minTtl: 0,
-      defaultTtl: 0,
-      maxTtl: 3600,
-      parametersInCacheKeyAndForwardedToOrigin: {
-        cookiesConfig: { cookieBehavior: 'none' },
-        headersConfig: { headerBehavior: 'none' },
-        queryStringsConfig: { queryStringBehavior: 'none' },
-        enableAcceptEncodingGzip: true,
-        enableAcceptEncodingBrotli: true,
-      },
-    });
+    const catalogCache = publicDocumentCache(this, global.provider, 'catalog', 3600, 'Event pages and seat maps');
 
     const distribution = new CloudfrontDistribution(this, 'distribution', {
       enabled: true,
@@ -314,4 +284,32 @@ export class EdgeStack extends OnsaleStack {
 
     new TerraformOutput(this, 'distribution_domain', { value: distribution.domainName });
   }
+}
+
+/**
+ * A cache policy for a public document every buyer gets alike: the origin's Cache-Control decides, within 0 and
+ * `maxTtl` seconds; no cookie, header or query string in the key.
+ */
+function publicDocumentCache(
+  scope: Construct,
+  provider: TerraformProvider | undefined,
+  name: string,
+  maxTtl: number,
+  what: string,
+) {
+  return new CloudfrontCachePolicy(scope, `${name}-cache`, {
+    provider,
+    name: `onsale-${name}`,
+    comment: `${what}: the origin's Cache-Control decides, within 0-${maxTtl} s; no cookie, header or query in the key`,
+    minTtl: 0,
+    defaultTtl: 0,
+    maxTtl,
+    parametersInCacheKeyAndForwardedToOrigin: {
+      cookiesConfig: { cookieBehavior: 'none' },
+      headersConfig: { headerBehavior: 'none' },
+      queryStringsConfig: { queryStringBehavior: 'none' },
+      enableAcceptEncodingGzip: true,
+      enableAcceptEncodingBrotli: true,
+    },
+  });
 }
