@@ -27,6 +27,12 @@ export const AdmissionClaims = z.object({
   exp: z.number().int(),
   aud: z.union([z.string(), z.array(z.string())]),
   iss: z.string(),
+  /**
+   * The buyer's device key (RFC 9449 §6.1): its thumbprint. Present, every request carrying the token must carry a
+   * DPoP proof signed by that key (contracts/src/dpop.ts). Absent (a client that sent no key, where the onsale does
+   * not require binding), the token works as a bearer token.
+   */
+  cnf: z.object({ jkt: z.string().regex(/^[A-Za-z0-9_-]{43}$/) }).optional(),
 });
 export type AdmissionClaims = z.infer<typeof AdmissionClaims>;
 

@@ -10,6 +10,8 @@ export const errorCodes = {
   unauthenticated: 401,
   forbidden: 403,
   admission_invalid: 403,
+  /** The join's proof of work is missing, not the platform's, spent, expired or short of the onsale's difficulty. */
+  proof_of_work_invalid: 403,
   /** The event moved to another cell after this admission token was minted: fetch a fresh one from the waiting room. */
   admission_cell_moved: 409,
   not_found: 404,

@@ -2,6 +2,7 @@ export * from './admission';
 export * from './cell-internal';
 export * from './cell-signals';
 export * from './control-plane-facts';
+export * from './dpop';
 export * from './edge-paths';
 export * from './errors';
 export * from './events';

@@ -56,6 +56,8 @@ export function createCellApp(services: CellServices) {
     type: 'apiKey',
     in: 'header',
     name: 'X-Admission-Token',
+    description:
+      'The admission token the waiting room issued. One bound to a device key (its cnf.jkt claim, RFC 9449) also needs a `DPoP` header on every request: a JWT with header {typ: "dpop+jwt", alg: "ES256", jwk: the public P-256 key} and claims {htm: the method, htu: the request URL without query, iat: unix seconds (at most 60 s old), jti: unique, used once, ath: base64url(SHA-256(the admission token))}, signed by that key. contracts/src/device-proof.ts makes one with WebCrypto in a browser. A missing or wrong proof is a 403 admission_invalid with details.reason dpop_* (dpop_missing, dpop_key_mismatch, dpop_replayed, ...).',
   });
   app.openAPIRegistry.registerComponent('securitySchemes', 'internal', { type: 'http', scheme: 'bearer' });
 

@@ -12,12 +12,15 @@ export const buyerAuth: MiddlewareHandler<CellEnv> = async (c, next) => {
   await next();
 };
 
-/** 403 unless the admission token binds this buyer, this event and this cell. */
+/** 403 unless the admission token binds this buyer, this event and this cell (and, bound to a key, the request proves it holds it). */
 export const admissionCheck: MiddlewareHandler<CellEnv> = async (c, next) => {
-  await c.get('services').verifiers.admission(c.req.header('x-admission-token'), {
-    userId: c.get('userId'),
-    eventId: c.req.param('eventId') ?? '',
-  });
+  await c
+    .get('services')
+    .verifiers.admission(
+      c.req.header('x-admission-token'),
+      { userId: c.get('userId'), eventId: c.req.param('eventId') ?? '' },
+      { dpop: c.req.header('dpop'), method: c.req.method, path: c.req.path },
+    );
   await next();
 };
 

@@ -1,8 +1,12 @@
 import {
   type AdmissionClaims,
   CLOCK_TOLERANCE_SECONDS,
+  checkDpopProof,
   createAdmissionVerifier,
+  DPOP_JTI_TTL_SECONDS,
+  type DpopRefusal,
   IDENTITY_ALGORITHMS,
+  metrics,
   type RevocationNotice,
   type RevocationNoticeAnswer,
   remoteKeys,
@@ -58,7 +62,16 @@ export function createVerifiers(config: IdentityConfig, redis: Redis) {
     throw new DomainError('unauthenticated', 'the buyer token is not valid');
   }
 
-  async function admission(token: string | undefined, expected: { userId: string; eventId: string }) {
+  /**
+   * The admission token of a request, and with a device-bound one (cnf.jkt) the DPoP proof that the request comes
+   * from the key's holder (`request`): its jti is taken in this cell's Redis, once, in the same round trip as the
+   * revocation read.
+   */
+  async function admission(
+    token: string | undefined,
+    expected: { userId: string; eventId: string },
+    request: { dpop: string | undefined; method: string; path: string },
+  ) {
     if (!token)
       throw new DomainError('admission_invalid', 'an admission token is required', { header: 'X-Admission-Token' });
     const verdict = await verifyAdmission(token);
@@ -79,16 +92,40 @@ export function createVerifiers(config: IdentityConfig, redis: Redis) {
         reason: mismatch,
       });
 
+    const proof = claims.cnf ? proofOfPossession(token, claims.cnf.jkt, request) : null;
+
     let revoked: (string | null)[];
+    let firstUse: string | null = 'OK';
     try {
-      revoked = await redis.mget(revocationKeys.jti(claims.jti), revocationKeys.buyer(claims.sub));
+      [revoked, firstUse] = await Promise.all([
+        redis.mget(revocationKeys.jti(claims.jti), revocationKeys.buyer(claims.sub)),
+        proof ? redis.set(dpopJtiKey(proof.jti), '1', 'EX', DPOP_JTI_TTL_SECONDS, 'NX') : firstUse,
+      ]);
     } catch {
       throw new DomainError('cell_unavailable', 'admission checks are unavailable; retry shortly');
     }
     if (revoked.some((v) => v !== null)) {
       throw new DomainError('admission_invalid', 'the admission token was revoked', { reason: 'revoked' });
     }
+    if (firstUse === null) throw possessionUnproven('dpop_replayed');
+    if (proof) metrics.dpopProofs.inc({ outcome: 'accepted' });
     return claims;
+  }
+
+  function proofOfPossession(
+    token: string,
+    jkt: string,
+    request: { dpop: string | undefined; method: string; path: string },
+  ) {
+    const verdict = checkDpopProof(request.dpop, {
+      jkt,
+      accessToken: token,
+      method: request.method,
+      path: request.path,
+      nowSeconds: Math.floor(Date.now() / 1000),
+    });
+    if (!verdict.ok) throw possessionUnproven(verdict.reason);
+    return verdict;
   }
 
   /**
@@ -110,3 +147,15 @@ export function createVerifiers(config: IdentityConfig, redis: Redis) {
   return { buyer, admission, recordRevocation };
 }
 export type Verifiers = ReturnType<typeof createVerifiers>;
+
+/** A proof's jti, kept in the cell's Redis until the proof is too old to be accepted anyway. */
+const dpopJtiKey = (jti: string) => `dpop:jti:${jti}`;
+
+function possessionUnproven(reason: DpopRefusal) {
+  metrics.dpopProofs.inc({ outcome: reason });
+  return new DomainError(
+    'admission_invalid',
+    "the request does not prove possession of the admission token's device key (DPoP)",
+    { reason, header: 'DPoP' },
+  );
+}

@@ -94,6 +94,20 @@ function catalog(registry: Registry) {
     admissionTokens: counter('onsale_admission_tokens_total', 'Admission tokens minted, refused or revoked.', [
       'outcome',
     ]),
+    powChallenges: counter(
+      'onsale_pow_challenges_total',
+      'Proof-of-work challenges at the waiting room door: issued, solved (a join spent one) or refused.',
+      ['event', 'outcome'],
+    ),
+    powRefusals: counter('onsale_pow_refusals_total', 'Joins refused for their proof of work, by reason.', [
+      'event',
+      'reason',
+    ]),
+    dpopProofs: counter(
+      'onsale_dpop_proofs_total',
+      'DPoP proofs checked on requests carrying a device-bound admission token: accepted, or the refusal reason.',
+      ['outcome'],
+    ),
     signingKeyFailures: counter(
       'onsale_signing_key_failures_total',
       'Signing keys that could not be found or opened (reason: missing, sealed).',
@@ -163,6 +177,12 @@ export function routerMetrics(directory: RouterDirectoryReading) {
     labelNames: ['cell', 'reason'],
     registers: [registry],
   });
+  const dpopProofs = new Counter({
+    name: 'router_dpop_proofs_total',
+    help: 'DPoP proofs checked on requests carrying a device-bound admission token: accepted, or the refusal reason.',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
   new Gauge({
     name: 'router_directory_version',
     help: 'Version of the directory copy in use (-1 before the first load).',
@@ -194,6 +214,9 @@ export function routerMetrics(directory: RouterDirectoryReading) {
     },
     upstreamError(upstream: string, reason: 'unreachable' | 'timeout' | 'broken'): void {
       upstreamErrors.inc({ cell: upstream, reason });
+    },
+    dpopProof(outcome: string): void {
+      dpopProofs.inc({ outcome });
     },
     render: () => registry.metrics(),
   };

@@ -11,6 +11,8 @@ export interface AdmissionGrant {
   iat: number;
   exp: number;
   jti?: string;
+  /** The buyer's device key thumbprint: the token then works only with a DPoP proof by that key. */
+  jkt?: string;
 }
 
 export const newJti = () => `adm_${randomUUID().replaceAll('-', '')}`;
@@ -31,11 +33,13 @@ export async function mintAdmissionToken(
     exp: g.exp,
     aud: ADMISSION_AUDIENCE,
     iss: ADMISSION_ISSUER,
+    ...(g.jkt ? { cnf: { jkt: g.jkt } } : {}),
   };
   const token = await new SignJWT({
     eventId: claims.eventId,
     purchaseCell: claims.purchaseCell,
     directoryEpoch: claims.directoryEpoch,
+    ...(claims.cnf ? { cnf: claims.cnf } : {}),
   })
     .setProtectedHeader({ alg, kid, typ: 'JWT' })
     .setJti(claims.jti)

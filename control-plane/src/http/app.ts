@@ -29,9 +29,11 @@ import { registerGetOnsale } from './routes/onsale-get';
 import { registerScheduleOnsale } from './routes/onsale-put';
 import { registerOperatorAdmission } from './routes/operator-admission';
 import { registerOperatorCells } from './routes/operator-cells';
+import { registerOperatorDoor } from './routes/operator-door';
 import { registerOperatorEvacuations } from './routes/operator-evacuations';
 import { registerOperatorEvents } from './routes/operator-events';
 import { registerOperatorTenants } from './routes/operator-tenants';
+import { registerQueueChallenge } from './routes/queue-challenge';
 import { registerQueueFairness } from './routes/queue-fairness';
 import { registerJoinQueue } from './routes/queue-join';
 import { registerQueueMe } from './routes/queue-me';
@@ -110,12 +112,14 @@ export function createApp(services: Services): App {
     registerGetOnsale,
     registerOnsaleControls,
     registerReleaseDecisions,
+    registerQueueChallenge,
     registerJoinQueue,
     registerQueueMe,
     registerQueueFairness,
     registerOperatorTenants,
     registerOperatorCells,
     registerOperatorEvents,
+    registerOperatorDoor,
     registerOperatorAdmission,
     registerOperatorEvacuations,
     registerSalesSummary,

@@ -191,3 +191,55 @@ export const OnsaleSchema = z
     }),
   })
   .openapi('Onsale');
+
+/** What a join may bring to the onsale's door (waiting-room/door.ts). */
+export const JoinQueueSchema = z
+  .object({
+    pow: z
+      .object({
+        challenge: z.string().min(1).max(1024),
+        counter: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+      })
+      .strict()
+      .optional()
+      .openapi({ description: 'A challenge from POST queue/challenge and a counter solving it' }),
+    jkt: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{43}$/, 'an RFC 7638 SHA-256 thumbprint, base64url (43 characters)')
+      .optional()
+      .openapi({ description: 'Thumbprint of the device key (ES256) that signs the DPoP proof of every hold' }),
+  })
+  .strict()
+  .openapi('JoinQueue');
+
+export const PowChallengeSchema = z
+  .object({
+    scheme: z.literal('onsale-pow/1'),
+    required: z.boolean().openapi({ description: 'false: this onsale asks for no proof (difficulty 0)' }),
+    challenge: z.string(),
+    difficulty: z
+      .number()
+      .int()
+      .openapi({
+        description: 'Find a counter with SHA-256(`${challenge}:${counter}`) starting with this many zero bits',
+      }),
+    expiresAt: z.string(),
+  })
+  .openapi('PowChallenge');
+
+export const DoorSchema = z
+  .object({
+    powDifficulty: z.number().int().min(0).max(32),
+    powAdaptiveAbovePerSecond: z.number().int().min(1).nullable().default(null).openapi({
+      description:
+        'Challenges issued per second at which the difficulty gains a bit, and another per doubling; null: fixed',
+    }),
+    powMaxDifficulty: z.number().int().min(0).max(32).default(24),
+    requireDeviceBinding: z.boolean().default(false),
+  })
+  .strict()
+  .refine((d) => d.powMaxDifficulty >= d.powDifficulty, {
+    path: ['powMaxDifficulty'],
+    message: 'must be at least powDifficulty',
+  })
+  .openapi('Door');

@@ -3,6 +3,7 @@ import type { Services } from '../context';
 import type { Db } from '../db/client';
 import type { BuyerActor } from '../lib/actors';
 import { appendFacts } from '../outbox/facts';
+import { doorOf, recordDeviceKey, spendProofOfWork } from './door';
 import { forgetRoomFairness, pseudonymOf, roomFairness, shuffleKey } from './fairness';
 import { roomKeys } from './keys';
 import { charged, type RateCharges, rateLimited } from './rate-limit';
@@ -16,19 +17,26 @@ import { describeStatus } from './status';
  * is their shuffle key, a function of the seed the platform committed to and of their pseudonym
  * (fairness.ts: revealed, and checkable by anyone, when the room opens); after it opens, first come,
  * first served. A buyer skipped for silence, or whose admission lapsed, rejoins at the back.
- * One Redis call charges the buyer's rate limits (`charges`), takes the join and reads the buyer's status.
+ * One Redis call charges the buyer's rate limits (`charges`), takes the join and reads the buyer's status; before
+ * it, the onsale's door may ask for a proof of work and a device key (door.ts).
  */
 export async function joinQueue({
   ctx,
   actor,
   eventId,
   charges,
+  door: brought = {},
 }: {
   ctx: Services;
   actor: BuyerActor;
   eventId: string;
   charges?: RateCharges;
+  /** What the onsale's door may ask for (door.ts): a solved challenge, the buyer's device key. */
+  door?: { pow?: { challenge: string; counter: number }; jkt?: string };
 }) {
+  const door = await doorOf(ctx, eventId);
+  await spendProofOfWork(ctx, actor, eventId, door, brought.pow);
+  await recordDeviceKey(ctx, actor, eventId, door, brought.jkt);
   const now = ctx.clock.now().getTime();
   const keys = joinKeys(roomKeys(ctx.prefix, eventId));
   const attempt = async (c: RateCharges | undefined) => {

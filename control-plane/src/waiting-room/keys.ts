@@ -19,6 +19,8 @@ export function roomKeys(prefix: string, eventId: string) {
     /** hash: early arrival → shuffle key|r or s|ms, as the release step took them from the queue (the admission log) */
     fairLog: `${b}:flog`,
     token: (buyer: string) => `${b}:tok:${buyer}`,
+    /** string: the thumbprint (cnf.jkt) of the device key the buyer joined with (door.ts) */
+    deviceKey: (buyer: string) => `${b}:dev:${buyer}`,
   };
 }
 export type RoomKeys = ReturnType<typeof roomKeys>;

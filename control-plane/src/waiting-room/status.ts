@@ -158,7 +158,10 @@ export async function describeStatus({
   return base;
 }
 
-/** Mints the admission and attaches it to the release record, unless another fetch did first; null when the slot is gone. */
+/**
+ * Mints the admission, bound to the device key the buyer joined with if any, and attaches it to the release record,
+ * unless another fetch did first; null when the slot is gone.
+ */
 async function claimAdmission(
   ctx: Services,
   actor: BuyerActor,
@@ -172,7 +175,8 @@ async function claimAdmission(
   const iat = Math.floor(nowMs / 1000);
   const exp = iat + ctx.config.ADMISSION_TOKEN_TTL_SECONDS;
   const jti = newJti();
-  const { token } = await mintAdmissionToken(ctx.keys, { sub: actor.sub, eventId, ...placement, iat, exp, jti });
+  const jkt = (await ctx.redis.get(keys.deviceKey(actor.sub))) ?? undefined;
+  const { token } = await mintAdmissionToken(ctx.keys, { sub: actor.sub, eventId, ...placement, iat, exp, jti, jkt });
   const [outcome, stored, storedRel] = await ctx.redis.wrClaim(
     keys.release,
     keys.admitted,

@@ -10,6 +10,7 @@ import { upstreamRequestHeaders } from '../proxy/headers';
 import type { Upstream, Upstreams } from '../proxy/upstreams';
 import { classify } from '../routing/classify';
 import { type CellRoute, orderTrail, routeToCell, routeWebhook } from '../routing/rule';
+import { createProofOfPossession } from './device-binding';
 import { answerError, beginExchange, type Exchange } from './exchange';
 import { createOwnEndpoints } from './own-endpoints';
 
@@ -36,6 +37,7 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
   const own = createOwnEndpoints(deps);
   const serveOwn = getRequestListener(own.app.fetch);
   const retryAfter = config.RETRY_AFTER_SECONDS;
+  const possession = createProofOfPossession(metrics);
 
   return (incoming, outgoing) => {
     const url = incoming.url ?? '/';
@@ -95,6 +97,16 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
           retryAfter,
         });
       claims = verdict.claims;
+      const refusal = claims.cnf ? possession(incoming, pathname, token, claims.cnf.jkt) : null;
+      if (refusal)
+        return answerError(
+          x,
+          'admission_invalid',
+          "the request does not prove possession of the admission token's device key (DPoP)",
+          {
+            details: { reason: refusal },
+          },
+        );
     }
     const intent = incoming.method === 'POST' && NEW_HOLD_PATH.test(pathname) ? 'new_hold' : 'order';
     const route = routeToCell(dir, target.eventId, claims, intent);

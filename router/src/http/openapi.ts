@@ -119,7 +119,9 @@ export function routerDocument(config: RouterConfig) {
       responses: {
         MethodNotAllowed: methodNotAllowed,
         NotFound: error('No such route'),
-        AdmissionInvalid: error('The X-Admission-Token is not valid (signature or expiry)'),
+        AdmissionInvalid: error(
+          'The X-Admission-Token is not valid (signature or expiry), or it is bound to a device key (cnf.jkt) and the DPoP header carries no valid proof by that key (RFC 9449: typ dpop+jwt, ES256, the public jwk in the header; htm, htu, iat within 60 s, a jti used once, ath = base64url(SHA-256(admission token)); contracts/src/device-proof.ts makes one with WebCrypto)',
+        ),
         PayloadTooLarge: error(`Body over ${config.MAX_BODY_BYTES} bytes`),
         CellUnavailable: error('The directory, the admission keys or the owning cell is unavailable', retryAfter),
         UpstreamTimeout: error(`No upstream answer within ${config.UPSTREAM_TIMEOUT_MS} ms`),
@@ -130,7 +132,8 @@ export function routerDocument(config: RouterConfig) {
 
 const routerErrors = {
   bad_request: 'a body that does not match its Content-Length',
-  admission_invalid: 'an admission token with a bad signature or expired',
+  admission_invalid:
+    'an admission token with a bad signature or expired, or a device-bound one (cnf.jkt) without a valid DPoP proof by its key: details.reason dpop_*',
   not_found: 'a path no service serves',
   method_not_allowed: "a method the router's own endpoints do not serve",
   event_not_found: 'an event the directory does not know',

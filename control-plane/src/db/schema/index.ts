@@ -1,6 +1,7 @@
 export * from './admission';
 export * from './cells';
 export * from './directory';
+export * from './door-defences';
 export * from './event-moves';
 export * from './events';
 export * from './onsales';

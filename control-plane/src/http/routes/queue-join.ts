@@ -3,7 +3,7 @@ import { errorResponses } from '@onsale/contracts';
 import { joinQueue } from '../../waiting-room/join';
 import { asQueuedBuyer, bearerSecurity } from '../auth';
 import type { App } from '../env';
-import { EventIdParam, QueueStatusSchema } from '../schemas';
+import { EventIdParam, JoinQueueSchema, QueueStatusSchema } from '../schemas';
 
 const route = createRoute({
   method: 'post',
@@ -12,12 +12,21 @@ const route = createRoute({
   summary: 'Join the waiting room (idempotent per buyer: a refresh or a second device keeps the place)',
   security: bearerSecurity,
   middleware: [asQueuedBuyer] as const,
-  request: { params: EventIdParam },
+  description:
+    'What the onsale may ask at the door (set by an operator): `pow`, a challenge from POST queue/challenge with the ' +
+    'counter that solves it (a 403 proof_of_work_invalid names the field that falls short); `jkt`, the RFC 7638 ' +
+    'thumbprint of the ES256 key that will sign the DPoP proof of every hold (the admission token is then bound to ' +
+    'it, cnf.jkt). Both may be sent where not asked: the proof is then ignored, and the key still binds the token.',
+  request: {
+    params: EventIdParam,
+    body: { required: false, content: { 'application/json': { schema: JoinQueueSchema } } },
+  },
   responses: {
     200: { description: 'Your place', content: { 'application/json': { schema: QueueStatusSchema } } },
     ...errorResponses(
       'validation_failed',
       'unauthenticated',
+      'proof_of_work_invalid',
       'not_found',
       'conflict',
       'rate_limited',
@@ -37,6 +46,7 @@ export function registerJoinQueue(app: App) {
         actor,
         eventId: c.req.valid('param').eventId,
         charges: c.get('charges'),
+        door: c.req.valid('json'),
       }),
       200,
     );
