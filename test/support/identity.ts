@@ -24,6 +24,8 @@ export interface AdmissionInput {
   directoryEpoch?: number;
   expiresInSeconds?: number;
   jti?: string;
+  /** Binds the token to a device key (cnf.jkt), as the waiting room does for a buyer who joined with one. */
+  jkt?: string;
 }
 
 /**
@@ -50,6 +52,7 @@ export async function startIdentity() {
       eventId: input.eventId,
       purchaseCell: input.purchaseCell,
       directoryEpoch: input.directoryEpoch ?? 1,
+      ...(input.jkt ? { cnf: { jkt: input.jkt } } : {}),
     })
       .setProtectedHeader({ alg: ALG, kid: key.kid })
       .setSubject(input.sub)
