@@ -171,7 +171,7 @@ function refuse(eventId: string, reason: PowRefusal, path: string, message: stri
 
 /**
  * Checks a join's proof of work against the onsale's door and spends its challenge; throws proof_of_work_invalid
- * (403, details naming the field) when it falls short. Cheapest checks first; the one Redis write comes last.
+ * (403, details naming the field) when it falls short.
  */
 export async function spendProofOfWork(
   ctx: Services,
@@ -181,6 +181,22 @@ export async function spendProofOfWork(
   pow: { challenge: string; counter: number } | undefined,
 ): Promise<void> {
   if (door.powDifficulty === 0) return;
+  const now = ctx.clock.now().getTime();
+  const claims = checkProofOfWork(ctx, actor, eventId, door, pow, now);
+  const spent = await ctx.redis.set(`${ctx.prefix}pow:spent:${claims.n}`, '1', 'PX', claims.x - now, 'NX');
+  if (spent === null) throw refuse(eventId, 'spent', 'pow.challenge', 'the challenge was already used for a join');
+  metrics.powChallenges.inc({ event: eventId, outcome: 'solved' });
+}
+
+/** Everything about a proof but its single use, cheapest first: the server's whole cost of a check but one SET NX. */
+export function checkProofOfWork(
+  ctx: Services,
+  actor: BuyerActor,
+  eventId: string,
+  door: Door,
+  pow: { challenge: string; counter: number } | undefined,
+  now: number,
+): ChallengeClaims {
   if (!pow)
     throw refuse(
       eventId,
@@ -192,18 +208,16 @@ export async function spendProofOfWork(
       },
     );
   const [body, mac] = pow.challenge.split('.');
-  let claims: ChallengeClaims | undefined;
-  if (body && mac) {
-    const expected = sign(ctx, body);
-    const given = Buffer.from(mac, 'base64url');
-    if (given.length !== expected.length || !timingSafeEqual(given, expected))
-      throw refuse(eventId, 'signature', 'pow.challenge', 'the challenge was not issued by this platform');
-    claims = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as ChallengeClaims;
-  } else throw refuse(eventId, 'malformed', 'pow.challenge', 'the challenge is not one this platform issues');
+  if (!body || !mac)
+    throw refuse(eventId, 'malformed', 'pow.challenge', 'the challenge is not one this platform issues');
+  const expected = sign(ctx, body);
+  const given = Buffer.from(mac, 'base64url');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected))
+    throw refuse(eventId, 'signature', 'pow.challenge', 'the challenge was not issued by this platform');
+  const claims = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as ChallengeClaims;
   if (claims.e !== eventId) throw refuse(eventId, 'other_event', 'pow.challenge', 'the challenge is for another event');
   if (claims.b !== buyerBinding(actor.sub))
     throw refuse(eventId, 'other_buyer', 'pow.challenge', 'the challenge was issued to another buyer');
-  const now = ctx.clock.now().getTime();
   if (now >= claims.x)
     throw refuse(eventId, 'expired', 'pow.challenge', 'the challenge has expired; ask for a new one');
   if (claims.d < door.powDifficulty)
@@ -214,8 +228,7 @@ export async function spendProofOfWork(
       `the challenge asks for ${claims.d} bits; this onsale now asks for ${door.powDifficulty}: ask for a new one`,
       { requiredDifficulty: door.powDifficulty },
     );
-  const hash = createHash('sha256').update(powInput(pow.challenge, pow.counter)).digest();
-  const achieved = leadingZeroBits(hash);
+  const achieved = leadingZeroBits(createHash('sha256').update(powInput(pow.challenge, pow.counter)).digest());
   if (achieved < claims.d)
     throw refuse(
       eventId,
@@ -224,9 +237,7 @@ export async function spendProofOfWork(
       `SHA-256(challenge:counter) has ${achieved} leading zero bits; ${claims.d} are required`,
       { requiredDifficulty: claims.d, achievedDifficulty: achieved },
     );
-  const spent = await ctx.redis.set(`${ctx.prefix}pow:spent:${claims.n}`, '1', 'PX', claims.x - now, 'NX');
-  if (spent === null) throw refuse(eventId, 'spent', 'pow.challenge', 'the challenge was already used for a join');
-  metrics.powChallenges.inc({ event: eventId, outcome: 'solved' });
+  return claims;
 }
 
 /**
