@@ -25,8 +25,7 @@ afterAll(async () => {
 });
 
 const holdsUrl = () => `${cell.url}/events/${event.eventId}/holds`;
-const heldOrders = async () =>
-  (await cell.db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders'))[0]!.n;
+const heldOrders = async () => (await cell.db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders'))[0]!.n;
 
 async function hold(userId: string, headers: Record<string, string>) {
   return fetch(holdsUrl(), {

@@ -24,7 +24,8 @@ const join = (h: Harness, eventId: string, token: string, body?: object) =>
 /** A counter whose hash falls short of `difficulty`: what a client that skipped the work would send. */
 function unsolved(challenge: string, difficulty: number) {
   for (let counter = 0; ; counter++)
-    if (leadingZeroBits(createHash('sha256').update(powInput(challenge, counter)).digest()) < difficulty) return counter;
+    if (leadingZeroBits(createHash('sha256').update(powInput(challenge, counter)).digest()) < difficulty)
+      return counter;
 }
 
 const counted = async (eventId: string, outcome: string) =>

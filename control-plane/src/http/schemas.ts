@@ -217,12 +217,9 @@ export const PowChallengeSchema = z
     scheme: z.literal('onsale-pow/1'),
     required: z.boolean().openapi({ description: 'false: this onsale asks for no proof (difficulty 0)' }),
     challenge: z.string(),
-    difficulty: z
-      .number()
-      .int()
-      .openapi({
-        description: 'Find a counter with SHA-256(`${challenge}:${counter}`) starting with this many zero bits',
-      }),
+    difficulty: z.number().int().openapi({
+      description: 'Find a counter such that SHA-256(challenge + ":" + counter) starts with this many zero bits',
+    }),
     expiresAt: z.string(),
   })
   .openapi('PowChallenge');

@@ -11,7 +11,7 @@ const route = createRoute({
   tags: ['waiting room'],
   summary: "A proof-of-work challenge for joining this event's waiting room, bound to you, usable for one join",
   description:
-    'Find a non-negative integer counter such that SHA-256 of the UTF-8 text `${challenge}:${counter}` starts with ' +
+    'Find a non-negative integer counter such that SHA-256 of the UTF-8 text challenge + ":" + counter (decimal) starts with ' +
     '`difficulty` zero bits (contracts/src/device-proof.ts: solveChallenge), then join with ' +
     '{ pow: { challenge, counter } } before expiresAt. The difficulty is the onsale’s, raised while arrivals are ' +
     'heavy when the operator made it adaptive. `required: false`: this onsale asks for no proof.',
