@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EventLoad } from '@onsale/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { admittedBuyer } from '../../test/support/buyer';
 import { startTestCell, type TestCell } from '../../test/support/cell';
 import { type TestDevice, testDevice } from '../../test/support/device';
 import { startIdentity, type TestIdentity } from '../../test/support/identity';
@@ -65,10 +66,14 @@ async function admitted() {
 }
 
 describe('device-bound admission tokens at the router', () => {
-  it('forwards a hold whose proof is signed by the bound key', async () => {
-    const buyer = await admitted();
-    const res = await buyer.hold(await device.headers('POST', holdsUrl(), buyer.token));
-    expect(res.status).toBe(202);
+  it('forwards a hold whose proof is signed by the bound key, and its retry with a fresh proof', async () => {
+    const buyer = await admittedBuyer(identity, cell, event.eventId, undefined, router.url, device);
+    const seats = [event.seats[seat++]!.id];
+    const first = await buyer.hold(seats, 'retry-key-1');
+    expect(first.status).toBe(202);
+    const retry = await buyer.hold(seats, 'retry-key-1');
+    expect(retry.status).toBe(202);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
     expect(await ordersOf(buyer.userId)).toHaveLength(1);
   });
 
