@@ -146,13 +146,13 @@ export class RecentProofs {
 
   constructor(private readonly maxEntries = 200_000) {}
 
-  /** True the first time a jti is seen within its TTL; false for a replay. */
-  firstUse(jti: string, nowSeconds: number): boolean {
-    const until = this.#until.get(jti);
+  /** True the first time a proof (its key's thumbprint and jti) is seen within its TTL; false for a replay. */
+  firstUse(proof: string, nowSeconds: number): boolean {
+    const until = this.#until.get(proof);
     if (until !== undefined && until > nowSeconds) return false;
-    if (until !== undefined) this.#until.delete(jti);
+    if (until !== undefined) this.#until.delete(proof);
     if (this.#until.size >= this.maxEntries) this.#until.delete(this.#until.keys().next().value as string);
-    this.#until.set(jti, nowSeconds + DPOP_JTI_TTL_SECONDS);
+    this.#until.set(proof, nowSeconds + DPOP_JTI_TTL_SECONDS);
     return true;
   }
 }

@@ -95,11 +95,14 @@ export function createVerifiers(config: IdentityConfig, redis: Redis) {
     const proof = claims.cnf ? proofOfPossession(token, claims.cnf.jkt, request) : null;
 
     let revoked: (string | null)[];
-    let firstUse: string | null = 'OK';
+    let firstUse: boolean;
     try {
       [revoked, firstUse] = await Promise.all([
         redis.mget(revocationKeys.jti(claims.jti), revocationKeys.buyer(claims.sub)),
-        proof ? redis.set(dpopJtiKey(proof.jti), '1', 'EX', DPOP_JTI_TTL_SECONDS, 'NX') : firstUse,
+        // A proof is good for one request: its jti is taken for as long as its iat would let it pass.
+        proof
+          ? redis.set(dpopJtiKey(proof.jkt, proof.jti), '1', 'EX', DPOP_JTI_TTL_SECONDS, 'NX').then((r) => r !== null)
+          : true,
       ]);
     } catch {
       throw new DomainError('cell_unavailable', 'admission checks are unavailable; retry shortly');
@@ -107,7 +110,7 @@ export function createVerifiers(config: IdentityConfig, redis: Redis) {
     if (revoked.some((v) => v !== null)) {
       throw new DomainError('admission_invalid', 'the admission token was revoked', { reason: 'revoked' });
     }
-    if (firstUse === null) throw possessionUnproven('dpop_replayed');
+    if (!firstUse) throw possessionUnproven('dpop_replayed');
     if (proof) metrics.dpopProofs.inc({ outcome: 'accepted' });
     return claims;
   }
@@ -125,7 +128,7 @@ export function createVerifiers(config: IdentityConfig, redis: Redis) {
       nowSeconds: Math.floor(Date.now() / 1000),
     });
     if (!verdict.ok) throw possessionUnproven(verdict.reason);
-    return verdict;
+    return { jkt, jti: verdict.jti };
   }
 
   /**
@@ -148,8 +151,8 @@ export function createVerifiers(config: IdentityConfig, redis: Redis) {
 }
 export type Verifiers = ReturnType<typeof createVerifiers>;
 
-/** A proof's jti, kept in the cell's Redis until the proof is too old to be accepted anyway. */
-const dpopJtiKey = (jti: string) => `dpop:jti:${jti}`;
+/** A proof's jti, per key (a client picks its jtis: one cannot spend another's), kept until the proof is too old anyway. */
+const dpopJtiKey = (jkt: string, jti: string) => `dpop:jti:${jkt}:${jti}`;
 
 function possessionUnproven(reason: DpopRefusal) {
   metrics.dpopProofs.inc({ outcome: reason });

@@ -20,7 +20,11 @@ export function createProofOfPossession(metrics: RouterMetrics) {
       host: incoming.headers.host,
       nowSeconds,
     });
-    const outcome = !verdict.ok ? verdict.reason : recent.firstUse(verdict.jti, nowSeconds) ? null : 'dpop_replayed';
+    const outcome = !verdict.ok
+      ? verdict.reason
+      : recent.firstUse(`${jkt}:${verdict.jti}`, nowSeconds)
+        ? null
+        : 'dpop_replayed';
     metrics.dpopProof(outcome ?? 'accepted');
     return outcome;
   };
