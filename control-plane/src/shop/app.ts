@@ -12,16 +12,7 @@ import type { Html } from '../console/pages/layout';
 import { sameToken } from '../console/session';
 import type { Services } from '../context';
 import type { ShopConfig } from './config';
-import {
-  eventPage,
-  orderPage,
-  ordersPage,
-  problemPage,
-  queuePage,
-  seatsPage,
-  shopLayout,
-  signedInPage,
-} from './pages';
+import { eventPage, orderPage, ordersPage, problemPage, queuePage, seatsPage, shopLayout, signedInPage } from './pages';
 
 type Env = { Variables: { services: Services; requestId: string } };
 type C = Context<Env>;

@@ -65,7 +65,9 @@ export function eventPage(ev: CatalogPage) {
     <h1>${ev.name}</h1>
     <p class="lead">${ev.venue} · <time datetime="${ev.startsAt}">${when} (${ev.timeZone})</time></p>
     <p>Sale: <strong data-testid="sale-status">${SALE_STATUS[ev.saleStatus]}</strong>${
-      ev.onsaleAt ? html` · opens <time datetime="${ev.onsaleAt}">${formatInZone(new Date(ev.onsaleAt), ev.timeZone)}</time>` : ''
+      ev.onsaleAt
+        ? html` · opens <time datetime="${ev.onsaleAt}">${formatInZone(new Date(ev.onsaleAt), ev.timeZone)}</time>`
+        : ''
     }</p>
     ${tierTable(ev)}
     <h2>Where you can sit</h2>

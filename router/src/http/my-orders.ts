@@ -16,7 +16,12 @@ const CellAnswer = z.object({ orders: z.array(BuyerOrderSummary) });
  * its orders out and is named in `unavailableCells`, so the page says the list may be incomplete instead of failing:
  * one cell's outage must not hide every other cell's orders. A 401 from any cell is the buyer's answer (a bad token).
  */
-export function gatherMyOrders(deps: { config: RouterConfig; directory: Directory; upstreams: Upstreams; log: Logger }) {
+export function gatherMyOrders(deps: {
+  config: RouterConfig;
+  directory: Directory;
+  upstreams: Upstreams;
+  log: Logger;
+}) {
   return async (c: Context<RouterEnv>) => {
     const authorization = c.req.header('authorization');
     if (!authorization) return errorResponse(c, 'unauthenticated', 'a buyer token is required');
