@@ -12,8 +12,8 @@ import {
 } from '@onsale/contracts';
 import { CellCallError, cellCallRefusal } from '../cells/client';
 import { createConsoleApp } from '../console/app';
-import { createShopApp } from '../shop/app';
 import type { Services } from '../context';
+import { createShopApp } from '../shop/app';
 import type { App, AppEnv } from './env';
 import { registerCatalogPage } from './routes/catalog-get';
 import { registerCatalogSeatMap } from './routes/catalog-seat-map-get';
