@@ -119,7 +119,7 @@ async function queue() {
       ready();
       document.body.dataset.queue = s.admission ? 'through' : s.status;
       if (s.admission) {
-        sessionStorage.setItem(admissionKey, JSON.stringify(s.admission));
+        localStorage.setItem(admissionKey, JSON.stringify(s.admission));
         say('queue-state', "You're through! Choose your seats before your turn expires.");
         go.hidden = false;
         go.focus();
@@ -167,8 +167,12 @@ interface Bitmaps {
 const SVG = 'http://www.w3.org/2000/svg';
 
 async function seats() {
-  const admission = JSON.parse(sessionStorage.getItem(admissionKey) ?? 'null') as { token: string } | null;
-  if (!admission) {
+  // Kept in localStorage, as the buyer token is: another tab or a reopened page picks the seats with it.
+  const admission = JSON.parse(localStorage.getItem(admissionKey) ?? 'null') as {
+    token: string;
+    expiresAt: string;
+  } | null;
+  if (!admission || Date.parse(admission.expiresAt) < Date.now()) {
     location.assign(`/shop/events/${eventId}/queue`);
     return;
   }
@@ -184,6 +188,8 @@ async function seats() {
     for (const r of s.rows) for (const x of r.seats) byId.set(x.id, { ...x, section: s.section, row: r.row });
   const chosen = new Set<string>();
   let free = new Set<string>();
+  // Seats a hold was just refused for: taken whatever a cached availability document (a second stale) still says.
+  const lost = new Map<string, number>();
   const holder = $('seat-map')!;
   const width = Math.max(1, ...map.sections.map((s) => s.x + s.width));
   const height = Math.max(1, ...map.sections.map((s) => s.height)) + 1;
@@ -287,6 +293,7 @@ async function seats() {
         if ((bits[i >> 3]! >> (7 - (i & 7))) & 1) next.add(id);
       });
     }
+    for (const [id, at] of lost) if (Date.now() - at < 10_000) next.delete(id);
     free = next;
     paint();
   }
@@ -317,18 +324,20 @@ async function seats() {
     }
     const err = hold.body.error;
     if (hold.status === 409 && err?.code === 'seats_unavailable') {
-      const lost = ((err.details?.seatIds as string[] | undefined) ?? []).map((id) => {
+      const taken = (err.details?.seatIds as string[] | undefined) ?? [];
+      for (const id of taken) lost.set(id, Date.now());
+      const names = taken.map((id) => {
         const s = byId.get(id);
         return s ? `section ${s.section}, row ${s.row}, seat ${s.label}` : 'a seat';
       });
       say(
         'seat-problem',
-        `Sorry, another buyer just took ${lost.join(' and ') || 'one of your seats'}. The map now shows the seats still free: please choose again.`,
+        `Sorry, another buyer just took ${names.join(' and ') || 'one of your seats'}. The map now shows the seats still free: please choose again.`,
       );
-      document.body.dataset.lost = 'true';
       await refresh(true);
+      document.body.dataset.lost = 'true';
     } else if (hold.status === 403) {
-      sessionStorage.removeItem(admissionKey);
+      localStorage.removeItem(admissionKey);
       say('seat-problem', 'Your turn has expired. Taking you back to the waiting room; your place is kept…');
       setTimeout(() => location.assign(`/shop/events/${eventId}/queue`), 2000);
     } else {

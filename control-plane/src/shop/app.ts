@@ -84,7 +84,7 @@ export function createShopApp(
     // The script talks to this origin (the edge) and to Stripe; tickets' QR codes and PDF are blob: URLs it makes.
     c.header(
       'content-security-policy',
-      `default-src 'self'; img-src 'self' blob: data:; style-src 'self'; script-src 'self'; connect-src 'self' ${stripeOrigin}; frame-ancestors 'none'; form-action 'self'; object-src 'none'`,
+      `default-src 'self'; img-src 'self' blob: data:; style-src 'self'; script-src 'self'; connect-src 'self' blob: ${stripeOrigin}; frame-ancestors 'none'; form-action 'self'; object-src 'none'`,
     );
     await next();
   });
@@ -169,5 +169,7 @@ export function createShopApp(
     });
   });
 
+  // Mounted under the control plane's app, whose JSON 404 would answer otherwise: a buyer gets a page.
+  app.all('*', (c) => problem(c, 404, 'no such page'));
   return app;
 }
