@@ -117,6 +117,7 @@ describe("the buyer's pages in a browser, through the edge router", () => {
     }
     const { page } = buyers.ann;
     state.position = (await page.getByTestId('position').textContent()) ?? '';
+    await expect(page.getByTestId('choose-seats').isVisible()).resolves.toBe(false);
     expect(state.position).toMatch(/^\d+$/);
     await expect(page.getByTestId('queue-state').textContent()).resolves.toMatch(/in the queue|not open yet/);
     await expect(page.getByTestId('estimate').textContent()).resolves.not.toBe('…');
@@ -198,6 +199,7 @@ describe("the buyer's pages in a browser, through the edge router", () => {
     expect((await confirmed).status()).toBe(200);
     await page.getByTestId('tickets').waitFor({ state: 'visible', timeout: 90_000 });
     await expect(page.getByTestId('order-state').textContent()).resolves.toBe('Your tickets are ready.');
+    await expect(page.getByTestId('order-problem').textContent()).resolves.toBe('');
     const qr = page.getByTestId('ticket-list').locator('img');
     await expect(qr.count()).resolves.toBe(2);
     await page.waitForFunction(() =>

@@ -415,9 +415,12 @@ async function order() {
         say('order-state', 'No such order for this account.');
         return;
       }
+      // A 503 while a cell restarts or a store recovers: retried like a lost connection.
+      if (r.status !== 200) throw new Error(`order: ${r.status}`);
       const v = r.body;
+      // Back online: the connection notice goes; a refused payment's message stays until the buyer pays again.
+      if (failures > 0) say('order-problem', '');
       failures = 0;
-      say('order-problem', paying ? '' : ($('order-problem')?.textContent ?? ''));
       document.body.dataset.status = v.status;
       const step = STEP[v.status] ?? 0;
       for (const li of document.querySelectorAll<HTMLElement>('[data-step]')) {

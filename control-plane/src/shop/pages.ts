@@ -63,7 +63,7 @@ export function eventPage(ev: CatalogPage) {
   const selling = ev.saleStatus === 'on_sale' || ev.saleStatus === 'scheduled' || ev.saleStatus === 'paused';
   return html`<article>
     <h1>${ev.name}</h1>
-    <p class="lead">${ev.venue} · <time datetime="${ev.startsAt}">${when} (${ev.timeZone})</time></p>
+    <p class="lead">${ev.venue} · <time datetime="${ev.startsAt}">${when}</time></p>
     <p>Sale: <strong data-testid="sale-status">${SALE_STATUS[ev.saleStatus]}</strong>${
       ev.onsaleAt
         ? html` · opens <time datetime="${ev.onsaleAt}">${formatInZone(new Date(ev.onsaleAt), ev.timeZone)}</time>`
