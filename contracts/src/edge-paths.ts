@@ -14,7 +14,7 @@ export const EDGE_PATHS = {
   ],
   /** Stripe's webhooks name their cell in the path; the cell answers them at WEBHOOK_UPSTREAM_PATH. */
   webhook: ['/cells/{cellId}/webhooks/stripe'],
-  /** The public catalog, the waiting room, the promoters' API and console, the admission keys and the directory. */
+  /** The public catalog, the waiting room, the promoters' API and console, the buyers' pages, the admission keys and the directory. */
   controlPlane: [
     '/events',
     '/events/{eventId}',
@@ -29,6 +29,7 @@ export const EDGE_PATHS = {
     '/.well-known/jwks.json',
     '/directory',
     '/console/**',
+    '/shop/**',
   ],
 } as const;
 

@@ -33,3 +33,19 @@ export const OrderView = z.object({
     .nullable(),
 });
 export type OrderView = z.infer<typeof OrderView>;
+
+/** One line of a buyer's "my orders": what the order is for and where it stands, not its seats or tickets. */
+export const BuyerOrderSummary = z.object({
+  orderId: z.string(),
+  eventId: z.string(),
+  eventName: z.string(),
+  eventStartsAt: z.string(),
+  status: OrderStatus,
+  amount: z.number().int().describe('minor units'),
+  currency: z.string(),
+  createdAt: z.string(),
+});
+export type BuyerOrderSummary = z.infer<typeof BuyerOrderSummary>;
+
+/** The most orders one cell lists for one buyer (newest first). */
+export const BUYER_ORDERS_LIMIT = 100;

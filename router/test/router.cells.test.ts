@@ -256,3 +256,71 @@ describe('an order stays reachable where it lives, after its event moved', () =>
     await setStatus('cell-a', 'active');
   });
 });
+
+describe('"my orders": the router gathers the buyer’s orders from every cell', () => {
+  it('merges both cells’ orders newest first; a cell marked down is skipped, one that does not answer is named', async () => {
+    const userId = `buyer-${randomUUID()}`;
+    const bearer = await identity.buyerToken(userId);
+    const holdIn = async (event: EventLoad, cell: string, seat: number) => {
+      const admission = await identity.admissionToken({
+        sub: userId,
+        eventId: event.eventId,
+        purchaseCell: cell,
+        directoryEpoch: 1,
+      });
+      const res = await fetch(`${router.url}/events/${event.eventId}/holds`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${bearer}`,
+          'x-admission-token': admission,
+          'idempotency-key': randomUUID(),
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ seatIds: [event.seats[seat]!.id] }),
+      });
+      expect(res.status).toBe(202);
+      return ((await res.json()) as { orderId: string }).orderId;
+    };
+    // Cells earlier tests added stand for ones out of service here: only cell-a and cell-b are asked.
+    controlPlane.update((f) => {
+      for (const c of f.cells) if (c.id !== 'cell-a' && c.id !== 'cell-b') c.status = 'down';
+    });
+    await router.refreshDirectory();
+    const inA = await holdIn(eventA, 'cell-a', 39);
+    const inB = await holdIn(eventB, 'cell-b', 39);
+    const mine = async () => {
+      const res = await fetch(`${router.url}/me/orders`, { headers: { authorization: `Bearer ${bearer}` } });
+      expect(res.status).toBe(200);
+      return (await res.json()) as { orders: { orderId: string; eventId: string }[]; unavailableCells: string[] };
+    };
+
+    const all = await mine();
+    expect(all.orders.map((o) => o.orderId)).toEqual([inB, inA]);
+    expect(all.orders[0]).toMatchObject({ eventId: eventB.eventId, status: 'pending_payment', currency: 'eur' });
+    expect(all.unavailableCells).toEqual([]);
+    // Another buyer's token sees none of them.
+    const other = await fetch(`${router.url}/me/orders`, {
+      headers: { authorization: `Bearer ${await identity.buyerToken(`buyer-${randomUUID()}`)}` },
+    });
+    expect(((await other.json()) as { orders: unknown[] }).orders).toEqual([]);
+
+    await setStatus('cell-b', 'down');
+    const withoutB = await mine();
+    expect(withoutB.orders.map((o) => o.orderId)).toEqual([inA]);
+    expect(withoutB.unavailableCells).toEqual([]);
+    await setStatus('cell-b', 'active');
+
+    // A cell the directory lists as active but that does not answer: its orders are missing, and it is named.
+    controlPlane.addCell('cell-gone', 'http://127.0.0.1:9');
+    await router.refreshDirectory();
+    const partial = await mine();
+    expect(partial.orders.map((o) => o.orderId)).toEqual([inB, inA]);
+    expect(partial.unavailableCells).toEqual(['cell-gone']);
+    controlPlane.setStatus('cell-gone', 'down');
+    await router.refreshDirectory();
+
+    const refused = await fetch(`${router.url}/me/orders`, { headers: { authorization: 'Bearer not-a-token' } });
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('unauthenticated');
+  });
+});

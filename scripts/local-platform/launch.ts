@@ -262,6 +262,9 @@ export async function startPlatform(options: PlatformOptions) {
       // The promoter console signs in through the development issuer and is reached through the router.
       CONSOLE_OIDC_ISSUER_URL: url(ports.identity),
       CONSOLE_PUBLIC_URL: url(ports.router),
+      // The buyer's checkout pays from the browser, straight to the emulator, as Stripe.js pays Stripe.
+      SHOP_STRIPE_API_URL: url(ports.stripe),
+      SHOP_STRIPE_PUBLISHABLE_KEY: 'pk_test_onsale_local',
     };
     await runOnce('control-plane-migrate', 'control-plane/src/db/migrate.ts', controlPlaneEnv);
     // A KEK rotated since the last start: its second step, before any process signs (runbooks/rotate-keys.md).

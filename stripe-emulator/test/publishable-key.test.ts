@@ -47,6 +47,35 @@ describe('a publishable key with the client secret (the way Stripe.js confirms)'
     expect(captured).toMatchObject({ status: 'succeeded', amount_received: 9_500, metadata: { orderId: 'ord_pk' } });
   });
 
+  it('answers a browser on another origin (CORS), preflight included, as Stripe does for Stripe.js', async () => {
+    const emulator = await startEmulator();
+    const created = await manualIntent(stripeClient(emulator));
+    const path = `/v1/payment_intents/${created.id}/confirm`;
+    const preflight = await fetch(`${emulator.url}${path}`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'http://127.0.0.1:4000',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization,content-type',
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(preflight.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('authorization');
+    const confirmed = await fetch(`${emulator.url}${path}`, {
+      method: 'POST',
+      headers: {
+        origin: 'http://127.0.0.1:4000',
+        authorization: `Bearer ${PUBLISHABLE_KEY}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ client_secret: created.client_secret!, payment_method: 'pm_card_visa' }),
+    });
+    expect(confirmed.status).toBe(200);
+    expect(confirmed.headers.get('access-control-allow-origin')).toBe('*');
+    expect(await confirmed.json()).toMatchObject({ status: 'requires_capture' });
+  });
+
   it('retrieves with the client secret in the query, seeing only the fields Stripe shows a publishable key', async () => {
     const emulator = await startEmulator();
     const server = stripeClient(emulator);

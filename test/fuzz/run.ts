@@ -189,6 +189,8 @@ try {
     {
       name: 'router',
       schema: `${platform.urls.router}/openapi.json`,
+      // Its own /me/orders asks every cell for this buyer's orders.
+      headers: auth(bearer),
     },
     {
       name: 'control-plane',

@@ -9,14 +9,20 @@ import type { DevIdentity } from './index';
  * here), and a token endpoint that exchanges a single-use code bound to a PKCE challenge.
  */
 
-const PromoterUser = z.object({
-  username: z.string().min(1).max(100),
-  password: z.string().min(1).max(200),
-  sub: z.string().min(1).max(200),
-  tenantId: z.string().uuid(),
-  role: z.enum(['owner', 'manager', 'viewer']),
-});
-type PromoterUser = z.infer<typeof PromoterUser>;
+/** A promoter names their tenant and role; a buyer (the shop's sign-in) names neither. */
+const DevUser = z
+  .object({
+    username: z.string().min(1).max(100),
+    password: z.string().min(1).max(200),
+    sub: z.string().min(1).max(200),
+    tenantId: z.string().uuid().optional(),
+    role: z.enum(['owner', 'manager', 'viewer']).optional(),
+  })
+  .refine((u) => (u.tenantId === undefined) === (u.role === undefined), {
+    message: 'a promoter gives both tenantId and role; a buyer neither',
+    path: ['role'],
+  });
+type DevUser = z.infer<typeof DevUser>;
 
 const AuthorizeParams = z.object({
   response_type: z.literal('code'),
@@ -44,7 +50,7 @@ const TokenRequest = z.object({
 
 interface PendingCode {
   params: AuthorizeParams;
-  user: PromoterUser;
+  user: DevUser;
   expiresAt: number;
 }
 
@@ -83,7 +89,7 @@ ${error ? `<p class="error" role="alert">${esc(error)}</p>` : ''}
 
 /** The OIDC routes, added to the dev issuer's server; answers true when it handled the request. */
 export function createDevOidc(identity: DevIdentity, baseUrl: () => string) {
-  const users = new Map<string, PromoterUser>();
+  const users = new Map<string, DevUser>();
   const codes = new Map<string, PendingCode>();
 
   const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
@@ -130,7 +136,7 @@ export function createDevOidc(identity: DevIdentity, baseUrl: () => string) {
         send(res, 400, { error: { code: 'bad_request', message: 'body must be JSON' } });
         return true;
       }
-      const p = PromoterUser.safeParse(body);
+      const p = DevUser.safeParse(body);
       if (!p.success) {
         send(res, 400, { error: { code: 'validation_failed', message: 'invalid user', details: p.error.issues } });
         return true;
@@ -192,13 +198,14 @@ export function createDevOidc(identity: DevIdentity, baseUrl: () => string) {
         return true;
       }
       const { sub, tenantId, role } = pending.user;
+      const claims = tenantId ? { sub, tenantId, role } : { sub };
       const ttlSeconds = 3600;
       send(res, 200, {
         token_type: 'Bearer',
         expires_in: ttlSeconds,
-        access_token: await identity.mint({ sub, tenantId, role }, { ttlSeconds }),
+        access_token: await identity.mint(claims, { ttlSeconds }),
         id_token: await identity.mint(
-          { sub, tenantId, role, ...(pending.params.nonce ? { nonce: pending.params.nonce } : {}) },
+          { ...claims, ...(pending.params.nonce ? { nonce: pending.params.nonce } : {}) },
           { ttlSeconds },
         ),
       });

@@ -13,6 +13,7 @@ import {
 import { CellCallError, cellCallRefusal } from '../cells/client';
 import { createConsoleApp } from '../console/app';
 import type { Services } from '../context';
+import { createShopApp } from '../shop/app';
 import type { App, AppEnv } from './env';
 import { registerCatalogPage } from './routes/catalog-get';
 import { registerCatalogSeatMap } from './routes/catalog-seat-map-get';
@@ -132,6 +133,8 @@ export function createApp(services: Services): App {
   }
   // The promoter console: HTML pages with their own session, outside the JSON API's document.
   app.route('/console', createConsoleApp(services, services.config));
+  // The buyer's pages, likewise HTML outside the document; their script uses the public JSON API through the edge.
+  app.route('/shop', createShopApp(services, services.config));
   app.doc31('/openapi.json', { openapi: '3.1.0', info: { title: 'Onsale control plane', version: '1.0.0' } });
   return app;
 }

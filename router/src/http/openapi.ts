@@ -1,4 +1,5 @@
-import { errorCodes } from '@onsale/contracts';
+import { BUYER_ORDERS_LIMIT, BuyerOrderSummary, errorCodes } from '@onsale/contracts';
+import { z } from 'zod';
 import type { RouterConfig } from '../config';
 
 const errorBody = {
@@ -99,6 +100,32 @@ export function routerDocument(config: RouterConfig) {
           },
         },
       },
+      '/me/orders': {
+        get: {
+          summary: "The buyer's orders across every cell, newest first",
+          description:
+            'The router asks every cell not marked down for the orders of the buyer the bearer token names (each cell ' +
+            `verifies it, at most ${BUYER_ORDERS_LIMIT} orders per cell) and merges them; a cell that does not answer ` +
+            'in time is named in unavailableCells and its orders are missing from this answer.',
+          security: [{ buyer: [] }],
+          responses: {
+            200: {
+              description: "The buyer's orders",
+              headers: traced,
+              content: json({
+                type: 'object',
+                required: ['orders', 'unavailableCells'],
+                properties: {
+                  orders: { type: 'array', items: z.toJSONSchema(BuyerOrderSummary) },
+                  unavailableCells: { type: 'array', items: { type: 'string' } },
+                },
+              }),
+            },
+            401: error('No buyer token, or a cell refused it'),
+            503: error('No directory loaded yet', retryAfter),
+          },
+        },
+      },
       '/openapi.json': {
         get: {
           summary: 'This document',
@@ -107,6 +134,7 @@ export function routerDocument(config: RouterConfig) {
       },
     },
     components: {
+      securitySchemes: { buyer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
       schemas: { Error: errorBody },
       headers: {
         'X-Request-Id': { description: 'Minted by the router for every request', schema: { type: 'string' } },

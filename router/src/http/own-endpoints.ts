@@ -9,22 +9,26 @@ import {
 import { Hono } from 'hono';
 import type { RouterConfig } from '../config';
 import type { Directory } from '../directory/directory';
+import type { Upstreams } from '../proxy/upstreams';
 import type { RouterEnv } from './env';
 import { beginExchange, exchangeHeaders } from './exchange';
+import { gatherMyOrders } from './my-orders';
 import { routerDocument } from './openapi';
 
 interface OwnDeps {
   config: RouterConfig;
   directory: Directory;
   metrics: RouterMetrics;
+  upstreams: Upstreams;
   log: Logger;
 }
 
 /**
- * What the router answers itself: /healthz, /readyz, /metrics and its OpenAPI document, and 405 with Allow for
+ * What the router answers itself: /healthz, /readyz, /metrics, its OpenAPI document and the buyer's orders gathered
+ * from every cell (/me/orders, my-orders.ts), and 405 with Allow for
  * another method on them. `serves` tells the router's front door which paths these are.
  */
-export function createOwnEndpoints({ config, directory, metrics, log }: OwnDeps) {
+export function createOwnEndpoints({ config, directory, metrics, upstreams, log }: OwnDeps) {
   const app = new Hono<RouterEnv>();
 
   app.use(async (c, next) => {
@@ -50,6 +54,7 @@ export function createOwnEndpoints({ config, directory, metrics, log }: OwnDeps)
         });
   });
   app.get('/metrics', async (c) => c.body(await metrics.render(), 200, { 'content-type': METRICS_CONTENT_TYPE }));
+  app.get('/me/orders', gatherMyOrders({ config, directory, upstreams, log }));
   const document = routerDocument(config);
   app.get('/openapi.json', (c) => c.json(document));
 

@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { cors } from 'hono/cors';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { EmulatorControl } from '../control.js';
 import { apiError, StripeApiError } from '../domain/errors.js';
@@ -46,6 +47,12 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     c.header('Stripe-Version', c.req.header('Stripe-Version') ?? deps.apiVersion);
     await next();
   });
+  // Stripe's API answers browsers on any origin, as Stripe.js calls it from the shop's pages with the publishable
+  // key; the preflight is answered before authentication (a browser sends it without the key).
+  app.use(
+    '/v1/*',
+    cors({ origin: '*', allowHeaders: ['Authorization', 'Content-Type', 'Stripe-Version'], maxAge: 600 }),
+  );
   app.use('/v1/*', authenticate({ publishableKey: deps.publishableKey }));
   for (const operation of deps.operations) {
     app.on(operation.method, operation.path, operationHandler(operation, deps));

@@ -13,6 +13,7 @@ import { registerRevocations } from './internal.revocations.post';
 import { registerSignals } from './internal.signals.get';
 import { registerMetrics } from './metrics.get';
 import { registerGetOrder } from './orders.get';
+import { registerListMyOrders } from './orders.mine.get';
 import { registerTicketsPdf } from './tickets.pdf.get';
 import { registerTicketQr } from './tickets.qr.get';
 import { registerTicketScanner } from './tickets.scanner.get';
@@ -23,6 +24,7 @@ export function registerRoutes(app: CellApp) {
   registerMetrics(app);
   registerCreateHold(app);
   registerGetOrder(app);
+  registerListMyOrders(app);
   registerReleaseHold(app);
   registerAvailability(app);
   registerSeatBitmaps(app);

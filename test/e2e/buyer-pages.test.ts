@@ -1,0 +1,303 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { demoSeatMap } from '../../scripts/local-platform/demo';
+import { repoRoot } from '../../scripts/local-platform/launch';
+import { launchChromium } from '../support/browser';
+import { type FirstLoad, measureFirstLoad, seriousAccessibilityViolations } from '../support/page-audit';
+import { startTestPlatform, type TestPlatform } from '../support/platform';
+
+/**
+ * The buyer's pages in a real browser, through the edge router: the event page, sign-in at the identity provider,
+ * the waiting room (a refresh and a network blip keep the place), admission, two adjacent seats picked on the map,
+ * a second buyer racing for one of them and told plainly, payment from the browser to Stripe (the emulator) with
+ * the publishable key and client secret, the tickets, and the order under "my orders". Every page is audited with
+ * axe-core, and each page's first load is measured (written to .data/artifacts/buyer/first-load.md).
+ */
+let t: TestPlatform;
+let browser: Browser;
+let router: string;
+let eventId: string;
+const shots = resolve(repoRoot, '.data/artifacts/buyer');
+const buyers: Record<'ann' | 'ben', { context: BrowserContext; page: Page }> = {} as never;
+const state: { orderId?: string; position?: string } = {};
+
+async function call(method: string, path: string, body?: unknown) {
+  const res = await fetch(`${t.platform.urls.controlPlane}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${t.demo.promoter}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return res.json() as Promise<Record<string, unknown>>;
+}
+
+async function registerBuyer(name: string) {
+  const res = await fetch(`${t.platform.urls.identity}/users`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: name, password: `pw-${name}`, sub: `buyer-${name}` }),
+  });
+  expect(res.status).toBe(201);
+}
+
+/** No serious or critical finding; the message names each one, so a failure says what to fix. */
+async function expectAccessible(page: Page) {
+  const found = await seriousAccessibilityViolations(page);
+  expect(found, JSON.stringify(found, null, 2)).toEqual([]);
+}
+
+const seat = (page: Page, label: string) => page.locator(`[data-testid="seat-map"] [data-label="${label}"]`);
+const queueState = (page: Page) => page.evaluate(() => document.body.dataset.queue ?? '');
+
+beforeAll(async () => {
+  execFileSync('pnpm', ['--filter', '@onsale/control-plane', 'build:shop'], { cwd: repoRoot, stdio: 'ignore' });
+  mkdirSync(shots, { recursive: true });
+  t = await startTestPlatform({ seatsPerEvent: 20, maxReleaseRate: 50 });
+  router = t.platform.urls.router;
+  // An event of its own whose room opens now and whose sale starts later, so buyers wait in the room first.
+  const created = await call('POST', '/events', {
+    name: 'Shop Night',
+    venue: 'Lyon Hall',
+    startsAt: new Date(Date.now() + 20 * 86_400_000).toISOString(),
+    cellId: t.demo.events[0]!.cellId,
+  });
+  eventId = created.id as string;
+  await call('PUT', `/events/${eventId}/seat-map`, demoSeatMap(20));
+  // A fee added on top for the floor: the buyer sees it, and pays it.
+  await call('PUT', `/events/${eventId}/tiers/floor/fees`, { fee: 450, fees: 'added' });
+  await call('PUT', `/events/${eventId}/onsale`, {
+    roomOpensAt: new Date(Date.now() + 1_000).toISOString(),
+    onsaleAt: new Date(Date.now() + 45_000).toISOString(),
+    perBuyerLimit: 4,
+    maxReleaseRate: 50,
+  });
+  await registerBuyer('ann');
+  await registerBuyer('ben');
+  browser = await launchChromium();
+  for (const name of ['ann', 'ben'] as const) {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    buyers[name] = { context, page: await context.newPage() };
+  }
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await t?.stop();
+});
+
+describe("the buyer's pages in a browser, through the edge router", () => {
+  it('the event page shows the venue, the date and each tier with its fee, and passes the audit', async () => {
+    const { page } = buyers.ann;
+    await page.goto(`${router}/shop/events/${eventId}`);
+    await expect(page.locator('h1').textContent()).resolves.toBe('Shop Night');
+    await expect(page.getByTestId('sale-status').textContent()).resolves.toBe('Not on sale yet');
+    const tiers = await page.getByTestId('tiers').locator('tbody tr').allTextContents();
+    expect(tiers.map((row) => row.replace(/\s+/g, ' ').trim())).toEqual([
+      'Floor €95.00 + €4.50 €99.50',
+      'Stand €55.00 €0.00 included €55.00',
+    ]);
+    await expectAccessible(page);
+    await page.screenshot({ path: resolve(shots, 'event.png'), fullPage: true });
+  });
+
+  it('joining signs the buyer in at the identity provider and shows the place and an estimate', async () => {
+    for (const name of ['ann', 'ben'] as const) {
+      const { page } = buyers[name];
+      await page.goto(`${router}/shop/events/${eventId}`);
+      await page.getByTestId('join').click();
+      await page.getByLabel('Username').fill(name);
+      await page.getByLabel('Password').fill(`pw-${name}`);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL(`${router}/shop/events/${eventId}/queue`);
+      await page.waitForFunction(() => document.body.dataset.queue === 'waiting');
+      await expect(page.getByTestId('who').textContent()).resolves.toBe(`Signed in as buyer-${name}`);
+    }
+    const { page } = buyers.ann;
+    state.position = (await page.getByTestId('position').textContent()) ?? '';
+    await expect(page.getByTestId('choose-seats').isVisible()).resolves.toBe(false);
+    expect(state.position).toMatch(/^\d+$/);
+    await expect(page.getByTestId('queue-state').textContent()).resolves.toMatch(/in the queue|not open yet/);
+    await expect(page.getByTestId('estimate').textContent()).resolves.not.toBe('…');
+    await expectAccessible(page);
+    await page.screenshot({ path: resolve(shots, 'queue.png'), fullPage: true });
+  });
+
+  it('a refresh keeps the place in the waiting room', async () => {
+    const { page } = buyers.ann;
+    await page.reload();
+    await page.waitForFunction(() => document.body.dataset.interactive === 'true');
+    expect(await queueState(page), 'the sale started before the refresh was tested').toBe('waiting');
+    await expect(page.getByTestId('position').textContent()).resolves.toBe(state.position);
+  });
+
+  it('a network blip is shown, and the place is still there when the connection returns', async () => {
+    const { page, context } = buyers.ann;
+    await context.setOffline(true);
+    await page.getByText('Connection lost. Your place is kept; reconnecting…').waitFor({ timeout: 15_000 });
+    await context.setOffline(false);
+    await page.waitForFunction(() => !document.querySelector('[data-testid="queue-problem"]')?.textContent, null, {
+      timeout: 20_000,
+    });
+    await expect(page.getByTestId('position').textContent()).resolves.toBe(state.position);
+  });
+
+  it('both buyers are let through when the sale starts', async () => {
+    for (const name of ['ann', 'ben'] as const) {
+      const { page } = buyers[name];
+      await page.waitForFunction(() => document.body.dataset.queue === 'through', null, { timeout: 90_000 });
+      await expect(page.getByTestId('queue-state').textContent()).resolves.toContain("You're through");
+      await page.getByTestId('choose-seats').click();
+      await page.waitForURL(`${router}/shop/events/${eventId}/seats`);
+      await page.waitForFunction(() => document.body.dataset.interactive === 'true');
+    }
+  });
+
+  it('picks two adjacent seats on the map; the racing buyer loses one of them and sees why, on a fresh map', async () => {
+    const ann = buyers.ann.page;
+    const ben = buyers.ben.page;
+    await expect(ann.getByTestId('seat-map').getAttribute('data-free')).resolves.toBe('20');
+    await seat(ann, 'S1-R1-3').click();
+    await seat(ann, 'S1-R1-4').click();
+    await expect(seat(ann, 'S1-R1-4').getAttribute('aria-checked')).resolves.toBe('true');
+    await expect(ann.getByTestId('selection').locator('li').count()).resolves.toBe(2);
+    await expect(ann.getByTestId('total').textContent()).resolves.toBe('€199.00');
+    await expectAccessible(ann);
+    await ann.screenshot({ path: resolve(shots, 'seats.png'), fullPage: true });
+
+    await seat(ben, 'S1-R1-4').click();
+    await seat(ben, 'S1-R1-5').click();
+    await ann.getByTestId('hold').click();
+    await ann.waitForURL(new RegExp(`/shop/events/${eventId}/orders/[0-9a-f-]{36}$`));
+    state.orderId = ann.url().split('/').at(-1)!;
+
+    await ben.getByTestId('hold').click();
+    await ben.waitForFunction(() => document.body.dataset.lost === 'true');
+    await expect(ben.getByTestId('seat-problem').textContent()).resolves.toContain(
+      'Sorry, another buyer just took section S1, row R1, seat S1-R1-4',
+    );
+    await expect(seat(ben, 'S1-R1-4').getAttribute('aria-disabled')).resolves.toBe('true');
+    await expect(seat(ben, 'S1-R1-3').getAttribute('aria-disabled')).resolves.toBe('true');
+    await expect(seat(ben, 'S1-R1-5').getAttribute('aria-checked')).resolves.toBe('true');
+    await expect(ben.getByTestId('selection').locator('li').count()).resolves.toBe(1);
+    await expectAccessible(ben);
+    await ben.screenshot({ path: resolve(shots, 'seat-lost.png'), fullPage: true });
+  });
+
+  it('pays from the browser with the publishable key and the client secret, then shows the tickets', async () => {
+    const { page } = buyers.ann;
+    await page.getByTestId('checkout').waitFor({ state: 'visible', timeout: 30_000 });
+    await expect(page.getByTestId('pay').textContent()).resolves.toBe('Pay €199.00');
+    await expectAccessible(page);
+    await page.screenshot({ path: resolve(shots, 'checkout.png'), fullPage: true });
+    const confirmed = page.waitForResponse(
+      (r) => r.url().includes('/v1/payment_intents/') && r.url().endsWith('/confirm'),
+    );
+    await page.getByTestId('pay').click();
+    expect((await confirmed).status()).toBe(200);
+    await page.getByTestId('tickets').waitFor({ state: 'visible', timeout: 90_000 });
+    await expect(page.getByTestId('order-state').textContent()).resolves.toBe('Your tickets are ready.');
+    await expect(page.getByTestId('order-problem').textContent()).resolves.toBe('');
+    const qr = page.getByTestId('ticket-list').locator('img');
+    await expect(qr.count()).resolves.toBe(2);
+    await page.waitForFunction(() =>
+      [...document.querySelectorAll<HTMLImageElement>('[data-testid="ticket-list"] img')].every(
+        (i) => i.naturalWidth > 0,
+      ),
+    );
+    const pdf = await page.evaluate(async () => {
+      const href = document.querySelector<HTMLAnchorElement>('[data-testid="tickets-pdf"]')!.href;
+      const bytes = new Uint8Array(await (await fetch(href)).arrayBuffer());
+      return String.fromCharCode(...bytes.slice(0, 5));
+    });
+    expect(pdf).toBe('%PDF-');
+    await expectAccessible(page);
+    await page.screenshot({ path: resolve(shots, 'tickets.png'), fullPage: true });
+  });
+
+  it('the order is under "my orders", gathered from every cell by the router', async () => {
+    const { page } = buyers.ann;
+    await page.getByRole('link', { name: 'My orders' }).click();
+    await page.waitForURL(`${router}/shop/orders`);
+    const row = page.locator(`[data-order="${state.orderId}"]`);
+    await row.waitFor();
+    await expect(row.textContent()).resolves.toContain('Tickets ready');
+    await expect(row.textContent()).resolves.toContain('Shop Night');
+    await expect(page.getByTestId('orders-state').textContent()).resolves.toBe('1 order.');
+    await expectAccessible(page);
+    await page.screenshot({ path: resolve(shots, 'orders.png'), fullPage: true });
+    // The other buyer has none: each cell answers for the token's own buyer.
+    const ben = buyers.ben.page;
+    await ben.goto(`${router}/shop/orders`);
+    await ben.waitForFunction(() => document.body.dataset.interactive === 'true');
+    await expect(ben.getByTestId('orders-state').textContent()).resolves.toBe('You have no orders yet.');
+  });
+
+  it('bad input on the new routes is a 4xx in the platform’s error body (JSON) or a problem page (HTML), never a 5xx', async () => {
+    const html = [
+      ['/shop/events/not-an-id', 404],
+      [`/shop/events/${crypto.randomUUID()}`, 404],
+      [`/shop/events/${eventId}/orders/not-an-id`, 404],
+      [`/shop/events/${eventId}/nope`, 404],
+      ['/shop/auth/callback', 400],
+      ['/shop/auth/callback?code=x&state=forged-state-value', 400],
+      ['/shop/assets/..%2Fpackage.json', 404],
+    ] as const;
+    for (const [path, status] of html) {
+      const res = await fetch(`${router}${path}`);
+      expect(res.status, path).toBe(status);
+      expect(await res.text(), path).toContain('role="alert"');
+    }
+    // A sign-in may only return to a page of the shop.
+    const away = await fetch(`${router}/shop/auth/login?next=https://evil.example/`, { redirect: 'manual' });
+    expect(away.status).toBe(302);
+    for (const auth of [undefined, 'Bearer not-a-jwt', 'Basic eA==']) {
+      const res = await fetch(`${router}/me/orders`, { headers: auth ? { authorization: auth } : {} });
+      expect(res.status, String(auth)).toBe(401);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('unauthenticated');
+    }
+    const post = await fetch(`${router}/me/orders`, { method: 'POST' });
+    expect(post.status).toBe(405);
+  });
+
+  it("each page's first load, measured in a fresh browser (cold cache) with the buyer's sign-in", async () => {
+    const storage = await buyers.ann.context.storageState();
+    const pages = {
+      event: `/shop/events/${eventId}`,
+      'waiting room': `/shop/events/${eventId}/queue`,
+      'seat picker': `/shop/events/${eventId}/seats`,
+      'order (tickets)': `/shop/events/${eventId}/orders/${state.orderId}`,
+      'my orders': '/shop/orders',
+    };
+    const runs = 3;
+    const rows: (FirstLoad & { page: string })[] = [];
+    for (const [name, path] of Object.entries(pages)) {
+      const samples: FirstLoad[] = [];
+      for (let i = 0; i < runs; i++) samples.push(await measureFirstLoad(browser, storage, `${router}${path}`));
+      const median = (k: keyof FirstLoad) => samples.map((s) => s[k]).sort((a, b) => a - b)[Math.floor(runs / 2)]!;
+      rows.push({
+        page: name,
+        bytes: median('bytes'),
+        requests: median('requests'),
+        domContentLoadedMs: median('domContentLoadedMs'),
+        interactiveMs: median('interactiveMs'),
+      });
+    }
+    for (const r of rows) {
+      expect(r.bytes, r.page).toBeGreaterThan(0);
+      expect(r.interactiveMs, r.page).toBeGreaterThan(0);
+    }
+    const table = [
+      `First load of each buyer page (median of ${runs}, fresh browser context: empty cache; through the edge router on 127.0.0.1; ${new Date().toISOString()})`,
+      '',
+      '| page | bytes transferred | requests | DOMContentLoaded (ms) | interactive (ms) |',
+      '|---|---:|---:|---:|---:|',
+      ...rows.map((r) => `| ${r.page} | ${r.bytes} | ${r.requests} | ${r.domContentLoadedMs} | ${r.interactiveMs} |`),
+      '',
+    ].join('\n');
+    writeFileSync(resolve(shots, 'first-load.md'), table);
+    console.log(table);
+  });
+});
