@@ -106,17 +106,27 @@ describe('region game day: the primary region of a cell lost mid-onsale, its sta
   let fence: { oldApiReady: number; staleWriteCode: string | undefined };
 
   it('the runbook run as written: the standby takes the cell, the router sends its buyers there', async () => {
-    const shoppers = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => shopper(t.platform, eventId, `region-buyer-${i}`)));
+    const shoppers = await Promise.all(
+      [0, 1, 2, 3, 4, 5].map((i) => shopper(t.platform, eventId, `region-buyer-${i}`)),
+    );
     await Promise.all(shoppers.map((b) => b.admit()));
     const all = await t.seatsOf(eventId);
     const seats = shoppers.map((_, i) => all.slice(i * 8, i * 8 + (i === 0 ? 1 : 8)));
     load = payingBuyers(t.platform.urls.router, eventId, shoppers, seats);
-    await sleep(8_000);
+    // Mid-onsale: orders held and paid for before the region goes (a loaded machine takes a while to the first).
+    for (const deadline = Date.now() + 120_000; load.paid.length < 3; ) {
+      if (Date.now() > deadline) throw new Error(`only ${load.paid.length} payments in 120 s before the loss`);
+      await sleep(500);
+    }
+    await sleep(3_000);
 
     oldApiUrl = t.platform.cellUrl(cellId);
+    // The region is lost: its database and its broker at once.
+    await Promise.all([
+      standbyServices(region, 'kill', 'kafka', 'c1'),
+      standbyServices(region, 'kill', 'postgres', 'c1'),
+    ]);
     killedAt = Date.now();
-    await standbyServices(region, 'kill', 'kafka', 'c1');
-    await standbyServices(region, 'kill', 'postgres', 'c1');
     const standby = await standbyAddresses(region);
     drill = await failOverRegion({
       platform: t.platform,

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditEvent } from '../support/audit';
+import { payingBuyers } from '../support/paying-buyers';
 import { startTestPlatform, type TestPlatform } from '../support/platform';
 import { repoRoot } from '../support/services';
-import { payingBuyers } from '../support/paying-buyers';
 import { shopper } from '../support/shopper';
 import { startWriterEndpoint } from '../support/writer-endpoint';
 

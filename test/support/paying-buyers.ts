@@ -61,4 +61,3 @@ export function payingBuyers(router: string, eventId: string, list: Shopper[], s
     },
   };
 }
-

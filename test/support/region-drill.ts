@@ -55,10 +55,16 @@ export async function eventIdsOn(brokers: string, topics: string[]): Promise<Set
   if (ends.size === 0) return ids;
   const consumer = kafka.consumer({ groupId: `region-drill-${randomUUID()}`, maxWaitTimeInMs: 100 });
   await consumer.connect();
-  await consumer.subscribe({ topics: [...new Set([...ends.keys()].map((k) => k.split('/')[0]!))], fromBeginning: true });
+  await consumer.subscribe({
+    topics: [...new Set([...ends.keys()].map((k) => k.split('/')[0]!))],
+    fromBeginning: true,
+  });
   const left = new Set(ends.keys());
   const done = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`reading ${brokers}: partitions not read to the end: ${[...left]}`)), 60_000);
+    const timer = setTimeout(
+      () => reject(new Error(`reading ${brokers}: partitions not read to the end: ${[...left]}`)),
+      60_000,
+    );
     void consumer.run({
       eachMessage: async ({ topic, partition, message }) => {
         const id = (JSON.parse(message.value?.toString() ?? '{}') as { eventId?: string }).eventId;
