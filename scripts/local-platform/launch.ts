@@ -373,6 +373,35 @@ export async function startPlatform(options: PlatformOptions) {
       const cell = cells.get(id);
       if (cell) cell.running = false;
     };
+    /**
+     * A region failover's "start the services with the new epoch" (runbooks/region-failover.md): the cell's
+     * processes stop (those of the lost region), then start again on the standby region's database and brokers
+     * with CELL_EPOCH `epoch`, their API on a new address (the standby region's load balancer), which the operator
+     * then puts in the registry. The epoch must already be raised in that database (the fence): until it is, the
+     * API's /readyz refuses and this fails.
+     */
+    const relocateCell = async (
+      id: string,
+      to: { databaseUrl: string; kafkaBrokers: string; epoch: number; region: string },
+    ) => {
+      const cell = cells.get(id);
+      if (!cell) throw new Error(`no cell ${id}`);
+      await stopCell(id);
+      const cellPort = await freePort();
+      cell.env = {
+        ...cell.env,
+        DATABASE_URL: to.databaseUrl,
+        KAFKA_BROKERS: to.kafkaBrokers,
+        CELL_EPOCH: String(to.epoch),
+        CELL_REGION: to.region,
+        PORT: String(cellPort),
+      };
+      Object.assign(cell, { url: url(cellPort), databaseUrl: to.databaseUrl, kafkaBrokers: to.kafkaBrokers });
+      // The mirror made the topics it had seen; this makes any it had not (idempotent).
+      await runOnce(`${id}-topics-epoch-${to.epoch}`, 'cell/src/messaging/provision-main.ts', cell.env);
+      await startCell(id);
+      return cell.url;
+    };
     /** One more instance of a cell's worker role, as ECS scaling out starts one: its consumer group rebalances. */
     const addWorker = async (id: string, role: CellRoleName, instance: string) => {
       const cell = cells.get(id);
@@ -456,6 +485,7 @@ export async function startPlatform(options: PlatformOptions) {
       cellUrl: (id: string) => cells.get(id)!.url,
       startCell,
       stopCell,
+      relocateCell,
       addWorker,
       logFile: (name: string) => resolve(options.logDir, `${name}.log`),
       /** Each supervised process: pid, state, restarts, where its health is. */

@@ -1,14 +1,14 @@
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditEvent } from '../support/audit';
+import { payingBuyers } from '../support/paying-buyers';
 import { startTestPlatform, type TestPlatform } from '../support/platform';
 import { repoRoot } from '../support/services';
-import { type Shopper, shopper } from '../support/shopper';
+import { shopper } from '../support/shopper';
 import { startWriterEndpoint } from '../support/writer-endpoint';
 
 /**
@@ -76,65 +76,6 @@ async function freeSeats(n: number) {
   return seats;
 }
 
-interface Ack {
-  orderId: string;
-  at: number;
-}
-
-/**
- * Buyers who hold a seat and pay for it, one order after another. A refused or failed hold is retried with
- * the same Idempotency-Key after 200 ms (a client does); a payment that cannot start is left to expire.
- */
-function buyers(list: Shopper[], seatsEach: string[][]) {
-  const acked: Ack[] = []; // 202 answers: the order the buyer was told exists
-  const paid: Ack[] = []; // Stripe authorized the buyer's payment for it
-  let stopped = false;
-  const runs = list.map(async (b, i) => {
-    const seats = seatsEach[i]!;
-    for (let n = 0; !stopped && n < seats.length; n++) {
-      const key = randomUUID();
-      let orderId: string | undefined;
-      while (!stopped && !orderId) {
-        const res = await b.hold([seats[n]!], key).catch(() => null);
-        if (res?.status === 202) {
-          orderId = ((await res.json()) as { orderId: string }).orderId;
-          acked.push({ orderId, at: Date.now() });
-        } else if (res?.status === 409)
-          break; // the seat went to someone else
-        else await sleep(200);
-      }
-      if (!orderId && i === 0) {
-        // The probe's seat is still held by a release that failed in the failover: it frees at expiry.
-        await sleep(500);
-        n--;
-        continue;
-      }
-      if (!orderId) continue;
-      if (i === 0) {
-        // The first buyer is the probe: it releases what it holds, so the per-buyer limit never stops it.
-        await fetch(`${t.platform.urls.router}/events/${eventId}/orders/${orderId}/hold`, {
-          method: 'DELETE',
-          headers: { authorization: `Bearer ${b.bearer}`, 'x-admission-token': b.admission!.token },
-        }).catch(() => null);
-        n--;
-        continue;
-      }
-      try {
-        const pi = await b.pay(orderId, 'pm_card_visa', 10_000);
-        if (pi) paid.push({ orderId, at: Date.now() });
-      } catch {}
-    }
-  });
-  return {
-    acked,
-    paid,
-    async stop() {
-      stopped = true;
-      await Promise.all(runs);
-    },
-  };
-}
-
 async function ledgerHas(orderIds: string[]) {
   const rows = await t
     .cellDb(cellId)
@@ -164,7 +105,7 @@ async function failover(mode: 'sync' | 'async') {
   await Promise.all(shoppers.map((b) => b.admit()));
   // Each buyer may hold or buy 8 seats of the event (its limit); the probe holds and releases one seat.
   const seats = await Promise.all(shoppers.map((_, i) => freeSeats(i === 0 ? 1 : 8)));
-  const load = buyers(shoppers, seats);
+  const load = payingBuyers(t.platform.urls.router, eventId, shoppers, seats);
   await sleep(6_000);
   if (mode === 'async') {
     // The replica falls behind (its WAL sender stopped): what commits from now on is at risk.

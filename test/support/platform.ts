@@ -38,6 +38,8 @@ export async function startTestPlatform(options: {
   topology?: 'shared' | 'per-cell';
   /** Per-cell topology: the PostgreSQL server (URL without a database) of the cell at that index instead of its own in services.env. */
   cellPostgres?: Record<number, string>;
+  /** Per-cell topology: the brokers of the cell at that index instead of its own in services.env. */
+  cellKafka?: Record<number, string>;
 }) {
   const dbs: TestDatabase[] = [];
   const db = async (prefix: string) => {
@@ -59,7 +61,8 @@ export async function startTestPlatform(options: {
       const own = cellStores(slot, env);
       const d = await createTestDatabase('e2e_cell', 'empty', options.cellPostgres?.[i] ?? own.serverUrl);
       dbs.push(d);
-      cells.push({ id, databaseUrl: d.url, db: d, redisUrl: own.redisUrl, kafkaBrokers: own.kafkaBrokers });
+      const kafkaBrokers = options.cellKafka?.[i] ?? own.kafkaBrokers;
+      cells.push({ id, databaseUrl: d.url, db: d, redisUrl: own.redisUrl, kafkaBrokers });
     } else cells.push({ id, databaseUrl: (await db('e2e_cell')).url, db: dbs.at(-1)! });
   }
   const start = () =>
