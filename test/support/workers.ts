@@ -15,6 +15,7 @@ import { createLogger } from '@onsale/contracts';
 import { exportJWK, generateKeyPair } from 'jose';
 import type Stripe from 'stripe';
 import { kafkaBrokers } from './kafka';
+import { mailServer } from './mailbox';
 import { serviceEnv } from './services';
 
 /** A fresh Ed25519 ticket-signing key as the cell's configuration carries it. */
@@ -71,7 +72,7 @@ export async function startCellWorkers(
     TICKETS_PREFIX: `${cellId}/`,
     // The payment roles are handed the emulator's client; the key only satisfies their schema.
     STRIPE_SECRET_KEY: 'sk_test_handed_in',
-    // The notifier sends to the local SMTP server scripts/services started (SMTP_URL from its env).
+    ...(roles.notifications ? { SMTP_URL: mailServer().smtpUrl } : {}),
     MAIL_FROM: 'Onsale tickets <tickets@onsale.test>',
     NOTIFY_CLAIM_LEASE_MS: '2000',
   };
