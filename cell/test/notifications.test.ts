@@ -72,7 +72,7 @@ async function issuedOrder(buyerEmail: string | undefined, seats: number) {
   const issued = await eventually(
     async () =>
       (
-        await cell.db.query<{ envelope: ReturnType<typeof envelope> }>(
+        await cell.db.query<{ envelope: ReturnType<typeof envelope<'TicketIssued'>> }>(
           `SELECT envelope FROM outbox WHERE aggregate_id = $1 AND event_type = 'TicketIssued'`,
           [orderId],
         )
@@ -196,6 +196,36 @@ describe('notifications', () => {
       new Set([`<order_confirmation.${orderId}@${cellId}.onsale.invalid>`]),
     );
   }, 120_000);
+
+  it("keeps the buyer token's email claim on the order a hold creates, unless its issuer says it is unverified", async () => {
+    const hold = async (claims: { email?: string; email_verified?: boolean }) => {
+      const userId = `user-${randomUUID()}`;
+      const seat = event.seats[seatsTaken++]!.id;
+      const res = await fetch(`${cell.url}/events/${event.eventId}/holds`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${await identity.buyerToken(userId, claims)}`,
+          'x-admission-token': await identity.admissionToken({
+            sub: userId,
+            eventId: event.eventId,
+            purchaseCell: cellId,
+          }),
+          'idempotency-key': randomUUID(),
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ seatIds: [seat] }),
+      });
+      expect(res.status).toBe(202);
+      const { orderId } = (await res.json()) as { orderId: string };
+      return (
+        await cell.db.query<{ buyer_email: string | null }>('SELECT buyer_email FROM orders WHERE id = $1', [orderId])
+      )[0]!.buyer_email;
+    };
+    expect(await hold({ email: 'ada@buyers.test' })).toBe('ada@buyers.test');
+    expect(await hold({ email: 'ada@buyers.test', email_verified: false })).toBeNull();
+    expect(await hold({ email: 'not an address' })).toBeNull();
+    expect(await hold({})).toBeNull();
+  });
 
   it('an order placed without an address is recorded as skipped, not retried', async () => {
     const notifier = await startCellWorkers(cellId, cell.db.url, { notifications: true });
