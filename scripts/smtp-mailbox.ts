@@ -83,6 +83,8 @@ const ids = async () =>
     .sort();
 
 const http = createHttpServer(async (req, res) => {
+  // One request per connection: a poller reusing a kept-alive socket the server is closing sees "other side closed".
+  res.setHeader('connection', 'close');
   const url = new URL(req.url ?? '/', `http://${HOST}`);
   const json = (status: number, body: unknown) =>
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));

@@ -227,11 +227,35 @@ describe('notifications', () => {
     expect(await hold({})).toBeNull();
   });
 
-  it('an order placed without an address is recorded as skipped, not retried', async () => {
+  it('an order placed without an address is recorded as skipped, not retried; a cancelled payment gets its notice', async () => {
     const notifier = await startCellWorkers(cellId, cell.db.url, { notifications: true });
     try {
       const { orderId } = await issuedOrder(undefined, 1);
       await eventually(async () => (await notices(orderId))[0]?.status === 'skipped', 'the notice skipped');
+      expect(await notices(orderId)).toEqual([
+        { kind: 'order_confirmation', status: 'skipped', attempts: 1, message_id: null },
+      ]);
+
+      const address = buyerAddress();
+      const { body } = await placeHold(cell.api.services.ctx, {
+        eventId: event.eventId,
+        userId: `user-${randomUUID()}`,
+        buyerEmail: address,
+        idempotencyKey: randomUUID(),
+        seatIds: [event.seats[seatsTaken++]!.id],
+        correlationId: randomUUID(),
+      });
+      const canceled = body.orderId as string;
+      await inject(
+        workers.broker,
+        cellId,
+        envelope(cellId, 'AuthorizationCanceled', canceled, { orderId: canceled, paymentIntentId: 'pi_test' }),
+        2,
+      );
+      await eventually(async () => (await notices(canceled))[0]?.status === 'sent', 'the cancellation notice');
+      const received = await mailbox(address).messages();
+      expect(received.map((m) => m.subject)).toEqual(['Your order was cancelled: The Postal Service']);
+      expect(received[0]!.text).toContain('you have not been charged');
     } finally {
       await notifier.stop();
     }

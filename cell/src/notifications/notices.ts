@@ -86,9 +86,9 @@ export async function composeNotice(db: Db, cellId: string, orderId: string, kin
           ...base,
           subject: `Your order was cancelled: ${order.event_name}`,
           text: [
-            `Your order ${orderId} was cancelled and your card was not charged.`,
+            `Your order ${orderId} was cancelled before its payment was completed: you have not been charged.`,
             `${event}`,
-            'The amount reserved on your card has been released; your bank may take a few days to show it.',
+            'If your bank reserved the amount for this order, that reservation has been released; your bank may take a few days to show it.',
           ].join('\n\n'),
           attachments: [],
         },

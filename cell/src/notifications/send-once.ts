@@ -104,7 +104,10 @@ export async function sendNoticeOnce(
   return settle(orderId, kind, { sent: composed.mail.messageId });
 }
 
-/** The events a buyer hears about: tickets issued, money refunded, an authorization released with the order cancelled. */
+/**
+ * The events a buyer hears about: tickets issued, money refunded, a payment cancelled (an authorization released,
+ * or an intent cancelled before the buyer completed it: the event does not say which, so the notice is worded for both).
+ */
 export function notificationHandlers(deps: Parameters<typeof sendNoticeOnce>[0]): CallFirstHandlers {
   return {
     TicketIssued: { callFirst: (event) => sendNoticeOnce(deps, event.payload.orderId, 'order_confirmation') },
