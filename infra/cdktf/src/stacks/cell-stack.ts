@@ -85,7 +85,7 @@ export class CellStack extends OnsaleStack {
     new TerraformOutput(this, 'alarm_topic', { value: this.runtime.alarms.topic.arn });
     new TerraformOutput(this, 'database_proxy', { value: this.runtime.database.proxy.endpoint });
     new TerraformOutput(this, 'database_master_secret', { value: this.runtime.database.masterSecretArn });
-    // The sender domain's DNS must carry these DKIM CNAMEs before SES verifies it (runbooks/deploy-cell.md).
+    // The sender domain's DNS must carry these DKIM CNAMEs before SES verifies it (runbooks/deploy-cell.md, step 3).
     new TerraformOutput(this, 'mail_sender', {
       value: { domain: this.runtime.mail.identity.emailIdentity, dkimTokens: this.runtime.mail.dkimTokens },
     });
