@@ -1,6 +1,7 @@
 import { DatabaseAuthConfig, DatabaseUsersConfig, KafkaAuthConfig, RedisAuthConfig } from '@onsale/aws-auth';
 import { TracingConfig } from '@onsale/contracts/runtime/tracing-config';
 import { z } from 'zod';
+import { checkMailerConfig, MailerConfig } from './notifications/mailer';
 import { TicketStoreConfig } from './tickets/store';
 
 const LogLevel = z.enum(['debug', 'info', 'warn', 'error']).default('info');
@@ -118,6 +119,15 @@ export const CellTicketConfig = CellWorkerConfig.extend({
   TICKET_SIGNING_KEY: z.string().min(1),
   ...TicketStoreConfig.shape,
 });
+
+export const CellNotificationsConfig = CellWorkerConfig.extend({
+  ...MailerConfig.shape,
+  /**
+   * How long a sender's claim on a notice keeps other deliveries from sending it: past it, the claim is a sender that
+   * died mid-way and the next delivery sends. Longer than a send can take (MAIL_TIMEOUT_MS per SMTP step).
+   */
+  NOTIFY_CLAIM_LEASE_MS: z.coerce.number().int().min(1_000).default(120_000),
+}).superRefine(checkMailerConfig);
 
 export const CellReconcilerConfig = CellPaymentsConfig.extend({
   RECONCILE_INTERVAL_MS: z.coerce.number().int().min(1_000).default(30_000),

@@ -40,6 +40,7 @@ describe('cell migrations', () => {
         'ga_areas',
         'ga_stripes',
         'hold_ga_units',
+        'notifications',
       ]),
     );
     await migrateCell(db.url, 'cell-m', 1);

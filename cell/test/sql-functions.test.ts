@@ -86,8 +86,13 @@ describe('the cell SQL functions as source files', () => {
 
       const old = await createTestDatabase('cell_fn_old', 'cell');
       dbs.push(old);
+      const next = String(
+        (JSON.parse(readFileSync(resolve(folders.migrations, 'meta/_journal.json'), 'utf8')) as { entries: unknown[] })
+          .entries.length,
+      ).padStart(4, '0');
       const tag = writeFunctionMigration(folders)!;
-      expect(tag).toMatch(/^0010_seat_price$/);
+      // The next migration after the committed ones, named for the function it installs.
+      expect(tag).toBe(`${next}_seat_price`);
       expect(functionDrift(folders)).toEqual([]);
       const migration = readFileSync(resolve(folders.migrations, `${tag}.sql`), 'utf8');
       expect(migration).toContain('CREATE OR REPLACE FUNCTION seat_price(');

@@ -34,6 +34,7 @@ export const PROCESSES = {
   'cell-expiry': cellWorker('expiry'),
   'cell-tickets': cellWorker('tickets'),
   'cell-reconciler': cellWorker('reconciler'),
+  'cell-notifications': cellWorker('notifications'),
   'cell-migrate': { entry: 'cell/src/db/migrate-main.ts', schema: CellMigrateConfig },
   'cell-provision-topics': { entry: 'cell/src/messaging/provision-main.ts', schema: CellProvisionConfig },
   // Operator tasks, run from a runbook; `run-task --overrides` sets the variables or the arguments of one run.

@@ -25,6 +25,8 @@ const publishableKey = env.STRIPE_PUBLISHABLE_KEY ?? 'pk_test_onsale_local';
 const seatCount = Number(env.SEATS ?? 2);
 const paymentMethod = env.PAYMENT_METHOD ?? 'pm_card_visa';
 const buyer = env.BUYER ?? `demo-buyer-${randomUUID().slice(0, 8)}`;
+/** Where the cell's notifier sends the confirmation: the local SMTP server keeps it (scripts/services' smtp). */
+const buyerEmail = env.BUYER_EMAIL ?? `${buyer.replace(/[^A-Za-z0-9._-]/g, '-')}@buyers.onsale.test`;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let stepNumber = 0;
@@ -70,7 +72,7 @@ async function main() {
   console.log(`A purchase as buyer "${buyer}", through the router at ${routerUrl}`);
 
   step(`Sign in: a buyer token from the dev identity issuer (${identityUrl})`);
-  const bearer = await devToken(identityUrl, { kind: 'buyer', sub: buyer }).catch((err: Error) => {
+  const bearer = await devToken(identityUrl, { kind: 'buyer', sub: buyer, email: buyerEmail }).catch((err: Error) => {
     throw new DemoError(`${err.message}: is "bash scripts/platform up" running?`);
   });
   const auth = { authorization: `Bearer ${bearer}` };
@@ -217,6 +219,10 @@ async function main() {
     throw new DemoError(`order ended ${final.status}`);
   }
   console.log(`\nDone: ${final.tickets.length} ticket(s) for ${money(final.amount, final.currency)}.`);
+  console.log(`The confirmation with the tickets PDF goes to ${buyerEmail}: the local mail server lists it at`);
+  console.log(
+    `  $SMTP_MAILBOX_URL/messages?to=${encodeURIComponent(buyerEmail)}   (SMTP_MAILBOX_URL in .data/services.env)`,
+  );
 }
 
 main().catch((err: unknown) => {

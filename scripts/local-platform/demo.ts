@@ -2,7 +2,10 @@ import type { Platform } from './launch';
 
 export async function devToken(
   identityUrl: string,
-  body: { kind: 'buyer' | 'operator'; sub: string } | { kind: 'promoter'; sub: string; tenantId: string; role: string },
+  body:
+    | { kind: 'buyer'; sub: string; email?: string }
+    | { kind: 'operator'; sub: string }
+    | { kind: 'promoter'; sub: string; tenantId: string; role: string },
 ): Promise<string> {
   const res = await fetch(`${identityUrl}/tokens`, {
     method: 'POST',

@@ -328,6 +328,9 @@ export async function startPlatform(options: PlatformOptions) {
         STRIPE_SECRET_KEY: stripeKey,
         STRIPE_API_BASE: url(ports.stripe),
         STRIPE_WEBHOOK_SECRET: webhookSecret,
+        // The notifier's mail goes to the local SMTP server; its messages are read at options.services.smtp.mailboxUrl.
+        SMTP_URL: options.services.smtp.url,
+        MAIL_FROM: `Onsale tickets <tickets@${cell.id}.onsale.test>`,
       };
       await migrateCell(cell.databaseUrl, cell.id, 1);
       await runOnce(`${cell.id}-topics`, 'cell/src/messaging/provision-main.ts', env);

@@ -82,6 +82,7 @@ The onsale platform is running.
   reporting facts (Parquet, S3)   ${env.S3_ENDPOINT}/${env.S3_BUCKET}/facts/   rebuild: source .data/services.env; pnpm --filter @onsale/reporting rebuild
 ${platform.cells.map((c) => `  ${c.id.padEnd(31)} ${c.url}   OpenAPI: ${c.url}/openapi.json`).join('\n')}
   stripe emulator                 ${platform.urls.stripe}
+  buyers' mail (local SMTP)       ${env.SMTP_MAILBOX_URL}/messages?to=ADDRESS   (SMTP ${env.SMTP_URL})
   dev identity issuer             ${platform.urls.identity}
   logs                            .data/platform/logs/
   processes, restarts, health     bash scripts/platform status

@@ -3,6 +3,13 @@ export interface PlatformServices {
   redisUrl: string;
   kafkaBrokers: string;
   s3: S3Service;
+  smtp: SmtpService;
+}
+
+/** The local mail server (scripts/smtp-mailbox.ts): where the cells' notifiers send, and where its mail is read. */
+export interface SmtpService {
+  url: string;
+  mailboxUrl: string;
 }
 
 /** The S3-compatible store the reporting consumer writes its facts to (scripts/services' `S3_*`). */
@@ -29,5 +36,6 @@ export function servicesFrom(need: (name: string) => string): PlatformServices {
       accessKeyId: need('S3_ACCESS_KEY_ID'),
       secretAccessKey: need('S3_SECRET_ACCESS_KEY'),
     },
+    smtp: { url: need('SMTP_URL'), mailboxUrl: need('SMTP_MAILBOX_URL') },
   };
 }

@@ -15,6 +15,7 @@ import { freePort } from '../../scripts/local-platform/launch';
 import { createTestDatabase, type TestDatabase } from '../support/db';
 import { BUYER_ISSUER, startIdentity, type TestIdentity } from '../support/identity';
 import { dropCellTopics, uniqueCellId } from '../support/kafka';
+import { mailServer } from '../support/mailbox';
 import { repoRoot, serviceEnv } from '../support/services';
 
 /** How long a process may take to answer /readyz (or finish, for a deploy step) on a loaded two-core machine. */
@@ -159,6 +160,10 @@ describe('every task definition of a two-cell manifest with DR boots the real pr
         S3_SECRET_ACCESS_KEY: services.S3_SECRET_ACCESS_KEY,
       });
     }
+    if (env.MAIL_TRANSPORT === 'ses') {
+      // What SES is in AWS: the local mail server.
+      Object.assign(env, { MAIL_TRANSPORT: 'smtp', SMTP_URL: mailServer().smtpUrl });
+    }
     const unresolved = Object.entries(env).filter(([, value]) => value.includes('${'));
     expect(unresolved, `${task.family}: AWS references with no local service`).toEqual([]);
     return env;
@@ -279,6 +284,7 @@ describe('every task definition of a two-cell manifest with DR boots the real pr
     'api',
     'expiry',
     'migrate',
+    'notifier',
     'outbox-relay',
     'payment',
     'provision-topics',

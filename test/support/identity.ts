@@ -66,8 +66,9 @@ export async function startIdentity() {
   return {
     buyerJwksUrl: `${base}/buyer/jwks.json`,
     admissionJwksUrl: `${base}/admission/jwks.json`,
-    buyerToken: (userId: string) =>
-      new SignJWT({})
+    /** `claims`: what else the provider says of the buyer (`email`, `email_verified`). */
+    buyerToken: (userId: string, claims: { email?: string; email_verified?: boolean } = {}) =>
+      new SignJWT(claims)
         .setProtectedHeader({ alg: ALG, kid: buyerKey.kid })
         .setSubject(userId)
         .setIssuer(BUYER_ISSUER)

@@ -3,6 +3,7 @@ import type { CellContext } from '@onsale/cell/context';
 import { openDatabase } from '@onsale/cell/db/client';
 import { startExpiry } from '@onsale/cell/expiry/role';
 import type { RetryPolicy } from '@onsale/cell/messaging/consumer-runner';
+import { startNotifications } from '@onsale/cell/notifications/role';
 import { startPayments } from '@onsale/cell/payments/role';
 import { startReconciler } from '@onsale/cell/reconciler/role';
 import { startRelay } from '@onsale/cell/relay/role';
@@ -14,6 +15,7 @@ import { createLogger } from '@onsale/contracts';
 import { exportJWK, generateKeyPair } from 'jose';
 import type Stripe from 'stripe';
 import { kafkaBrokers } from './kafka';
+import { mailServer } from './mailbox';
 import { serviceEnv } from './services';
 
 /** A fresh Ed25519 ticket-signing key as the cell's configuration carries it. */
@@ -37,6 +39,7 @@ const ROLE_STARTS = {
   tickets: startTickets,
   expiry: startExpiry,
   reconciler: startReconciler,
+  notifications: startNotifications,
 } satisfies { [N in CellRoleName]: StartRole<(typeof CELL_ROLES)[N]> };
 
 /**
@@ -69,6 +72,9 @@ export async function startCellWorkers(
     TICKETS_PREFIX: `${cellId}/`,
     // The payment roles are handed the emulator's client; the key only satisfies their schema.
     STRIPE_SECRET_KEY: 'sk_test_handed_in',
+    ...(roles.notifications ? { SMTP_URL: mailServer().smtpUrl } : {}),
+    MAIL_FROM: 'Onsale tickets <tickets@onsale.test>',
+    NOTIFY_CLAIM_LEASE_MS: '2000',
   };
   const worker = createWorker(`test-${cellId}`, CellWorkerConfig.parse(env));
   for (const name of CELL_ROLE_NAMES.filter((n) => roles[n])) {

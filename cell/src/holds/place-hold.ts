@@ -17,6 +17,8 @@ import { priorResponse, storeResponse } from './idempotency';
 export interface PlaceHoldInput {
   eventId: string;
   userId: string;
+  /** Where the order's confirmation and notices go: the buyer token's email claim, kept on the order. */
+  buyerEmail?: string;
   idempotencyKey: string;
   seatIds: string[];
   /** General-admission places by area; absent for a seats-only hold. */
@@ -215,8 +217,8 @@ async function writeHold(
   await tx.execute(
     committing(sql`
     WITH o AS (
-      INSERT INTO orders (id, event_id, user_id, status, amount, currency, correlation_id)
-      VALUES (${orderId}, ${eventId}, ${userId}, 'pending_payment', ${amount}, ${currency}, ${input.correlationId})
+      INSERT INTO orders (id, event_id, user_id, buyer_email, status, amount, currency, correlation_id)
+      VALUES (${orderId}, ${eventId}, ${userId}, ${input.buyerEmail ?? null}, 'pending_payment', ${amount}, ${currency}, ${input.correlationId})
     ), h AS (
       INSERT INTO holds (id, order_id, event_id, user_id, status, expires_at)
       VALUES (${holdId}, ${orderId}, ${eventId}, ${userId}, 'active', now() + make_interval(secs => ${rules.hold_ttl_seconds}))

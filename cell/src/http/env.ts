@@ -9,5 +9,7 @@ export interface CellEnv {
     services: CellServices;
     /** Set by buyerAuth on buyer routes. */
     userId: string;
+    /** The buyer's address, when their token carries one (set by buyerAuth). */
+    buyerEmail?: string;
   };
 }

@@ -8,6 +8,7 @@ import type { CellEnv } from './env';
 export const buyerAuth: MiddlewareHandler<CellEnv> = async (c, next) => {
   const buyer = await c.get('services').verifiers.buyer(c.req.header('authorization'));
   c.set('userId', buyer.userId);
+  if (buyer.email) c.set('buyerEmail', buyer.email);
   c.set('log', c.get('log').child({ userId: buyer.userId }));
   await next();
 };

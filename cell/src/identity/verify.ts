@@ -15,6 +15,8 @@ import {
   verifyToken,
 } from '@onsale/contracts';
 import type { Redis } from 'ioredis';
+import type { JWTPayload } from 'jose';
+import { z } from 'zod';
 import { DomainError } from '../errors';
 
 export interface IdentityConfig {
@@ -29,6 +31,17 @@ export interface IdentityConfig {
 
 export interface Buyer {
   userId: string;
+  /** The token's `email` claim when it is an address its issuer has not said is unverified: where the order's notices go. */
+  email?: string;
+}
+
+const Email = z.email().max(254);
+
+/** A buyer's identity from their token's claims: its subject, and the address notices go to when it carries one. */
+function buyerFromClaims(payload: JWTPayload): Buyer | undefined {
+  if (!payload.sub) return undefined;
+  const email = payload.email_verified === false ? undefined : Email.safeParse(payload.email).data;
+  return email ? { userId: payload.sub, email } : { userId: payload.sub };
 }
 
 /**
@@ -38,7 +51,7 @@ export interface Buyer {
  */
 export function createVerifiers(config: IdentityConfig, redis: Redis) {
   const identityKeys = remoteKeys(config.identityJwksUrl, config.jwksCacheMs);
-  const verifiedBuyers = new VerifiedTokens<string>({ maxAgeMs: config.jwksCacheMs });
+  const verifiedBuyers = new VerifiedTokens<Buyer>({ maxAgeMs: config.jwksCacheMs });
   const verifyAdmission = createAdmissionVerifier(config.admissionJwksUrl, config.jwksCacheMs);
   const keysUnavailable = () => new DomainError('cell_unavailable', 'token checks are unavailable; retry shortly');
 
@@ -54,10 +67,10 @@ export function createVerifiers(config: IdentityConfig, redis: Redis) {
         algorithms: IDENTITY_ALGORITHMS,
         clockTolerance: CLOCK_TOLERANCE_SECONDS,
       },
-      (payload) => payload.sub || undefined,
+      buyerFromClaims,
       verifiedBuyers,
     );
-    if (verdict.ok) return { userId: verdict.claims };
+    if (verdict.ok) return verdict.claims;
     if (verdict.reason === 'keys_unavailable') throw keysUnavailable();
     throw new DomainError('unauthenticated', 'the buyer token is not valid');
   }

@@ -1,5 +1,6 @@
 import {
   CellExpiryConfig,
+  CellNotificationsConfig,
   CellPaymentsConfig,
   CellReconcilerConfig,
   CellRelayConfig,
@@ -30,11 +31,20 @@ export const CELL_ROLES = {
   },
   expiry: { process: 'expiry', entry: 'cell/src/expiry/main.ts', config: CellExpiryConfig },
   reconciler: { process: 'reconciler', entry: 'cell/src/reconciler/main.ts', config: CellReconcilerConfig },
+  notifications: {
+    process: 'notifier',
+    entry: 'cell/src/notifications/main.ts',
+    config: CellNotificationsConfig,
+    consumer: 'notifications',
+  },
 } as const;
 
 export type CellRoleName = keyof typeof CELL_ROLES;
 export type CellRole = (typeof CELL_ROLES)[CellRoleName];
 export const CELL_ROLE_NAMES = Object.keys(CELL_ROLES) as CellRoleName[];
 
-/** The consumer groups of a cell: each reads the cell's purchase topic for its own part of the saga. */
+/**
+ * The consumer groups of a cell: each reads the cell's purchase topic for its own part of the saga. Their lag is a
+ * signal the release controller slows admission on; the notifier's is not (email running late is no reason to sell slower).
+ */
 export const CELL_CONSUMERS = [CELL_ROLES.saga.consumer, CELL_ROLES.tickets.consumer, CELL_ROLES.payments.consumer];

@@ -7,7 +7,8 @@ import { createDevIdentity, type DevAlg, type DevIdentity, type DevIdentityOptio
 import { createDevOidc } from './oidc';
 
 const MintRequest = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('buyer'), sub: z.string().min(1) }),
+  // A buyer's address, as identity providers carry it (OIDC's `email` claim): where the cell sends their order's mail.
+  z.object({ kind: z.literal('buyer'), sub: z.string().min(1), email: z.email().max(254).optional() }),
   z.object({
     kind: z.literal('promoter'),
     sub: z.string().min(1),

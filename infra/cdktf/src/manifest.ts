@@ -336,6 +336,30 @@ export const ManifestSchema = z
      */
     ticketKeys: z.array(TicketPublicKey).min(1, { error: 'must list the ticket keys door scanners verify with' }),
     edge: Edge,
+    /**
+     * Where buyers' mail comes from (order confirmations, refund and cancellation notices). Each cell sends as
+     * `<fromLocalPart>@<cell id>.<domain>` through SES in its own region, so a cell's sending identity and
+     * reputation are its own, as its other stores are. Default domain: `mail.` and the edge's first domain name.
+     */
+    mail: z
+      .object({
+        domain: z
+          .string()
+          .regex(/^[a-z0-9.-]+\.[a-z]{2,}$/, 'must be a DNS name')
+          .optional(),
+        fromLocalPart: z
+          .string()
+          .regex(/^[a-z0-9._-]{1,64}$/, 'must be a mailbox name: lowercase letters, digits, dot, dash, underscore')
+          .default('tickets'),
+        displayName: z
+          .string()
+          .min(1)
+          .max(64)
+          .regex(/^[^"<>\r\n]+$/, 'no quotes, angle brackets or line breaks')
+          .default('Onsale tickets'),
+      })
+      .strict()
+      .prefault({}),
     cells: z.array(Cell).min(1, { error: 'must list at least one cell' }),
   })
   .strict()
@@ -462,6 +486,20 @@ export function certificateFor(manifest: Manifest, region: AwsRegion): string {
   const arn = manifest.certificates[region];
   if (!arn) throw new ManifestError([`certificates.${region}: missing`]);
   return arn;
+}
+
+/** A cell's mail sender: its own SES identity (a domain under the manifest's mail domain) and the From it sends as. */
+export interface CellMailSender {
+  readonly domain: string;
+  readonly address: string;
+  /** MAIL_FROM: the display name and the address. */
+  readonly from: string;
+}
+
+export function cellMailSender(manifest: Manifest, cellId: string): CellMailSender {
+  const domain = `${cellId}.${manifest.mail.domain ?? `mail.${manifest.edge.domainNames[0]}`}`;
+  const address = `${manifest.mail.fromLocalPart}@${domain}`;
+  return { domain, address, from: `${manifest.mail.displayName} <${address}>` };
 }
 
 /** The cell image a cell runs: `images.cell`, or the same repository at the cell's own tag. */

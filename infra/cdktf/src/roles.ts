@@ -153,6 +153,15 @@ export const CELL_ROLES = {
     scaling: { kind: 'fixed' },
     defaults: { min: 2, max: 2, cpu: 512, memory: 1024 },
   },
+  // Buyers' mail through SES's API with the task role (no SMTP password): see CellRuntime's mail sender.
+  notifier: {
+    process: 'cell-notifications',
+    kafka: consumer(CELL_WORKERS.notifications.consumer),
+    secrets: [],
+    redis: false,
+    scaling: CONSUMER_LAG,
+    defaults: { min: 2, max: 6, cpu: 512, memory: 1024 },
+  },
 } as const satisfies Record<string, ProcessRole>;
 
 export type CellRole = keyof typeof CELL_ROLES;

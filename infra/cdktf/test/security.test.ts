@@ -53,8 +53,8 @@ describe('security properties of the synthesized Terraform', () => {
       }
       expect(resources(json, 'aws_instance')).toEqual([]);
     }
-    // 10 cells and 4 standbys with 7 services each, plus the control plane's 5.
-    expect(services).toBe(14 * 7 + 5);
+    // 10 cells and 4 standbys with 8 services each, plus the control plane's 5.
+    expect(services).toBe(14 * 8 + 5);
   });
 
   it('keeps every Aurora cluster encrypted, private, protected from deletion and TLS-only', () => {
@@ -293,7 +293,7 @@ describe('the default manifest', () => {
   it('synthesizes the same security posture', () => {
     const synth = synthPlatform(defaultManifest());
     const services = [...synth.stacks.values()].flatMap(({ json }) => resources(json, 'aws_ecs_service'));
-    expect(services.length).toBe(3 * 7 + 5);
+    expect(services.length).toBe(3 * 8 + 5);
     for (const service of services) {
       expect((service.body.network_configuration as Block).assign_public_ip).toBe(false);
     }

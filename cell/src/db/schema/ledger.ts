@@ -141,6 +141,8 @@ export const orders = pgTable(
       .notNull()
       .references(() => events.id),
     userId: text('user_id').notNull(),
+    /** The buyer's address from their identity token's `email` claim when the order was placed; null when it had none. */
+    buyerEmail: text('buyer_email'),
     status: text('status').notNull(),
     amount: integer('amount').notNull(),
     currency: char('currency', { length: 3 }).notNull(),

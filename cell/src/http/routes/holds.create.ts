@@ -39,6 +39,7 @@ export function registerCreateHold(app: CellApp) {
       seatIds,
       ga,
       userId: c.get('userId'),
+      buyerEmail: c.get('buyerEmail'),
       idempotencyKey: c.req.valid('header')['idempotency-key'],
       correlationId: c.get('correlationId'),
     })

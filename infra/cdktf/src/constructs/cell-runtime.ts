@@ -7,7 +7,7 @@ import type { ProcessName } from '@onsale/processes';
 import { Construct } from 'constructs';
 import type { AwsContext } from '../aws-context';
 import { checkovSkip, SkipReason } from '../checkov';
-import type { AwsRegion, CellSpec, ImageSpec, Manifest } from '../manifest';
+import type { AwsRegion, CellMailSender, CellSpec, ImageSpec, Manifest } from '../manifest';
 import { AppMetric, CELL_DIMENSION, CELL_NAMESPACE } from '../metrics';
 import { cellSecretName, secretSegment } from '../naming';
 import {
@@ -35,6 +35,7 @@ import { allow } from './firewall';
 import { putMetricData, type Statement } from './iam';
 import { InternalAlb } from './internal-alb';
 import { KafkaCluster } from './kafka';
+import { MailSender } from './mail-sender';
 import { Network } from './network';
 import { Peering, type PeerNetwork } from './peering';
 import { RedisCache } from './redis';
@@ -72,6 +73,8 @@ export interface CellRuntimeProps {
   readonly ticketKeys: Manifest['ticketKeys'];
   /** The control plane's API, where cells fetch the admission-token JWKS. */
   readonly controlPlaneApiUrl: string;
+  /** The notifier's sender: this cell's SES identity in this region, and its From. */
+  readonly mail: CellMailSender;
 }
 
 /** Workers answer /healthz and /readyz here (HEALTH_PORT); the API answers on its HTTP port. */
@@ -110,6 +113,8 @@ export class CellRuntime extends Construct {
   readonly secrets: RoleSecrets;
   readonly alarms: Alarms;
   readonly cluster: EcsCluster;
+  /** The notifier's SES identity in this region. */
+  readonly mail: MailSender;
   /** The deploy steps, run to completion before services take traffic: ARNs of their task definitions. */
   readonly oneOffTasks: Record<string, string> = {};
   /** What the deploy command runs, in order, then rolls (output `deploy`). */
@@ -209,6 +214,8 @@ export class CellRuntime extends Construct {
     this.cluster = ecs;
 
     const tickets = new TicketsBucket(this, 'tickets', { cellId: cell.id, kmsKeyArn: key.arn });
+    const mailSender = new MailSender(this, 'mail', { ctx, sender: props.mail });
+    this.mail = mailSender;
 
     const base = (user: string): Record<string, string> => ({
       CELL_ID: cell.id,
@@ -271,6 +278,11 @@ export class CellRuntime extends Construct {
       if (roleName === 'ticket' || roleName === 'api') {
         Object.assign(environment, { TICKETS_BUCKET: tickets.bucket.bucket, S3_REGION: ctx.region });
         statements.push(...(roleName === 'ticket' ? tickets.writeStatements() : tickets.readStatements()));
+      }
+
+      if (roleName === 'notifier') {
+        Object.assign(environment, { MAIL_TRANSPORT: 'ses', MAIL_FROM: props.mail.from });
+        statements.push(mailSender.sendStatement());
       }
 
       const service = new FargateService(this, `service-${roleName}`, {

@@ -9,7 +9,7 @@ import { checkovSkip } from '../checkov';
 import { CellRuntime, type RoleSecrets } from '../constructs/cell-runtime';
 import { ServiceRole, sameAccountTrust } from '../constructs/iam';
 import { PrivateName } from '../constructs/private-name';
-import { cellApiUrl, cellImage, certificateFor, controlPlaneApiUrl, type Manifest } from '../manifest';
+import { cellApiUrl, cellImage, cellMailSender, certificateFor, controlPlaneApiUrl, type Manifest } from '../manifest';
 import {
   cellPrefix,
   cellSecretName,
@@ -56,6 +56,8 @@ export class CellDrStack extends OnsaleStack {
       identity: manifest.identity,
       ticketKeys: manifest.ticketKeys,
       controlPlaneApiUrl: controlPlaneApiUrl(manifest),
+      // The same sender as the primary's, verified in this region too: SES identities are regional.
+      mail: cellMailSender(manifest, cell.id),
     };
 
     if (dr.promoted) {

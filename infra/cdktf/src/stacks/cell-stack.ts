@@ -4,7 +4,15 @@ import { checkovSkip } from '../checkov';
 import { Backups } from '../constructs/backups';
 import { CellRuntime, TOPIC_REPLICATION_FACTOR } from '../constructs/cell-runtime';
 import { PrivateName } from '../constructs/private-name';
-import { type CellSpec, cellApiUrl, cellImage, certificateFor, controlPlaneApiUrl, type Manifest } from '../manifest';
+import {
+  type CellSpec,
+  cellApiUrl,
+  cellImage,
+  cellMailSender,
+  certificateFor,
+  controlPlaneApiUrl,
+  type Manifest,
+} from '../manifest';
 import { cellPrefix, InternalName, StackName } from '../naming';
 import { cellTopics } from '../roles';
 import type { ControlPlaneStack } from './control-plane-stack';
@@ -40,6 +48,7 @@ export class CellStack extends OnsaleStack {
       identity: manifest.identity,
       ticketKeys: manifest.ticketKeys,
       controlPlaneApiUrl: controlPlaneApiUrl(manifest),
+      mail: cellMailSender(manifest, cell.id),
     });
 
     // A cell with a DR standby has its copy in another region already (the global database secondary).
@@ -76,6 +85,10 @@ export class CellStack extends OnsaleStack {
     new TerraformOutput(this, 'alarm_topic', { value: this.runtime.alarms.topic.arn });
     new TerraformOutput(this, 'database_proxy', { value: this.runtime.database.proxy.endpoint });
     new TerraformOutput(this, 'database_master_secret', { value: this.runtime.database.masterSecretArn });
+    // The sender domain's DNS must carry these DKIM CNAMEs before SES verifies it (runbooks/deploy-cell.md, step 3).
+    new TerraformOutput(this, 'mail_sender', {
+      value: { domain: this.runtime.mail.identity.emailIdentity, dkimTokens: this.runtime.mail.dkimTokens },
+    });
     new TerraformOutput(this, 'kafka_bootstrap_brokers', { value: this.runtime.kafka.bootstrapBrokers });
     new TerraformOutput(this, 'kafka_topics', {
       value: {
