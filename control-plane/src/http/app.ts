@@ -14,6 +14,7 @@ import { CellCallError, cellCallRefusal } from '../cells/client';
 import { createConsoleApp } from '../console/app';
 import type { Services } from '../context';
 import type { App, AppEnv } from './env';
+import { registerBotReport } from './routes/bot-report';
 import { registerCatalogPage } from './routes/catalog-get';
 import { registerCatalogSeatMap } from './routes/catalog-seat-map-get';
 import { registerDirectory } from './routes/directory';
@@ -32,6 +33,9 @@ import { registerOperatorCells } from './routes/operator-cells';
 import { registerOperatorEvacuations } from './routes/operator-evacuations';
 import { registerOperatorEvents } from './routes/operator-events';
 import { registerOperatorTenants } from './routes/operator-tenants';
+import { registerPresaleBuyer } from './routes/presale-buyer';
+import { registerPresaleLottery } from './routes/presale-lottery';
+import { registerPresalePromoter } from './routes/presale-promoter';
 import { registerQueueFairness } from './routes/queue-fairness';
 import { registerJoinQueue } from './routes/queue-join';
 import { registerQueueMe } from './routes/queue-me';
@@ -113,6 +117,10 @@ export function createApp(services: Services): App {
     registerJoinQueue,
     registerQueueMe,
     registerQueueFairness,
+    registerPresalePromoter,
+    registerPresaleBuyer,
+    registerPresaleLottery,
+    registerBotReport,
     registerOperatorTenants,
     registerOperatorCells,
     registerOperatorEvents,

@@ -1,8 +1,10 @@
 import { DomainError, metrics } from '@onsale/contracts';
+import { countBotSignal } from '../bot-report/signals';
 import type { Services } from '../context';
 import type { Db } from '../db/client';
 import type { BuyerActor } from '../lib/actors';
 import { appendFacts } from '../outbox/facts';
+import { checkPresaleAccess } from '../presale/gate';
 import { forgetRoomFairness, pseudonymOf, roomFairness, shuffleKey } from './fairness';
 import { roomKeys } from './keys';
 import { charged, type RateCharges, rateLimited } from './rate-limit';
@@ -17,19 +19,24 @@ import { describeStatus } from './status';
  * (fairness.ts: revealed, and checkable by anyone, when the room opens); after it opens, first come,
  * first served. A buyer skipped for silence, or whose admission lapsed, rejoins at the back.
  * One Redis call charges the buyer's rate limits (`charges`), takes the join and reads the buyer's status.
+ * During the event's presale window only a buyer with a valid access code for their account gets that far.
  */
 export async function joinQueue({
   ctx,
   actor,
   eventId,
   charges,
+  accessCode,
 }: {
   ctx: Services;
   actor: BuyerActor;
   eventId: string;
   charges?: RateCharges;
+  /** The buyer's presale access code (presale/gate.ts), needed only during the presale window. */
+  accessCode?: string;
 }) {
   const now = ctx.clock.now().getTime();
+  await checkPresaleAccess(ctx, eventId, actor.sub, accessCode, now);
   const keys = joinKeys(roomKeys(ctx.prefix, eventId));
   const attempt = async (c: RateCharges | undefined) => {
     // No onsale record: only an open room (which needs no seed) takes the join; JOIN refuses an early one.
@@ -43,7 +50,10 @@ export async function joinQueue({
     forgetRoomFairness(ctx, eventId);
     answer = await attempt(undefined);
   }
-  if (isRateLimited(answer)) throw rateLimited(answer[1]);
+  if (isRateLimited(answer)) {
+    await countBotSignal(ctx, eventId, 'joins_rate_limited');
+    throw rateLimited(answer[1]);
+  }
   const [outcome, joined, ...raw] = answer;
   if (outcome === 'no_room' || outcome === 'stale_fairness') throw await missingRoom(ctx, eventId);
   if (outcome === 'closed') throw new DomainError('conflict', 'the onsale for this event has ended');

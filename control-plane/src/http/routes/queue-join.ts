@@ -1,4 +1,4 @@
-import { createRoute } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import { errorResponses } from '@onsale/contracts';
 import { joinQueue } from '../../waiting-room/join';
 import { asQueuedBuyer, bearerSecurity } from '../auth';
@@ -12,12 +12,23 @@ const route = createRoute({
   summary: 'Join the waiting room (idempotent per buyer: a refresh or a second device keeps the place)',
   security: bearerSecurity,
   middleware: [asQueuedBuyer] as const,
-  request: { params: EventIdParam },
+  request: {
+    params: EventIdParam,
+    headers: z.object({
+      'x-presale-code': z
+        .string()
+        .min(1)
+        .max(64)
+        .optional()
+        .openapi({ description: "Your presale access code (GET presale/me): required during the event's presale" }),
+    }),
+  },
   responses: {
     200: { description: 'Your place', content: { 'application/json': { schema: QueueStatusSchema } } },
     ...errorResponses(
       'validation_failed',
       'unauthenticated',
+      'forbidden',
       'not_found',
       'conflict',
       'rate_limited',
@@ -37,6 +48,7 @@ export function registerJoinQueue(app: App) {
         actor,
         eventId: c.req.valid('param').eventId,
         charges: c.get('charges'),
+        accessCode: c.req.valid('header')['x-presale-code'],
       }),
       200,
     );
