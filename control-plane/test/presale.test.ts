@@ -1,9 +1,11 @@
 import { createHash, createHmac } from 'node:crypto';
 import { eq } from 'drizzle-orm';
+import { Hono } from 'hono';
 import { compactVerify, createLocalJWKSet } from 'jose';
 import { describe, expect } from 'vitest';
 import { type Harness, scheduledEvent } from '../../test/support/control-plane';
 import { controlPlaneTest, type TestTenant } from '../../test/support/fixtures';
+import { createSessionStore, SESSION_COOKIE } from '../src/console/session';
 import { onsales, presales } from '../src/db/schema';
 import { presaleTick } from '../src/presale/tick';
 
@@ -54,6 +56,33 @@ const outcomeOf = async (h: Harness, eventId: string, token: string) =>
 const joinWith = (h: Harness, eventId: string, token: string, code?: string) =>
   h.req('POST', `/events/${eventId}/queue`, { token, headers: code ? { 'x-presale-code': code } : {} });
 const toTime = (h: Harness, start: number, ms: number) => h.clock.set(new Date(start + ms));
+
+/** A console session of the tenant's manager, made by the console's own store: its cookie and CSRF token. */
+async function consoleSession(h: Harness, tenant: TestTenant) {
+  const sessions = createSessionStore(h.services, { ttlSeconds: 600, secure: false });
+  const mint = new Hono();
+  mint.get('/', async (c) => {
+    await sessions.create(c, { sub: `manager@${tenant.id.slice(0, 8)}`, tenantId: tenant.id, role: 'manager' });
+    return c.text('ok');
+  });
+  const res = await mint.request('/');
+  const cookie = `${SESSION_COOKIE}=${/onsale_console=([^;]+)/.exec(res.headers.get('set-cookie') ?? '')?.[1]}`;
+  const team = await (await h.app.request('/console/team', { headers: { cookie } })).text();
+  const csrf = /<meta name="csrf-token" content="([^"]+)"/.exec(team)?.[1] ?? '';
+  const get = async (path: string) => {
+    const r = await h.app.request(path, { headers: { cookie } });
+    return { status: r.status, text: await r.text() };
+  };
+  const post = async (path: string, form: Record<string, string> = {}) => {
+    const r = await h.app.request(path, {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ ...form, _csrf: csrf }).toString(),
+    });
+    return { status: r.status, location: r.headers.get('location'), text: await r.text() };
+  };
+  return { get, post };
+}
 
 describe('presale registration and lottery', () => {
   it('draws exactly the configured number of invitations and waitlist places, verifiably, once registration closes', async ({
@@ -354,5 +383,38 @@ describe('presale registration and lottery', () => {
     // The onsale's own salt names buyers in both the queue's and the lottery's logs.
     const [o] = await h.services.db.select().from(onsales).where(eq(onsales.eventId, eventId));
     expect(o!.fairnessSalt).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('the console shows the registrations with accounts per IP and device, draws on the button, and the bot report', async ({
+    h,
+    tenant,
+  }) => {
+    const { eventId, start } = await presaleEvent(h, tenant, { invitations: 1, waitlistSize: 1 });
+    const con = await consoleSession(h, tenant);
+    for (const sub of ['con-1', 'con-2']) await register(h, eventId, sub, { ip: '198.51.100.4' });
+    await register(h, eventId, 'con-1', { ip: '198.51.100.4' });
+    const before = await con.get(`/console/events/${eventId}/presale`);
+    expect(before.status).toBe(200);
+    expect(before.text).toContain('data-testid="presale-registrations"');
+    expect(before.text).toMatch(/<code>198\.51\.100\.4<\/code><\/td><td class="num">2<\/td>/);
+    expect(before.text).toMatch(/Refused: account already registered<\/th><td class="num">1</);
+
+    // The form names a bad field; the button draws only after the close.
+    const bad = await con.post(`/console/events/${eventId}/presale`, { invitations: '0' });
+    expect(bad.status).toBe(400);
+    expect(bad.text).toContain('data-field="invitations"');
+    expect((await con.post(`/console/events/${eventId}/presale/draw`)).status).toBe(409);
+    toTime(h, start, 10 * MIN);
+    const drawn = await con.post(`/console/events/${eventId}/presale/draw`);
+    expect(drawn).toMatchObject({ status: 303, location: `/console/events/${eventId}/presale?notice=drawn` });
+    const after = await con.get(`/console/events/${eventId}/presale?notice=drawn`);
+    expect(after.text).toContain('Lottery drawn');
+    expect(after.text).toContain('data-testid="presale-invitations"');
+    expect(after.text).not.toContain('data-testid="presale-draw"');
+
+    const report = await con.get(`/console/events/${eventId}/bot-report`);
+    expect(report.status).toBe(200);
+    expect(report.text).toContain('<td class="num" data-testid="bot-registrations-duplicate">1</td>');
+    expect(report.text).toContain('<td class="num" data-testid="bot-challenges-issued">0</td>');
   });
 });
