@@ -309,6 +309,11 @@ describe('presale registration and lottery', () => {
     const fifth = await register(h, eventId, 'ip-5', { ip: '192.0.2.7' });
     expect(fifth.res.status).toBe(409);
     expect(fifth.res.body.error.details).toEqual({ reason: 'accounts_per_ip_exceeded', limit: 4 });
+    // Ten accounts racing from one new IP: the conditional UPDATE lets exactly four through.
+    const racing = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => register(h, eventId, `race-${i}`, { ip: '203.0.113.99' })),
+    );
+    expect(racing.map((r) => r.res.status).sort()).toEqual([...Array(4).fill(201), ...Array(6).fill(409)]);
     // A refused account can still register from elsewhere: the refusal wrote nothing.
     expect((await register(h, eventId, 'dev-3')).res.status).toBe(201);
 
@@ -321,16 +326,17 @@ describe('presale registration and lottery', () => {
 
     const view = (await h.req('GET', `/events/${eventId}/presale`, { token: tenant.viewer })).body;
     expect(view.counts).toMatchObject({
-      registrations: 8,
+      registrations: 12,
       refusedDuplicate: 1,
       refusedOverDeviceLimit: 1,
-      refusedOverIpLimit: 1,
+      refusedOverIpLimit: 7,
     });
     expect(view.limits).toEqual({ accountsPerIp: 4, accountsPerDevice: 2 });
     expect(view.sources).toEqual(
       expect.arrayContaining([
         { kind: 'ip', value: '192.0.2.7', accounts: 4, refused: 1 },
         { kind: 'device', value: 'shared-phone-1', accounts: 2, refused: 1 },
+        { kind: 'ip', value: '203.0.113.99', accounts: 4, refused: 6 },
       ]),
     );
     const ip1 = view.registrations.find((r: { buyer: string }) => r.buyer === 'ip-1');
