@@ -3,6 +3,7 @@ import { eq } from 'drizzle-orm';
 import { Hono } from 'hono';
 import { compactVerify, createLocalJWKSet } from 'jose';
 import { describe, expect } from 'vitest';
+import { type LotteryRecordDoc, verifyLotteryRecord } from '../../scripts/lottery-verify';
 import { type Harness, scheduledEvent } from '../../test/support/control-plane';
 import { controlPlaneTest, type TestTenant } from '../../test/support/fixtures';
 import { createSessionStore, SESSION_COOKIE } from '../src/console/session';
@@ -164,6 +165,17 @@ describe('presale registration and lottery', () => {
         outcome: outcomes.get(sub)!.outcome,
       });
     }
+    // The published tool agrees, and catches a record whose seed is not the committed one or whose draw was altered.
+    const rawJwks = (await h.req('GET', '/.well-known/jwks.json')).body;
+    expect(verifyLotteryRecord(record as LotteryRecordDoc, rawJwks)).toMatchObject({ ok: true, problems: [] });
+    const otherSeed = 'ab'.repeat(32);
+    expect(verifyLotteryRecord({ ...record, seed: otherSeed }, rawJwks).problems).toContain(
+      'the seed does not match the commitment: SHA-256(seed) differs from what was published before',
+    );
+    const [head, , sig] = (record.log as string).split('.');
+    const swapped = log.entries.map((e) => (e.rank === 1 ? { ...e, rank: 6 } : e.rank === 6 ? { ...e, rank: 1 } : e));
+    const altered = Buffer.from(JSON.stringify({ ...log, entries: swapped })).toString('base64url');
+    expect(verifyLotteryRecord({ ...record, log: `${head}.${altered}.${sig}` }, rawJwks).ok).toBe(false);
     // The seed was committed when registration opened, before anyone registered, and never changed.
     const [row] = await h.services.db.select().from(presales).where(eq(presales.eventId, eventId));
     expect(row!.lotterySeed).toBe(record.seed);
