@@ -22,13 +22,17 @@ export type BotSignal = (typeof BOT_SIGNALS)[number];
 /** Hash-tagged by event, like the room's keys, so a sharded Redis keeps it beside the event's queue. */
 export const botSignalsKey = (prefix: string, eventId: string) => `${prefix}bot:{${eventId}}`;
 
+/** A report outlives its onsale by a season (each count renews it), then Redis forgets it. */
+const KEPT_SECONDS = 180 * 86_400;
+
 /**
  * Counts one signal. A count is a report, not a gate: a Redis that fails here is logged and the refusal the caller
  * is about to answer goes out anyway.
  */
 export async function countBotSignal(ctx: Services, eventId: string, signal: BotSignal, by = 1): Promise<void> {
   try {
-    await ctx.redis.hincrby(botSignalsKey(ctx.prefix, eventId), signal, by);
+    const key = botSignalsKey(ctx.prefix, eventId);
+    await ctx.redis.multi().hincrby(key, signal, by).expire(key, KEPT_SECONDS).exec();
   } catch (err) {
     ctx.log.warn('bot signal not counted', { eventId, signal, err: (err as Error).message });
   }
