@@ -19,7 +19,7 @@ import { describeStatus } from './status';
  * (fairness.ts: revealed, and checkable by anyone, when the room opens); after it opens, first come,
  * first served. A buyer skipped for silence, or whose admission lapsed, rejoins at the back.
  * One Redis call charges the buyer's rate limits (`charges`), takes the join and reads the buyer's status.
- * During the event's presale window only a buyer with a valid access code for their account gets that far.
+ * Until the event's presale (if any) ends, only a buyer with a valid access code of their account gets that far.
  */
 export async function joinQueue({
   ctx,
@@ -32,7 +32,7 @@ export async function joinQueue({
   actor: BuyerActor;
   eventId: string;
   charges?: RateCharges;
-  /** The buyer's presale access code (presale/gate.ts), needed only during the presale window. */
+  /** The buyer's presale access code (presale/gate.ts), needed only until the event's presale ends. */
   accessCode?: string;
 }) {
   const now = ctx.clock.now().getTime();

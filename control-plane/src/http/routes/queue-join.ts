@@ -20,7 +20,7 @@ const route = createRoute({
         .min(1)
         .max(64)
         .optional()
-        .openapi({ description: "Your presale access code (GET presale/me): required during the event's presale" }),
+        .openapi({ description: "Your presale access code (GET presale/me): required until the event's presale ends" }),
     }),
   },
   responses: {
