@@ -26,6 +26,8 @@ export const EDGE_PATHS = {
     '/events/{eventId}/placement',
     '/events/{eventId}/release-decisions',
     '/events/{eventId}/sales/**',
+    '/events/{eventId}/presale/**',
+    '/events/{eventId}/bot-report',
     '/.well-known/jwks.json',
     '/directory',
     '/console/**',

@@ -70,6 +70,12 @@ export const ConfigSchema = z.object({
   RATE_LIMIT_IP_BURST: int(100),
   RATE_LIMIT_BUYER_PER_SECOND: num(2),
   RATE_LIMIT_BUYER_BURST: int(10),
+  /** Buyer accounts one client IP may register for one presale (a household or an office shares an IP). */
+  PRESALE_MAX_ACCOUNTS_PER_IP: int(4),
+  /** Buyer accounts one device (the client's own id) may register for one presale. */
+  PRESALE_MAX_ACCOUNTS_PER_DEVICE: int(2),
+  /** How often the worker draws closed presales, lapses expired invitations and offers their places to the waitlist. */
+  PRESALE_TICK_MS: int(1000),
   TRUST_PROXY: bool,
   MAX_BODY_BYTES: int(32 * 1024 * 1024),
   SCHEDULER_TICK_MS: int(1000),

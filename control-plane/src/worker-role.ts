@@ -2,6 +2,7 @@ import { loopHealth, pollingLoop, type ReadinessProbe } from '@onsale/contracts'
 import { deliverRevocations } from './admission/deliver';
 import type { Services } from './context';
 import { runSchedulerTick } from './onsale/scheduler';
+import { presaleTick } from './presale/tick';
 import { runControllerTick } from './release-controller/tick';
 import type { CONTROL_PLANE_ROLES } from './runtime/roles';
 import { openServices, type StartRole } from './runtime/start';
@@ -22,6 +23,7 @@ export function runWorkerLoops(
     ['controller', c.CONTROLLER_TICK_MS, () => runControllerTick(services)],
     ['key-rotation', 60_000, () => services.keys.rotateIfDue()],
     ['revocation-delivery', c.REVOCATION_DELIVERY_TICK_MS, () => deliverRevocations(services)],
+    ['presale', c.PRESALE_TICK_MS, () => presaleTick(services)],
   ];
   const loops = ticks.map(([name, intervalMs, tick]) => {
     // A tick that keeps failing for three of its periods (and at least 15 s) makes the worker not ready.

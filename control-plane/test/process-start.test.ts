@@ -77,7 +77,7 @@ describe('the control plane processes start through one runtime', () => {
     );
     const ready = (await (await fetch(`http://127.0.0.1:${port}/readyz`)).json()) as { parts: object };
     expect(Object.keys(ready.parts).sort()).toEqual(
-      ['start', 'scheduler', 'releaser', 'controller', 'key-rotation', 'revocation-delivery'].sort(),
+      ['start', 'scheduler', 'releaser', 'controller', 'key-rotation', 'revocation-delivery', 'presale'].sort(),
     );
     expect(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).toMatch(
       /^nodejs_eventloop_lag_seconds\{role="control-plane-worker",cell="control-plane"\}/m,

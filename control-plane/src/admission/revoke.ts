@@ -10,6 +10,8 @@ export interface RevokeInput {
   /** For a jti: the token's expiry (unix seconds) if known; otherwise the longest token life is assumed. */
   exp?: number;
   reason: string;
+  /** The onsale the revocation is made for, if the operator says: the onsale's bot report counts it. */
+  eventId?: string;
 }
 
 /**
@@ -42,6 +44,7 @@ export async function revokeAdmission({ ctx, input, actor }: { ctx: Services; in
         subject: input.sub ?? null,
         reason: input.reason,
         revokedBy: actor,
+        eventId: input.eventId ?? null,
         createdAt: now,
         expiresAt: new Date(now.getTime() + remaining * 1000),
       })

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { DomainError, ERROR_CODE_HEADER, nulIssues, storeUnreachable, writeContended } from '@onsale/contracts';
 import { type Context, Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
+import { botReport } from '../bot-report/report';
 import type { Services } from '../context';
 import type { EventRow } from '../db/schema';
 import { createEvent, getEvent, listEvents, updateEvent } from '../events/events';
@@ -12,6 +13,8 @@ import type { SeatMapIssue } from '../events/seat-map-parse';
 import { cancelOnsale, pauseOnsale, resumeOnsale } from '../onsale/sales-control';
 import { scheduleOnsale } from '../onsale/schedule';
 import { getOnsale } from '../onsale/status';
+import { drawPresale } from '../presale/lottery';
+import { getPresale, openPresale } from '../presale/presale';
 import { listDecisions } from '../release-controller/override';
 import { getSalesByEvent, getSettlementCsv } from '../reporting/sales';
 import type { ConsoleConfig } from './config';
@@ -21,6 +24,7 @@ import { cancelConfirmPage, type EventPageData, eventPage } from './pages/event'
 import { type EventFormValues, eventsList, newEventPage } from './pages/events';
 import { type FieldIssues, type Html, layout } from './pages/layout';
 import { errorPage, livePage, signInPage, teamPage } from './pages/misc';
+import { botReportPage, type PresalePageData, presalePage } from './pages/presale';
 import { type ConsoleSession, createSessionStore, sameToken } from './session';
 import { fromZonedInput } from './zoned-time';
 
@@ -39,6 +43,8 @@ const NOTICES = {
   paused: 'Onsale paused: nobody more is admitted until you resume.',
   resumed: 'Onsale resumed.',
   cancelled: 'Onsale cancelled; the event is a draft again.',
+  presale: 'Presale saved; its lottery commitment is published.',
+  drawn: 'Lottery drawn; the invited buyers have their access codes.',
 } as const;
 
 /** `{ path, message }` issues from a refusal, keyed by the form field they name. */
@@ -295,6 +301,65 @@ export function createConsoleApp(services: Services, config: ConsoleConfig) {
     });
   });
 
+  // ---- presale: registration, the lottery, invitations and conversion; and the onsale's bot report
+  app.get('/events/:eventId/presale', async (c) => {
+    const data = await presaleData(c);
+    return page(c, `${data.ev.name}: presale`, presalePage(data), 200, noticeOf(c));
+  });
+  app.post('/events/:eventId/presale', async (c) => {
+    const s = c.get('session')!;
+    const eventId = eventIdOf(c);
+    const names = ['registrationOpensAt', 'registrationClosesAt', 'presaleStartsAt', 'presaleEndsAt'] as const;
+    const v = await formValues(c, [...names, 'invitations', 'waitlistSize', 'invitationTtlMinutes']);
+    return presaleAttempt(c, v, async () => {
+      const ev = await getEvent({ ctx: services, actor: s.actor, eventId });
+      const issues: { path: string; message: string }[] = nulIssues(v);
+      const times: Partial<Record<(typeof names)[number], Date>> = {};
+      for (const n of names) {
+        const at = fromZonedInput(v[n] ?? '', ev.timeZone);
+        if (at) times[n] = at;
+        else issues.push({ path: n, message: 'a date and time is required' });
+      }
+      const whole = (name: string, min: number, max: number, fallback?: number) => {
+        const n = v[name] ? Number(v[name]) : fallback;
+        if (n === undefined || !Number.isInteger(n) || n < min || n > max)
+          issues.push({ path: name, message: `a whole number from ${min} to ${max.toLocaleString('en')}` });
+        return n ?? 0;
+      };
+      const invitations = whole('invitations', 1, 1_000_000);
+      const waitlistSize = whole('waitlistSize', 0, 1_000_000, 0);
+      const ttlMinutes = whole('invitationTtlMinutes', 1, 7 * 24 * 60, 60);
+      if (issues.length) throw new DomainError('validation_failed', 'the presale is not valid', { issues });
+      await openPresale({
+        ctx: services,
+        actor: s.actor,
+        eventId,
+        input: {
+          ...(times as Record<(typeof names)[number], Date>),
+          invitations,
+          waitlistSize,
+          invitationTtlSeconds: ttlMinutes * 60,
+        },
+      });
+      return 'presale';
+    });
+  });
+  app.post('/events/:eventId/presale/draw', async (c) => {
+    const s = c.get('session')!;
+    const eventId = eventIdOf(c);
+    return presaleAttempt(c, undefined, async () => {
+      await drawPresale({ ctx: services, actor: s.actor, eventId });
+      return 'drawn';
+    });
+  });
+  app.get('/events/:eventId/bot-report', async (c) => {
+    const s = c.get('session')!;
+    const eventId = eventIdOf(c);
+    const ev = await getEvent({ ctx: services, actor: s.actor, eventId });
+    const report = await botReport({ ctx: services, actor: s.actor, eventId });
+    return page(c, `${ev.name}: bot report`, botReportPage(ev, report));
+  });
+
   app.get('/events/:eventId/live', async (c) => {
     const ev = await getEvent({ ctx: services, actor: actor(c), eventId: eventIdOf(c) });
     return page(c, `${ev.name}: live`, livePage(ev));
@@ -431,6 +496,38 @@ export function createConsoleApp(services: Services, config: ConsoleConfig) {
         error: err.message,
       });
       return page(c, data.ev.name, eventPage(data), err.status);
+    }
+  }
+
+  function noticeOf(c: C) {
+    const notice = c.req.query('notice');
+    return notice && Object.hasOwn(NOTICES, notice) ? NOTICES[notice as keyof typeof NOTICES] : null;
+  }
+
+  async function presaleData(c: C, failed?: PresalePageData['failed']): Promise<PresalePageData> {
+    const s = c.get('session')!;
+    const eventId = eventIdOf(c);
+    const ev = await getEvent({ ctx: services, actor: s.actor, eventId });
+    const presale = await getPresale({ ctx: services, actor: s.actor, eventId }).catch((err) =>
+      err instanceof DomainError && err.code === 'not_found' ? null : Promise.reject(err),
+    );
+    return { s, ev, presale, failed };
+  }
+
+  /** A change on the presale page: back to it on success; a refusal re-renders it with the error in place. */
+  async function presaleAttempt(
+    c: C,
+    values: Record<string, string> | undefined,
+    run: () => Promise<keyof typeof NOTICES>,
+  ) {
+    const eventId = eventIdOf(c);
+    try {
+      const notice = await run();
+      return c.redirect(`/console/events/${eventId}/presale?notice=${notice}`, 303);
+    } catch (err) {
+      if (!(err instanceof DomainError) || err.status >= 500 || err.code === 'not_found') throw err;
+      const data = await presaleData(c, { values, issues: fieldIssues(err), error: err.message });
+      return page(c, `${data.ev.name}: presale`, presalePage(data), err.status);
     }
   }
 

@@ -15,6 +15,7 @@ import { createConsoleApp } from '../console/app';
 import type { Services } from '../context';
 import { createShopApp } from '../shop/app';
 import type { App, AppEnv } from './env';
+import { registerBotReport } from './routes/bot-report';
 import { registerCatalogPage } from './routes/catalog-get';
 import { registerCatalogSeatMap } from './routes/catalog-seat-map-get';
 import { registerDirectory } from './routes/directory';
@@ -35,6 +36,9 @@ import { registerOperatorEvacuations } from './routes/operator-evacuations';
 import { registerOperatorEvents } from './routes/operator-events';
 import { registerOperatorTenants } from './routes/operator-tenants';
 import { registerQueueChallenge } from './routes/queue-challenge';
+import { registerPresaleBuyer } from './routes/presale-buyer';
+import { registerPresaleLottery } from './routes/presale-lottery';
+import { registerPresalePromoter } from './routes/presale-promoter';
 import { registerQueueFairness } from './routes/queue-fairness';
 import { registerJoinQueue } from './routes/queue-join';
 import { registerQueueMe } from './routes/queue-me';
@@ -117,6 +121,10 @@ export function createApp(services: Services): App {
     registerJoinQueue,
     registerQueueMe,
     registerQueueFairness,
+    registerPresalePromoter,
+    registerPresaleBuyer,
+    registerPresaleLottery,
+    registerBotReport,
     registerOperatorTenants,
     registerOperatorCells,
     registerOperatorEvents,

@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import type { AppEnv } from './env';
 
 /** The client's IP: the first X-Forwarded-For hop when behind the trusted edge (TRUST_PROXY), else the socket. */
-export function clientIp(c: Context<AppEnv>): string {
+export function clientIp<E extends AppEnv>(c: Context<E>): string {
   if (c.get('services').config.TRUST_PROXY) {
     const xff = c.req.header('x-forwarded-for')?.split(',')[0]?.trim();
     if (xff) return xff;

@@ -2,6 +2,7 @@ import { createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from '
 import { DomainError, metrics } from '@onsale/contracts';
 import { leadingZeroBits, powInput } from '@onsale/contracts/device-proof';
 import { eq } from 'drizzle-orm';
+import { countBotSignal } from '../bot-report/signals';
 import type { Services } from '../context';
 import { type DoorDefences, doorDefences } from '../db/schema';
 import type { BuyerActor } from '../lib/actors';
@@ -124,7 +125,10 @@ export async function issueChallenge({
     x: now + CHALLENGE_TTL_SECONDS * 1000,
   };
   const body = Buffer.from(JSON.stringify(claims)).toString('base64url');
-  if (difficulty > 0) metrics.powChallenges.inc({ event: eventId, outcome: 'issued' });
+  if (difficulty > 0) {
+    metrics.powChallenges.inc({ event: eventId, outcome: 'issued' });
+    await countBotSignal(ctx, eventId, 'challenges_issued');
+  }
   return {
     scheme: POW_SCHEME,
     required: difficulty > 0,
@@ -186,6 +190,7 @@ export async function spendProofOfWork(
   const spent = await ctx.redis.set(`${ctx.prefix}pow:spent:${claims.n}`, '1', 'PX', claims.x - now, 'NX');
   if (spent === null) throw refuse(eventId, 'spent', 'pow.challenge', 'the challenge was already used for a join');
   metrics.powChallenges.inc({ event: eventId, outcome: 'solved' });
+  await countBotSignal(ctx, eventId, 'challenges_solved');
 }
 
 /** Everything about a proof but its single use, cheapest first: the server's whole cost of a check but one SET NX. */

@@ -1,9 +1,11 @@
 import { DomainError, metrics } from '@onsale/contracts';
+import { countBotSignal } from '../bot-report/signals';
 import type { Services } from '../context';
 import type { Db } from '../db/client';
 import type { BuyerActor } from '../lib/actors';
 import { appendFacts } from '../outbox/facts';
 import { doorOf, recordDeviceKey, spendProofOfWork } from './door';
+import { checkPresaleAccess } from '../presale/gate';
 import { forgetRoomFairness, pseudonymOf, roomFairness, shuffleKey } from './fairness';
 import { roomKeys } from './keys';
 import { charged, type RateCharges, rateLimited } from './rate-limit';
@@ -18,7 +20,8 @@ import { describeStatus } from './status';
  * (fairness.ts: revealed, and checkable by anyone, when the room opens); after it opens, first come,
  * first served. A buyer skipped for silence, or whose admission lapsed, rejoins at the back.
  * One Redis call charges the buyer's rate limits (`charges`), takes the join and reads the buyer's status; before
- * it, the onsale's door may ask for a proof of work and a device key (door.ts).
+ * it, the onsale's door may ask for a proof of work and a device key (door.ts). Until the event's presale (if
+ * any) ends, only a buyer with a valid access code of their account gets that far.
  */
 export async function joinQueue({
   ctx,
@@ -26,6 +29,7 @@ export async function joinQueue({
   eventId,
   charges,
   door: brought = {},
+  accessCode,
 }: {
   ctx: Services;
   actor: BuyerActor;
@@ -33,11 +37,14 @@ export async function joinQueue({
   charges?: RateCharges;
   /** What the onsale's door may ask for (door.ts): a solved challenge, the buyer's device key. */
   door?: { pow?: { challenge: string; counter: number }; jkt?: string };
+  /** The buyer's presale access code (presale/gate.ts), needed only until the event's presale ends. */
+  accessCode?: string;
 }) {
   const door = await doorOf(ctx, eventId);
   await spendProofOfWork(ctx, actor, eventId, door, brought.pow);
   await recordDeviceKey(ctx, actor, eventId, door, brought.jkt);
   const now = ctx.clock.now().getTime();
+  await checkPresaleAccess(ctx, eventId, actor.sub, accessCode, now);
   const keys = joinKeys(roomKeys(ctx.prefix, eventId));
   const attempt = async (c: RateCharges | undefined) => {
     // No onsale record: only an open room (which needs no seed) takes the join; JOIN refuses an early one.
@@ -51,7 +58,10 @@ export async function joinQueue({
     forgetRoomFairness(ctx, eventId);
     answer = await attempt(undefined);
   }
-  if (isRateLimited(answer)) throw rateLimited(answer[1]);
+  if (isRateLimited(answer)) {
+    await countBotSignal(ctx, eventId, 'joins_rate_limited');
+    throw rateLimited(answer[1]);
+  }
   const [outcome, joined, ...raw] = answer;
   if (outcome === 'no_room' || outcome === 'stale_fairness') throw await missingRoom(ctx, eventId);
   if (outcome === 'closed') throw new DomainError('conflict', 'the onsale for this event has ended');

@@ -40,6 +40,8 @@ export function eventPage(d: EventPageData) {
     </p>
     <nav class="tabs" aria-label="Event">
       <a href="/console/events/${ev.id}/live">Live view</a>
+      <a href="/console/events/${ev.id}/presale">Presale</a>
+      <a href="/console/events/${ev.id}/bot-report">Bot report</a>
       <a href="/console/events/${ev.id}/settlement.csv" download>Settlement (CSV)</a>
     </nav>
 

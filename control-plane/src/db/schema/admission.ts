@@ -30,10 +30,16 @@ export const revocations = pgTable(
     subject: text('subject'),
     reason: text('reason').notNull(),
     revokedBy: text('revoked_by').notNull(),
+    /** The onsale the revocation was made for, when the operator said (the bot report counts them per onsale). */
+    eventId: uuid('event_id'),
     createdAt: tstz('created_at').notNull(),
     expiresAt: tstz('expires_at').notNull(),
   },
-  (t) => [index('revocations_jti_idx').on(t.jti), index('revocations_subject_idx').on(t.subject)],
+  (t) => [
+    index('revocations_jti_idx').on(t.jti),
+    index('revocations_subject_idx').on(t.subject),
+    index('revocations_event_idx').on(t.eventId),
+  ],
 );
 export type Revocation = InferSelectModel<typeof revocations>;
 

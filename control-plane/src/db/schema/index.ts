@@ -6,5 +6,6 @@ export * from './event-moves';
 export * from './events';
 export * from './onsales';
 export * from './outbox';
+export * from './presale';
 export * from './release';
 export * from './tenants';

@@ -5,6 +5,12 @@ import { actorName } from '../../lib/actors';
 import { asOperator, bearerSecurity } from '../auth';
 import type { App } from '../env';
 
+const RevokedForEvent = z
+  .string()
+  .uuid()
+  .optional()
+  .openapi({ description: 'The onsale the revocation is made for: its bot report counts it' });
+
 const revoke = createRoute({
   method: 'post',
   path: '/operator/admissions/revocations',
@@ -29,9 +35,12 @@ const revoke = createRoute({
                     .max(2 ** 32)
                     .optional(),
                   reason: z.string().min(1).max(500),
+                  eventId: RevokedForEvent,
                 })
                 .strict(),
-              z.object({ sub: z.string().min(1), reason: z.string().min(1).max(500) }).strict(),
+              z
+                .object({ sub: z.string().min(1), reason: z.string().min(1).max(500), eventId: RevokedForEvent })
+                .strict(),
             ])
             .openapi('Revoke', { description: 'Exactly one of jti (one token) or sub (every admission of a buyer)' }),
         },

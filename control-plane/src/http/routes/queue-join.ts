@@ -1,4 +1,4 @@
-import { createRoute } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import { errorResponses } from '@onsale/contracts';
 import { joinQueue } from '../../waiting-room/join';
 import { asQueuedBuyer, bearerSecurity } from '../auth';
@@ -19,6 +19,14 @@ const route = createRoute({
     'it, cnf.jkt). Both may be sent where not asked: the proof is then ignored, and the key still binds the token.',
   request: {
     params: EventIdParam,
+    headers: z.object({
+      'x-presale-code': z
+        .string()
+        .min(1)
+        .max(64)
+        .optional()
+        .openapi({ description: "Your presale access code (GET presale/me): required until the event's presale ends" }),
+    }),
     body: { required: false, content: { 'application/json': { schema: JoinQueueSchema } } },
   },
   responses: {
@@ -27,6 +35,7 @@ const route = createRoute({
       'validation_failed',
       'unauthenticated',
       'proof_of_work_invalid',
+      'forbidden',
       'not_found',
       'conflict',
       'rate_limited',
@@ -47,6 +56,7 @@ export function registerJoinQueue(app: App) {
         eventId: c.req.valid('param').eventId,
         charges: c.get('charges'),
         door: c.req.valid('json'),
+        accessCode: c.req.valid('header')['x-presale-code'],
       }),
       200,
     );
