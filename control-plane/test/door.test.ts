@@ -67,6 +67,9 @@ describe('proof of work at the door', () => {
     expect(await counted(eventId, 'issued')).toBe(1);
     expect(await counted(eventId, 'solved')).toBe(1);
     expect(await counted(eventId, 'refused')).toBe(3);
+    // The onsale's bot report counts the same challenges, per onsale and across processes (Redis).
+    const report = await h.req('GET', `/events/${eventId}/bot-report`, { token: tenant.viewer });
+    expect(report.body.challenges).toMatchObject({ issued: 1, solved: 1 });
   });
 
   it('refuses a challenge issued to another buyer, a tampered one, an expired one, and one easier than the onsale now asks', async ({
