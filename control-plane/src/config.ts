@@ -3,6 +3,7 @@ import { parseEnv } from '@onsale/contracts';
 import { TracingConfig } from '@onsale/contracts/runtime/tracing-config';
 import { z } from 'zod';
 import { ConsoleConfigSchema } from './console/config';
+import { PrewarmConfig } from './prewarm/config';
 
 const bool = z
   .enum(['true', 'false', '1', '0'])
@@ -94,6 +95,8 @@ export const ConfigSchema = z.object({
   THRESHOLD_EXPIRY_DELAY_MS: num(10_000),
   /** The promoter console the API serves under /console (sign-in, session, live view). */
   ...ConsoleConfigSchema.shape,
+  /** Scheduled scale-out before each onsale and scale-in after (prewarm/). */
+  ...PrewarmConfig.shape,
   ...TracingConfig.shape,
 });
 export type Config = z.infer<typeof ConfigSchema>;

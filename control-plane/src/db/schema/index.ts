@@ -5,5 +5,6 @@ export * from './event-moves';
 export * from './events';
 export * from './onsales';
 export * from './outbox';
+export * from './prewarm';
 export * from './release';
 export * from './tenants';

@@ -1,0 +1,56 @@
+import { eq, sql } from 'drizzle-orm';
+import type { Services } from '../context';
+import type { Tx } from '../db/client';
+import { type CapacityPlan, type Prewarm, type PrewarmWindow, prewarms } from '../db/schema';
+
+/**
+ * The window an onsale is warm for: from PREWARM_LEAD_SECONDS before its room opens (the crowd arrives with the
+ * room, and tasks take minutes to start) to PREWARM_HOLD_SECONDS after its start, at the onsale's own capacity or
+ * the process default.
+ */
+export function prewarmWindow(
+  ctx: Services,
+  o: { cellId: string; roomOpensAt: Date; onsaleAt: Date; capacity?: CapacityPlan },
+): PrewarmWindow {
+  const c = ctx.config;
+  return {
+    cellId: o.cellId,
+    scaleOutAt: new Date(o.roomOpensAt.getTime() - c.PREWARM_LEAD_SECONDS * 1000).toISOString(),
+    scaleInAt: new Date(o.onsaleAt.getTime() + c.PREWARM_HOLD_SECONDS * 1000).toISOString(),
+    capacity: o.capacity ?? c.PREWARM_DEFAULT_CAPACITY,
+  };
+}
+
+/**
+ * The state a change leaves for the worker's sync: a new version, due now, no failures counted. A sync under way
+ * keeps its lease (two syncs of one onsale at once could put an older version's actions last); it sees the new
+ * version when it finishes and leaves the row pending for the next pass.
+ */
+const due = (ctx: Services) => {
+  const syncing = sql`${prewarms.status} = 'syncing' and ${prewarms.leaseUntil} > ${ctx.clock.now()}`;
+  return {
+    version: sql`${prewarms.version} + 1`,
+    status: sql<Prewarm['status']>`case when ${syncing} then 'syncing' else 'pending' end`,
+    attempts: 0,
+    lastError: null,
+    nextAttemptAt: ctx.clock.now(),
+    leaseUntil: sql<Date | null>`case when ${syncing} then ${prewarms.leaseUntil} end`,
+    updatedAt: ctx.clock.now(),
+  };
+};
+
+/** Records, in the schedule's transaction, the window the onsale's actions must have (a reschedule moves them). */
+export async function recordPrewarm(ctx: Services, tx: Tx, eventId: string, window: PrewarmWindow): Promise<void> {
+  await tx
+    .insert(prewarms)
+    .values({ eventId, window, nextAttemptAt: ctx.clock.now() })
+    .onConflictDoUpdate({ target: prewarms.eventId, set: { window, cancelled: false, ...due(ctx) } });
+}
+
+/** Records, in the cancel's transaction, that the onsale's actions are to go. */
+export async function cancelPrewarm(ctx: Services, tx: Tx, eventId: string): Promise<void> {
+  await tx
+    .update(prewarms)
+    .set({ cancelled: true, ...due(ctx) })
+    .where(eq(prewarms.eventId, eventId));
+}
