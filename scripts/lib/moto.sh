@@ -4,7 +4,7 @@
 #
 #   ensure_moto                  installs moto[server] into .tools/moto-$MOTO_VERSION if missing
 #   moto_start | moto_stop | moto_status
-#   moto_env                     the variables services.env gets (the SDK's endpoint for the service, credentials)
+#   moto_env                     what services.env gets: the SDK's endpoint for Application Auto Scaling
 #
 # Knobs: ONSALE_MOTO_PORT (14580).
 MOTO_VERSION=5.2.5
@@ -26,7 +26,7 @@ ensure_moto() {
 }
 
 moto_running() { local p; p="$(cat "$MOTO_PID" 2>/dev/null)"; [[ -n "$p" ]] && kill -0 "$p" 2>/dev/null; }
-# moto's own reset endpoint answers only once the server is up.
+# moto's own dashboard data answers once the server serves requests.
 moto_ready() { curl -fsS -o /dev/null "http://127.0.0.1:$MOTO_PORT/moto-api/data.json" 2>/dev/null; }
 
 moto_start() {
@@ -59,11 +59,8 @@ moto_status() {
 }
 
 # The AWS SDK's per-service endpoint variable (AWS_ENDPOINT_URL_<SERVICE ID>): only Application Auto Scaling goes to
-# moto; moto accepts any credentials.
+# moto. No credentials are exported (every process would then sign its AWS calls with them): moto takes any, and
+# its clients name their own.
 moto_env() {
-  cat <<EOF
-export AWS_ENDPOINT_URL_APPLICATION_AUTO_SCALING=http://127.0.0.1:$MOTO_PORT
-export AWS_ACCESS_KEY_ID=testing
-export AWS_SECRET_ACCESS_KEY=testing
-EOF
+  echo "export AWS_ENDPOINT_URL_APPLICATION_AUTO_SCALING=http://127.0.0.1:$MOTO_PORT"
 }
