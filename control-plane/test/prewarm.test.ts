@@ -5,12 +5,13 @@ import {
   RegisterScalableTargetCommand,
 } from '@aws-sdk/client-application-auto-scaling';
 import { CreateClusterCommand, CreateServiceCommand, ECSClient } from '@aws-sdk/client-ecs';
-import { eq, sql } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addCell, createHarness, type Harness, scheduledEvent } from '../../test/support/control-plane';
 import { prewarms } from '../src/db/schema';
 import { scalingClients } from '../src/prewarm/clients';
 import type { PrewarmTarget } from '../src/prewarm/config';
+import { movePrewarm } from '../src/prewarm/record';
 import { prewarmActionName, syncDuePrewarms } from '../src/prewarm/sync';
 
 /**
@@ -181,6 +182,26 @@ describe('an onsale schedules its capacity as Application Auto Scaling scheduled
     expect(await prewarmRow(eventId)).toMatchObject({ status: 'synced', cancelled: true, appliedCellId: null });
   });
 
+  it('an evacuation moves the actions with the event: off the cell it left, onto the target’s services', async () => {
+    const now = h.clock.now().getTime();
+    const opensAt = now + 7 * 3600_000;
+    const onsaleAt = now + 8 * 3600_000;
+    const { eventId } = await scheduledEvent(h, t.manager, {
+      cellId: 'pw1',
+      opensInMs: opensAt - now,
+      onsaleInMs: onsaleAt - now,
+    });
+    await syncDuePrewarms(h.services, clients);
+    await expectWindow(eventId, 'pw1', { opensAt, onsaleAt });
+    // What the evacuation's flip records in its transaction (evacuation/move.ts).
+    await h.services.db.transaction((tx) => movePrewarm(tx, eventId, 'pw2', h.clock.now()));
+    expect(await syncDuePrewarms(h.services, clients)).toEqual({ synced: 1, failed: 0 });
+    for (const x of TARGETS.filter((y) => y.cell === 'pw1'))
+      expect(await actionsOn(x.resourceId, eventId), x.resourceId).toEqual([]);
+    await expectWindow(eventId, 'pw2', { opensAt, onsaleAt });
+    expect(await prewarmRow(eventId)).toMatchObject({ status: 'synced', appliedCellId: 'pw2' });
+  });
+
   it('a sync run again (a worker that died before recording it) overwrites the actions, never adds any', async () => {
     const now = h.clock.now().getTime();
     const opensAt = now + 5 * 3600_000;
@@ -194,9 +215,8 @@ describe('an onsale schedules its capacity as Application Auto Scaling scheduled
     // The worker put the actions and died before recording it: the claim's lease runs out and another takes it.
     await h.services.db
       .update(prewarms)
-      .set({ status: 'syncing', leaseUntil: sql`now() - interval '1 second'` })
+      .set({ status: 'syncing', leaseUntil: new Date(h.clock.now().getTime() - 1000) })
       .where(eq(prewarms.eventId, eventId));
-    h.clock.advance(1000);
     expect(await syncDuePrewarms(h.services, clients)).toEqual({ synced: 1, failed: 0 });
     await expectWindow(eventId, 'pw2', { opensAt, onsaleAt });
   });

@@ -1,4 +1,4 @@
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Services } from '../context';
 import type { Tx } from '../db/client';
 import { type CapacityPlan, type Prewarm, type PrewarmWindow, prewarms } from '../db/schema';
@@ -26,16 +26,16 @@ export function prewarmWindow(
  * keeps its lease (two syncs of one onsale at once could put an older version's actions last); it sees the new
  * version when it finishes and leaves the row pending for the next pass.
  */
-const due = (ctx: Services) => {
-  const syncing = sql`${prewarms.status} = 'syncing' and ${prewarms.leaseUntil} > ${ctx.clock.now()}`;
+const due = (now: Date) => {
+  const syncing = sql`${prewarms.status} = 'syncing' and ${prewarms.leaseUntil} > ${now}`;
   return {
     version: sql`${prewarms.version} + 1`,
     status: sql<Prewarm['status']>`case when ${syncing} then 'syncing' else 'pending' end`,
     attempts: 0,
     lastError: null,
-    nextAttemptAt: ctx.clock.now(),
+    nextAttemptAt: now,
     leaseUntil: sql<Date | null>`case when ${syncing} then ${prewarms.leaseUntil} end`,
-    updatedAt: ctx.clock.now(),
+    updatedAt: now,
   };
 };
 
@@ -44,13 +44,24 @@ export async function recordPrewarm(ctx: Services, tx: Tx, eventId: string, wind
   await tx
     .insert(prewarms)
     .values({ eventId, window, nextAttemptAt: ctx.clock.now() })
-    .onConflictDoUpdate({ target: prewarms.eventId, set: { window, cancelled: false, ...due(ctx) } });
+    .onConflictDoUpdate({ target: prewarms.eventId, set: { window, cancelled: false, ...due(ctx.clock.now()) } });
 }
 
 /** Records, in the cancel's transaction, that the onsale's actions are to go. */
 export async function cancelPrewarm(ctx: Services, tx: Tx, eventId: string): Promise<void> {
   await tx
     .update(prewarms)
-    .set({ cancelled: true, ...due(ctx) })
+    .set({ cancelled: true, ...due(ctx.clock.now()) })
     .where(eq(prewarms.eventId, eventId));
+}
+
+/**
+ * Records, in an evacuation's flip, that the event's capacity follows it to its new cell: the sync deletes the
+ * actions from the cell it left and puts them on the target's services. A cancelled pre-warm stays cancelled.
+ */
+export async function movePrewarm(tx: Tx, eventId: string, toCell: string, now: Date): Promise<void> {
+  await tx
+    .update(prewarms)
+    .set({ window: sql`jsonb_set(${prewarms.window}, '{cellId}', to_jsonb(${toCell}::text))`, ...due(now) })
+    .where(and(eq(prewarms.eventId, eventId), eq(prewarms.cancelled, false)));
 }
