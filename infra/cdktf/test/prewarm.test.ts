@@ -2,7 +2,7 @@ import { PROCESSES } from '@onsale/processes';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseManifest } from '../src/manifest';
 import { PREWARM_TAG, type PrewarmTarget } from '../src/prewarm';
-import { tenCellManifest } from './support/manifests';
+import { defaultManifest } from './support/manifests';
 import {
   type Block,
   containerDefinitions,
@@ -44,11 +44,11 @@ function worker(json: StackJson) {
 }
 
 describe('pre-warm: the control plane schedules scaling on the scalable targets the stacks declare', () => {
-  const manifest = parseManifest(tenCellManifest());
+  const manifest = parseManifest(defaultManifest());
   let synth: Synthesized;
   let cp: StackJson;
   beforeAll(() => {
-    synth = synthPlatform(tenCellManifest());
+    synth = synthPlatform(defaultManifest());
     cp = stack(synth, 'control-plane').json;
   });
 
