@@ -54,6 +54,10 @@ const DEFAULTS = {
   cellWorkers: { min: 6, max: 12 },
 };
 
+// Each test's onsales on days of their own: the control plane's targets serve every onsale, so windows that met
+// would size one another's actions (the overlap test shows that on purpose).
+const DAY = 86_400_000;
+
 let h: Harness;
 let t: Awaited<ReturnType<Harness['tenant']>>;
 
@@ -142,8 +146,8 @@ afterAll(async () => {
 describe('an onsale schedules its capacity as Application Auto Scaling scheduled actions', () => {
   it('schedule puts them on the cell’s and the control plane’s targets; reschedule moves them; cancel deletes them', async () => {
     const now = h.clock.now().getTime();
-    const opensAt = now + 3 * 3600_000;
-    const onsaleAt = now + 4 * 3600_000;
+    const opensAt = now + 2 * DAY + 3 * 3600_000;
+    const onsaleAt = now + 2 * DAY + 4 * 3600_000;
     const { eventId } = await scheduledEvent(h, t.manager, {
       cellId: 'pw1',
       opensInMs: opensAt - now,
@@ -184,8 +188,8 @@ describe('an onsale schedules its capacity as Application Auto Scaling scheduled
 
   it('an evacuation moves the actions with the event: off the cell it left, onto the target’s services', async () => {
     const now = h.clock.now().getTime();
-    const opensAt = now + 7 * 3600_000;
-    const onsaleAt = now + 8 * 3600_000;
+    const opensAt = now + 5 * DAY + 7 * 3600_000;
+    const onsaleAt = now + 5 * DAY + 8 * 3600_000;
     const { eventId } = await scheduledEvent(h, t.manager, {
       cellId: 'pw1',
       opensInMs: opensAt - now,
@@ -204,8 +208,8 @@ describe('an onsale schedules its capacity as Application Auto Scaling scheduled
 
   it('a sync run again (a worker that died before recording it) overwrites the actions, never adds any', async () => {
     const now = h.clock.now().getTime();
-    const opensAt = now + 5 * 3600_000;
-    const onsaleAt = now + 6 * 3600_000;
+    const opensAt = now + 7 * DAY + 5 * 3600_000;
+    const onsaleAt = now + 7 * DAY + 6 * 3600_000;
     const { eventId } = await scheduledEvent(h, t.manager, {
       cellId: 'pw2',
       opensInMs: opensAt - now,
@@ -225,8 +229,8 @@ describe('an onsale schedules its capacity as Application Auto Scaling scheduled
     const now = h.clock.now().getTime();
     const { eventId } = await scheduledEvent(h, t.manager, {
       cellId: 'pw1',
-      opensInMs: 3600_000,
-      onsaleInMs: 7200_000,
+      opensInMs: 9 * DAY + 3600_000,
+      onsaleInMs: 9 * DAY + 7200_000,
     });
     const before = await prewarmRow(eventId);
     // A sync holds the row (its lease) when the promoter reschedules.
@@ -234,7 +238,7 @@ describe('an onsale schedules its capacity as Application Auto Scaling scheduled
       .update(prewarms)
       .set({ status: 'syncing', leaseUntil: new Date(now + 60_000) })
       .where(eq(prewarms.eventId, eventId));
-    const later = { opensAt: now + 2 * 3600_000, onsaleAt: now + 3 * 3600_000 };
+    const later = { opensAt: now + 9 * DAY + 2 * 3600_000, onsaleAt: now + 9 * DAY + 3 * 3600_000 };
     await h.req('PUT', `/events/${eventId}/onsale`, {
       token: t.manager,
       body: {
@@ -250,6 +254,56 @@ describe('an onsale schedules its capacity as Application Auto Scaling scheduled
     h.clock.advance(61_000);
     expect(await syncDuePrewarms(h.services, clients)).toEqual({ synced: 1, failed: 0 });
     await expectWindow(eventId, 'pw1', later);
+  });
+
+  it('two onsales warm at once on one cell: each one’s actions hold what the other then needs', async () => {
+    const now = h.clock.now().getTime();
+    const hour = 3600_000;
+    const schedule = (eventId: string, opensAt: number, capacity: Record<string, { min: number; max: number }>) =>
+      h.req('PUT', `/events/${eventId}/onsale`, {
+        token: t.manager,
+        body: {
+          roomOpensAt: new Date(opensAt).toISOString(),
+          onsaleAt: new Date(opensAt + hour).toISOString(),
+          perBuyerLimit: 4,
+          maxReleaseRate: 100,
+          capacity,
+        },
+      });
+    // A: warm from 9.5 h to 11.5 h into the day (lead 30 min, hold 1 h); B: from 10.5 h to 12.5 h.
+    const a = await scheduledEvent(h, t.manager, {
+      cellId: 'pw1',
+      opensInMs: 11 * DAY + 10 * hour,
+      onsaleInMs: 11 * DAY + 11 * hour,
+    });
+    const b = await scheduledEvent(h, t.manager, {
+      cellId: 'pw1',
+      opensInMs: 11 * DAY + 11 * hour,
+      onsaleInMs: 11 * DAY + 12 * hour,
+    });
+    expect((await schedule(a.eventId, now + 11 * DAY + 10 * hour, { cellApi: { min: 20, max: 50 } })).status).toBe(200);
+    expect((await schedule(b.eventId, now + 11 * DAY + 11 * hour, { cellApi: { min: 15, max: 35 } })).status).toBe(200);
+    await syncDuePrewarms(h.services, clients);
+    const api = `service/${cellCluster('pw1')}/api`;
+    const byName = async (eventId: string) =>
+      Object.fromEntries((await actionsOn(api, eventId)).map((x) => [x.name, { min: x.min, max: x.max }]));
+    // B starts warming inside A: it keeps A's larger figures. A's scale-in, inside B, gives back B's, not the stacks'.
+    expect(await byName(b.eventId)).toMatchObject({
+      [prewarmActionName(b.eventId, 'scale-out')]: { min: 20, max: 50 },
+      [prewarmActionName(b.eventId, 'scale-in')]: { min: 3, max: 30 },
+    });
+    expect(await byName(a.eventId)).toMatchObject({
+      [prewarmActionName(a.eventId, 'scale-out')]: { min: 20, max: 50 },
+      [prewarmActionName(a.eventId, 'scale-in')]: { min: 15, max: 35 },
+    });
+    // B cancelled: A, its neighbour, is synced again and its scale-in gives back the stacks' sizing.
+    expect((await h.req('POST', `/events/${b.eventId}/onsale/cancel`, { token: t.manager })).status).toBe(200);
+    expect(await prewarmRow(a.eventId)).toMatchObject({ status: 'pending' });
+    await syncDuePrewarms(h.services, clients);
+    expect(await actionsOn(api, b.eventId)).toEqual([]);
+    expect(await byName(a.eventId)).toMatchObject({
+      [prewarmActionName(a.eventId, 'scale-in')]: { min: 3, max: 30 },
+    });
   });
 
   it('an AWS API that does not answer fails the sync, recorded with its error and retried later', async () => {

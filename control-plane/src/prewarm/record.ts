@@ -1,4 +1,4 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, ne, sql } from 'drizzle-orm';
 import type { Services } from '../context';
 import type { Tx } from '../db/client';
 import { type CapacityPlan, type Prewarm, type PrewarmWindow, prewarms } from '../db/schema';
@@ -39,12 +39,36 @@ const due = (now: Date) => {
   };
 };
 
+/** The pre-warms other than this one whose windows meet `window`: the actions they put depend on it (prewarm/sync.ts). */
+export const overlapping = (eventId: string, window: Pick<PrewarmWindow, 'scaleOutAt' | 'scaleInAt'>) =>
+  and(
+    ne(prewarms.eventId, eventId),
+    eq(prewarms.cancelled, false),
+    sql`(${prewarms.window}->>'scaleOutAt')::timestamptz < ${window.scaleInAt}::timestamptz`,
+    sql`(${prewarms.window}->>'scaleInAt')::timestamptz > ${window.scaleOutAt}::timestamptz`,
+  );
+
+/**
+ * An onsale's window changed (or went): the onsales whose windows met the old one or meet the new one are synced
+ * again, since a scale-in inside another's window gives back that one's capacity, not the stacks' sizing.
+ */
+async function resyncNeighbours(tx: Tx, eventId: string, windows: (PrewarmWindow | undefined)[], now: Date) {
+  for (const w of windows) if (w) await tx.update(prewarms).set(due(now)).where(overlapping(eventId, w));
+}
+
+async function windowOf(tx: Tx, eventId: string): Promise<PrewarmWindow | undefined> {
+  const [row] = await tx.select({ window: prewarms.window }).from(prewarms).where(eq(prewarms.eventId, eventId));
+  return row?.window;
+}
+
 /** Records, in the schedule's transaction, the window the onsale's actions must have (a reschedule moves them). */
 export async function recordPrewarm(ctx: Services, tx: Tx, eventId: string, window: PrewarmWindow): Promise<void> {
+  const before = await windowOf(tx, eventId);
   await tx
     .insert(prewarms)
     .values({ eventId, window, nextAttemptAt: ctx.clock.now() })
     .onConflictDoUpdate({ target: prewarms.eventId, set: { window, cancelled: false, ...due(ctx.clock.now()) } });
+  await resyncNeighbours(tx, eventId, [before, window], ctx.clock.now());
 }
 
 /** Records, in the cancel's transaction, that the onsale's actions are to go. */
@@ -53,6 +77,7 @@ export async function cancelPrewarm(ctx: Services, tx: Tx, eventId: string): Pro
     .update(prewarms)
     .set({ cancelled: true, ...due(ctx.clock.now()) })
     .where(eq(prewarms.eventId, eventId));
+  await resyncNeighbours(tx, eventId, [await windowOf(tx, eventId)], ctx.clock.now());
 }
 
 /**
@@ -64,4 +89,5 @@ export async function movePrewarm(tx: Tx, eventId: string, toCell: string, now: 
     .update(prewarms)
     .set({ window: sql`jsonb_set(${prewarms.window}, '{cellId}', to_jsonb(${toCell}::text))`, ...due(now) })
     .where(and(eq(prewarms.eventId, eventId), eq(prewarms.cancelled, false)));
+  await resyncNeighbours(tx, eventId, [await windowOf(tx, eventId)], now);
 }

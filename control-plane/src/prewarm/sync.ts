@@ -8,6 +8,7 @@ import { and, eq, inArray, lte, or, sql } from 'drizzle-orm';
 import type { Services } from '../context';
 import { type Prewarm, type PrewarmWindow, prewarms } from '../db/schema';
 import type { PrewarmTarget } from './config';
+import { overlapping } from './record';
 
 /** Application Auto Scaling's client for a region: each cell's services live in the cell's region. */
 export type ScalingClients = (region: string) => ApplicationAutoScalingClient;
@@ -30,13 +31,37 @@ function targetsOf(targets: readonly PrewarmTarget[], cellId: string | null, sco
   return targets.filter((t) => (t.cell === undefined ? scope === 'all' : t.cell === cellId));
 }
 
-async function putActions(clients: ScalingClients, eventId: string, window: PrewarmWindow, target: PrewarmTarget) {
-  const plan = window.capacity[target.role];
-  // Never below the stacks' own sizing: a small plan must not cap what target tracking may add during the onsale.
-  const warm = { MinCapacity: Math.max(plan.min, target.min), MaxCapacity: Math.max(plan.max, target.max) };
+/** The windows in force at `at` on a target: the control plane's targets serve every onsale, a cell's only its own. */
+const inForce = (target: PrewarmTarget, at: string, windows: readonly PrewarmWindow[]) =>
+  windows.filter(
+    (w) => w.scaleOutAt <= at && at < w.scaleInAt && (target.cell === undefined || target.cell === w.cellId),
+  );
+
+/**
+ * What a target must hold at `at`: the largest of the windows then in force, never below the stacks' own sizing (a
+ * small plan must not cap what target tracking may add during an onsale), and the sizing itself when none is.
+ */
+function capacityAt(target: PrewarmTarget, at: string, windows: readonly PrewarmWindow[]) {
+  let MinCapacity = target.min;
+  let MaxCapacity = target.max;
+  for (const w of inForce(target, at, windows)) {
+    MinCapacity = Math.max(MinCapacity, w.capacity[target.role].min);
+    MaxCapacity = Math.max(MaxCapacity, w.capacity[target.role].max);
+  }
+  return { MinCapacity, MaxCapacity };
+}
+
+async function putActions(
+  clients: ScalingClients,
+  eventId: string,
+  window: PrewarmWindow,
+  others: readonly PrewarmWindow[],
+  target: PrewarmTarget,
+) {
+  // The scale-in gives back what the other onsales then warm still need, else the stacks' sizing.
   const actions: Record<Phase, { at: string; capacity: { MinCapacity: number; MaxCapacity: number } }> = {
-    'scale-out': { at: window.scaleOutAt, capacity: warm },
-    'scale-in': { at: window.scaleInAt, capacity: { MinCapacity: target.min, MaxCapacity: target.max } },
+    'scale-out': { at: window.scaleOutAt, capacity: capacityAt(target, window.scaleOutAt, [window, ...others]) },
+    'scale-in': { at: window.scaleInAt, capacity: capacityAt(target, window.scaleInAt, others) },
   };
   for (const phase of PHASES) {
     await clients(target.region).send(
@@ -71,17 +96,22 @@ async function deleteActions(clients: ScalingClients, eventId: string, target: P
 
 /**
  * Makes AWS's scheduled actions match one pre-warm: a live window puts both actions on the control plane's targets
- * and its cell's; a cell it left (an evacuation) and, once cancelled, every target it was on lose them. Every call
- * is idempotent, so a sync cut short is simply run again.
+ * and its cell's, sized with the windows it overlaps; a cell it left (an evacuation) and, once cancelled, every
+ * target it was on lose them. Every call is idempotent, so a sync cut short is simply run again.
  */
 async function apply(ctx: Services, clients: ScalingClients, row: Prewarm) {
   const targets = ctx.config.PREWARM_TARGETS ?? [];
   const { window } = row;
+  const others = row.cancelled
+    ? []
+    : (await ctx.db.select({ window: prewarms.window }).from(prewarms).where(overlapping(row.eventId, window))).map(
+        (r) => r.window,
+      );
   const left = row.appliedCellId !== null && (row.cancelled || row.appliedCellId !== window.cellId);
   if (left) for (const t of targetsOf(targets, row.appliedCellId, 'cell')) await deleteActions(clients, row.eventId, t);
   for (const t of targetsOf(targets, window.cellId, 'all')) {
     if (row.cancelled) await deleteActions(clients, row.eventId, t);
-    else await putActions(clients, row.eventId, window, t);
+    else await putActions(clients, row.eventId, window, others, t);
   }
 }
 
