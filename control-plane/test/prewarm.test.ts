@@ -160,6 +160,16 @@ describe('an onsale schedules its capacity as Application Auto Scaling scheduled
     // The other cell's services are not raised for it.
     expect(await actionsOn(`service/${cellCluster('pw2')}/api`, eventId)).toEqual([]);
     expect(await prewarmRow(eventId)).toMatchObject({ status: 'synced', appliedCellId: 'pw1' });
+    // The promoter sees it with the onsale.
+    const shown = await h.req('GET', `/events/${eventId}/onsale`, { token: t.viewer });
+    expect(shown.body.prewarm).toMatchObject({
+      status: 'synced',
+      cellId: 'pw1',
+      scaleOutAt: new Date(opensAt - 1800_000).toISOString(),
+      scaleInAt: new Date(onsaleAt + 3600_000).toISOString(),
+      capacity: DEFAULTS,
+      lastError: null,
+    });
     // Synced: the next pass has nothing to do.
     expect(await syncDuePrewarms(h.services, clients)).toEqual({ synced: 0, failed: 0 });
 

@@ -2,12 +2,12 @@ import { z } from 'zod';
 import { PREWARM_ROLES } from '../db/schema/prewarm';
 
 const count = z.number().int().min(0).max(10_000);
-export const RoleCapacitySchema = z
+const RoleCapacitySchema = z
   .object({ min: count, max: count })
   .refine((c) => c.min <= c.max, { message: 'min must not exceed max', path: ['min'] });
 
 /** A min and max per pre-warmed role: the process default, or one onsale's (a capacity plan's figures). */
-export const CapacityPlanSchema = z.object(
+const CapacityPlanSchema = z.object(
   Object.fromEntries(PREWARM_ROLES.map((r) => [r, RoleCapacitySchema])) as Record<
     (typeof PREWARM_ROLES)[number],
     typeof RoleCapacitySchema
@@ -19,7 +19,7 @@ export const CapacityPlanSchema = z.object(
  * serves in a pre-warm, the cell it belongs to (none for the control plane's router and API), its region, and the
  * min and max the stacks size it at, which the scale-in after an onsale gives back.
  */
-export const PrewarmTargetSchema = z.object({
+const PrewarmTargetSchema = z.object({
   role: z.enum(PREWARM_ROLES),
   cell: z.string().min(1).optional(),
   region: z.string().min(1),

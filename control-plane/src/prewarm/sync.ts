@@ -24,7 +24,7 @@ type Phase = (typeof PHASES)[number];
 export const prewarmActionName = (eventId: string, phase: Phase) => `onsale-${eventId}-${phase}`;
 
 /** `at(yyyy-mm-ddThh:mm:ss)` in UTC, Application Auto Scaling's one-time schedule. */
-export const atExpression = (iso: string) => `at(${iso.slice(0, 19)})`;
+const atExpression = (iso: string) => `at(${iso.slice(0, 19)})`;
 
 /** The targets of the control plane's roles (router, waiting room) and of one cell's. */
 function targetsOf(targets: readonly PrewarmTarget[], cellId: string | null, scope: 'cell' | 'all'): PrewarmTarget[] {
