@@ -4,6 +4,7 @@ import { TracingConfig } from '@onsale/contracts/runtime/tracing-config';
 import { z } from 'zod';
 import { ConsoleConfigSchema } from './console/config';
 import { ShopConfigSchema } from './shop/config';
+import { PrewarmConfig } from './prewarm/config';
 
 const bool = z
   .enum(['true', 'false', '1', '0'])
@@ -103,6 +104,8 @@ export const ConfigSchema = z.object({
   ...ConsoleConfigSchema.shape,
   /** The buyer's pages the API serves under /shop. */
   ...ShopConfigSchema.shape,
+  /** Scheduled scale-out before each onsale and scale-in after (prewarm/). */
+  ...PrewarmConfig.shape,
   ...TracingConfig.shape,
 });
 export type Config = z.infer<typeof ConfigSchema>;

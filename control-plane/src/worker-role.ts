@@ -3,6 +3,8 @@ import { deliverRevocations } from './admission/deliver';
 import type { Services } from './context';
 import { runSchedulerTick } from './onsale/scheduler';
 import { presaleTick } from './presale/tick';
+import { scalingClients } from './prewarm/clients';
+import { syncDuePrewarms } from './prewarm/sync';
 import { runControllerTick } from './release-controller/tick';
 import type { CONTROL_PLANE_ROLES } from './runtime/roles';
 import { openServices, type StartRole } from './runtime/start';
@@ -10,7 +12,7 @@ import { releaseAll } from './waiting-room/release';
 
 /**
  * The control-plane worker's loops: onsale scheduler, waiting-room releaser, release controller, key rotation,
- * and the delivery of revocations to the cells. Each registers its readiness; `stop` ends them all.
+ * the delivery of revocations to the cells, and the pre-warm sync (scheduled scaling on AWS). Each registers its readiness; `stop` ends them all.
  */
 export function runWorkerLoops(
   services: Services,
@@ -25,6 +27,11 @@ export function runWorkerLoops(
     ['revocation-delivery', c.REVOCATION_DELIVERY_TICK_MS, () => deliverRevocations(services)],
     ['presale', c.PRESALE_TICK_MS, () => presaleTick(services)],
   ];
+  // Without scalable targets (a local platform with no AWS API) the pre-warms are recorded and left unsynced.
+  if (c.PREWARM_TARGETS) {
+    const clients = scalingClients();
+    ticks.push(['prewarm', c.PREWARM_TICK_MS, () => syncDuePrewarms(services, clients)]);
+  }
   const loops = ticks.map(([name, intervalMs, tick]) => {
     // A tick that keeps failing for three of its periods (and at least 15 s) makes the worker not ready.
     const health = loopHealth(Math.max(15_000, 3 * intervalMs));

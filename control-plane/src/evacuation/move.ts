@@ -11,6 +11,7 @@ import { withTransaction } from '../db/tx';
 import type { Clock } from '../lib/clock';
 import { conflict, notFound } from '../lib/errors';
 import { buildEventLoad } from '../onsale/load';
+import { movePrewarm } from '../prewarm/record';
 import { setRoomPlacement } from '../waiting-room/room';
 import { type EvacuationPlan, refuse } from './plan';
 import { readmitReleasedBuyers } from './readmit';
@@ -354,6 +355,7 @@ async function flip(deps: MoverDeps, m: EventMove): Promise<EventMove> {
       .set({ cellId: m.toCell, directoryEpoch: epoch, updatedAt: new Date() })
       .where(eq(events.id, ev.id));
     await tx.update(onsales).set({ loadedCellId: m.toCell, loadedEpoch: epoch }).where(eq(onsales.eventId, ev.id));
+    await movePrewarm(tx, ev.id, m.toCell, deps.clock.now());
     const [row] = await tx
       .update(eventMoves)
       .set({ step: 'flipped', flipEpoch: epoch, flippedAt: new Date(), updatedAt: new Date(), lastError: null })

@@ -1,5 +1,12 @@
 import { z } from '@hono/zod-openapi';
-import { CELL_KAFKA_AUTH_MODES, EVENT_STATUSES, type EventRow, LOAD_STATUSES } from '../db/schema';
+import {
+  CELL_KAFKA_AUTH_MODES,
+  EVENT_STATUSES,
+  type EventRow,
+  LOAD_STATUSES,
+  PREWARM_ROLES,
+  PREWARM_STATUSES,
+} from '../db/schema';
 
 export const EventIdParam = z.object({
   eventId: z
@@ -177,6 +184,18 @@ export const OnsaleSchema = z
     roomOpenedAt: z.string().nullable(),
     startedAt: z.string().nullable(),
     release: z.object({ mode: z.string(), rate: z.number(), pinnedRate: z.number().nullable() }),
+    prewarm: z
+      .object({
+        status: z.enum(PREWARM_STATUSES),
+        cellId: z.string(),
+        scaleOutAt: z.string(),
+        scaleInAt: z.string(),
+        capacity: z.record(z.enum(PREWARM_ROLES), z.object({ min: z.number().int(), max: z.number().int() })),
+        attempts: z.number().int(),
+        lastError: z.string().nullable(),
+        syncedAt: z.string().nullable(),
+      })
+      .nullable(),
     room: z.object({
       open: z.boolean(),
       releasing: z.boolean(),

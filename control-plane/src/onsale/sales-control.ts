@@ -7,6 +7,7 @@ import { dbOf, withTransaction } from '../db/tx';
 import { eventForTenant } from '../events/events';
 import { actorName, assertRole, type PromoterActor } from '../lib/actors';
 import { conflict } from '../lib/errors';
+import { cancelPrewarm } from '../prewarm/record';
 import { setReleaseMode } from '../release-controller/override';
 import { closeRoom } from '../waiting-room/room';
 
@@ -114,7 +115,7 @@ async function cancelStartedOnsale(ctx: Services, actor: PromoterActor, ev: Even
 
 /**
  * Cancels an onsale. Before it starts: the schedule and its release rate go, the event is a draft
- * again (its seat map kept) and the waiting room closes. A started onsale is cancelled in its cell
+ * again (its seat map kept), the waiting room closes and its pre-warm actions are to be deleted. A started onsale is cancelled in its cell
  * (see cancelStartedOnsale) and the event ends.
  */
 export async function cancelOnsale({ ctx, actor, eventId }: SaleControl): Promise<OnsaleControlAnswer> {
@@ -132,6 +133,7 @@ export async function cancelOnsale({ ctx, actor, eventId }: SaleControl): Promis
     await tx.delete(releaseRates).where(eq(releaseRates.eventId, ev.id));
     await tx.delete(onsales).where(eq(onsales.eventId, ev.id));
     await tx.update(events).set({ status: 'draft', onsaleAt: null, updatedAt: new Date() }).where(eq(events.id, ev.id));
+    await cancelPrewarm(ctx, tx, ev.id);
     inner.transaction.afterCommit.push(async () => {
       await closeRoom(ctx, ev.id);
       ctx.log.info('onsale cancelled', { eventId: ev.id, actor: actorName(actor) });

@@ -2,12 +2,13 @@ import { DomainError } from '@onsale/contracts';
 import { eq } from 'drizzle-orm';
 import { leastLoadedCell } from '../cells/cells';
 import type { Services } from '../context';
-import { events, gaAreas, onsales, releaseRates } from '../db/schema';
+import { type CapacityPlan, events, gaAreas, onsales, releaseRates } from '../db/schema';
 import { bumpDirectoryVersion } from '../db/sql';
 import { withTransaction } from '../db/tx';
 import { eventForTenant } from '../events/events';
 import { assertRole, type PromoterActor } from '../lib/actors';
 import { conflict } from '../lib/errors';
+import { prewarmWindow, recordPrewarm } from '../prewarm/record';
 import { commitmentOf, newFairnessSecrets } from '../waiting-room/fairness';
 import { configureRoom } from '../waiting-room/room';
 
@@ -23,6 +24,8 @@ export interface ScheduleOnsaleInput {
   /** Cap on concurrently admitted buyers (released and not expired); none by default. */
   maxActiveShoppers?: number | null;
   holdTtlSeconds?: number;
+  /** The tasks each role is raised to before the room opens (a capacity plan's); a role left out takes the default. */
+  capacity?: Partial<CapacityPlan>;
 }
 
 export const initialRate = (ctx: Services, floor: number, ceiling: number) =>
@@ -31,7 +34,8 @@ export const initialRate = (ctx: Services, floor: number, ceiling: number) =>
 /**
  * Schedules (or reschedules, until the onsale starts) an event's onsale. The event is placed if
  * it is not yet, the scheduler is asked to load it into its cell (idempotently) before the room
- * opens, and the waiting room is configured.
+ * opens, the waiting room is configured, and its capacity is scheduled: the pre-warm the worker
+ * puts on AWS as scheduled scaling actions (prewarm/sync.ts), moved by a reschedule.
  */
 export async function scheduleOnsale({
   ctx,
@@ -116,6 +120,17 @@ export async function scheduleOnsale({
       .update(events)
       .set({ status: 'scheduled', onsaleAt: input.onsaleAt, updatedAt: new Date() })
       .where(eq(events.id, ev.id));
+    await recordPrewarm(
+      ctx,
+      tx,
+      ev.id,
+      prewarmWindow(ctx, {
+        cellId,
+        roomOpensAt: input.roomOpensAt,
+        onsaleAt: input.onsaleAt,
+        capacity: { ...ctx.config.PREWARM_DEFAULT_CAPACITY, ...input.capacity },
+      }),
+    );
     inner.transaction.afterCommit.push(async () => {
       await configureRoom(ctx, {
         eventId: ev.id,

@@ -42,3 +42,11 @@ export function cellSecretName(cellId: string, role: string, envName: string): s
 export function masterSecretName(databaseName: string): string {
   return `onsale/${databaseName}/master`;
 }
+
+/**
+ * Application Auto Scaling's resource id of an ECS service: what its scalable target and policies name, and what the
+ * control plane's pre-warm schedules actions on (src/prewarm.ts hands it these ids).
+ */
+export function ecsServiceResourceId(cluster: string, service: string): string {
+  return `service/${cluster}/${service}`;
+}

@@ -7,5 +7,6 @@ export * from './events';
 export * from './onsales';
 export * from './outbox';
 export * from './presale';
+export * from './prewarm';
 export * from './release';
 export * from './tenants';

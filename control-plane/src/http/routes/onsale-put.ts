@@ -6,6 +6,23 @@ import { asPromoter, bearerSecurity } from '../auth';
 import type { App } from '../env';
 import { EventIdParam, OnsaleSchema } from '../schemas';
 
+const taskCount = z.number().int().min(0).max(10_000);
+const RoleCapacity = z
+  .object({ min: taskCount, max: taskCount })
+  .strict()
+  .refine((c) => c.min <= c.max, { message: 'min must not exceed max', path: ['min'] });
+
+/** Tasks per role while the onsale is warm, a capacity plan's figures; a role left out takes the process default. */
+const Capacity = z
+  .object({
+    router: RoleCapacity.optional(),
+    waitingRoom: RoleCapacity.optional(),
+    cellApi: RoleCapacity.optional(),
+    cellWorkers: RoleCapacity.optional(),
+  })
+  .strict()
+  .openapi('OnsaleCapacity');
+
 export const ScheduleBody = z
   .object({
     roomOpensAt: Instant,
@@ -15,6 +32,7 @@ export const ScheduleBody = z
     minReleaseRate: z.number().int().min(0).max(100_000).optional(),
     maxActiveShoppers: z.number().int().min(1).max(10_000_000).nullable().optional(),
     holdTtlSeconds: z.number().int().min(30).max(3600).optional(),
+    capacity: Capacity.optional(),
   })
   .strict()
   .openapi('ScheduleOnsale');

@@ -10,6 +10,7 @@ import { checkovSkip, SkipReason } from '../checkov';
 import type { AwsRegion, CellMailSender, CellSpec, ImageSpec, Manifest } from '../manifest';
 import { AppMetric, CELL_DIMENSION, CELL_NAMESPACE } from '../metrics';
 import { cellSecretName, secretSegment } from '../naming';
+import { cellPrewarmRole } from '../prewarm';
 import {
   CELL_ROLE_NAMES,
   CELL_ROLES,
@@ -294,6 +295,7 @@ export class CellRuntime extends Construct {
         network: this.network,
         image: props.image,
         sizing: cell.sizing.services[roleName],
+        prewarmed: cellPrewarmRole(roleName) !== undefined,
         environment,
         secrets: this.secrets[roleName] ?? {},
         secretsKeyArn,

@@ -10,6 +10,8 @@ import { Construct } from 'constructs';
 import { type AwsContext, arn } from '../aws-context';
 import { checkovSkip, SkipReason } from '../checkov';
 import { type ImageSpec, imageIn } from '../manifest';
+import { ecsServiceResourceId } from '../naming';
+import { PREWARM_TAG } from '../prewarm';
 import type { ServiceSizing } from '../roles';
 import { allowEgress } from './firewall';
 import { ServiceRole, type Statement, sameAccountTrust } from './iam';
@@ -63,6 +65,8 @@ export interface FargateServiceProps {
   readonly scaling: ServiceScaling;
   /** A warm standby: defined, scaled to zero, no autoscaling until failover. */
   readonly standby: boolean;
+  /** The control plane raises it before an onsale (src/prewarm.ts): its scalable target carries PREWARM_TAG. */
+  readonly prewarmed?: boolean;
   /** A task run to completion by a deploy step (migrations, topics): a task definition and no service. */
   readonly oneOff?: boolean;
   /** Where a worker answers /healthz, for the container health check. */
@@ -353,9 +357,10 @@ export class FargateService extends Construct {
     const target = new AppautoscalingTarget(this, 'scaling-target', {
       serviceNamespace: 'ecs',
       scalableDimension: 'ecs:service:DesiredCount',
-      resourceId: `service/${props.cluster.name}/${service.name}`,
+      resourceId: ecsServiceResourceId(props.cluster.name, service.name),
       minCapacity: 0,
       maxCapacity: props.sizing.max,
+      tags: props.prewarmed ? { [PREWARM_TAG]: 'true' } : undefined,
       lifecycle: { ignoreChanges: ['min_capacity'] },
     });
     const { scaling } = props;

@@ -32,6 +32,7 @@ import { RedisCache } from '../constructs/redis';
 import { ReportingBucket } from '../constructs/reporting-bucket';
 import { certificateFor, controlPlaneApiUrl, type Manifest } from '../manifest';
 import { CONTROL_PLANE_PREFIX, cellPrefix, drPrefix, InternalName, StackName, secretSegment } from '../naming';
+import { controlPlanePrewarmRole, prewarmStatements, prewarmTargets } from '../prewarm';
 import {
   CONTROL_PLANE_ROLE_NAMES,
   CONTROL_PLANE_ROLES,
@@ -226,6 +227,11 @@ export class ControlPlaneStack extends OnsaleStack {
           ADMISSION_JWKS_URL: `${controlPlaneApiUrl(manifest)}/.well-known/jwks.json`,
         });
       }
+      // The worker schedules each onsale's capacity on the cells' and the control plane's scalable targets.
+      if (role.process === 'control-plane-worker') {
+        environment.PREWARM_TARGETS = JSON.stringify(prewarmTargets(manifest));
+        statements.push(...prewarmStatements(ctx, manifest));
+      }
       if (roleName === 'fact-relay' || roleName === 'reporting') {
         Object.assign(environment, { KAFKA_BROKERS: kafka.bootstrapBrokers, KAFKA_AUTH: 'aws-msk-iam' });
       }
@@ -273,6 +279,7 @@ export class ControlPlaneStack extends OnsaleStack {
         network: this.network,
         image: roleName === 'router' ? manifest.images.router : manifest.images.controlPlane,
         sizing: spec.services[roleName],
+        prewarmed: controlPlanePrewarmRole(roleName) !== undefined,
         environment,
         secrets: Object.fromEntries(role.secrets.map((envName) => [envName, secretFor(envName)])),
         secretsKeyArn: key.arn,
