@@ -14,7 +14,7 @@ import { createKafkaBroker } from '../messaging/kafka-broker';
 import { LatencyWindow } from '../ops/latency';
 import { readLedgerFigures, readSignals } from '../ops/signals';
 import { createStripeClient } from '../payments/stripe-client';
-import { CELL_CONSUMERS } from '../runtime/roles';
+import { CELL_CONSUMERS, SALE_PATH_CONSUMERS } from '../runtime/roles';
 import { createTicketStore } from '../tickets/store';
 
 /** Builds the cell API from its configuration: one pool, one Redis, one app. */
@@ -44,7 +44,7 @@ export function buildCellApi(config: CellApiConfig) {
   const consumerLag = async () => {
     const lags = await within(
       SIGNALS_BROKER_WAIT_MS,
-      Promise.all(CELL_CONSUMERS.map((c) => broker.lag(consumerGroupId(config.CELL_ID, c), topics))),
+      Promise.all(SALE_PATH_CONSUMERS.map((c) => broker.lag(consumerGroupId(config.CELL_ID, c), topics))),
     );
     return lags ? lags.reduce((a, b) => a + b, 0) : null;
   };

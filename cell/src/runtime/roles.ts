@@ -43,8 +43,20 @@ export type CellRoleName = keyof typeof CELL_ROLES;
 export type CellRole = (typeof CELL_ROLES)[CellRoleName];
 export const CELL_ROLE_NAMES = Object.keys(CELL_ROLES) as CellRoleName[];
 
+/** The consumer groups of a cell: each reads the cell's purchase topic for its own part; each one's lag is a metric. */
+export const CELL_CONSUMERS = [
+  CELL_ROLES.saga.consumer,
+  CELL_ROLES.tickets.consumer,
+  CELL_ROLES.payments.consumer,
+  CELL_ROLES.notifications.consumer,
+];
+
 /**
- * The consumer groups of a cell: each reads the cell's purchase topic for its own part of the saga. Their lag is a
- * signal the release controller slows admission on; the notifier's is not (email running late is no reason to sell slower).
+ * The consumers a sale waits on: their lag is the signal the release controller slows admission on. Not the
+ * notifier's: mail running late is no reason to sell slower.
  */
-export const CELL_CONSUMERS = [CELL_ROLES.saga.consumer, CELL_ROLES.tickets.consumer, CELL_ROLES.payments.consumer];
+export const SALE_PATH_CONSUMERS = [
+  CELL_ROLES.saga.consumer,
+  CELL_ROLES.tickets.consumer,
+  CELL_ROLES.payments.consumer,
+];
