@@ -3,8 +3,8 @@ import { parseEnv } from '@onsale/contracts';
 import { TracingConfig } from '@onsale/contracts/runtime/tracing-config';
 import { z } from 'zod';
 import { ConsoleConfigSchema } from './console/config';
-import { ShopConfigSchema } from './shop/config';
 import { PrewarmConfig } from './prewarm/config';
+import { ShopConfigSchema } from './shop/config';
 
 const bool = z
   .enum(['true', 'false', '1', '0'])

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoSeatMap } from '../../scripts/local-platform/demo';
 import { repoRoot } from '../../scripts/local-platform/launch';
 import { launchChromium } from '../support/browser';
+import { mailbox } from '../support/mailbox';
 import { type FirstLoad, measureFirstLoad, seriousAccessibilityViolations } from '../support/page-audit';
 import { startTestPlatform, type TestPlatform } from '../support/platform';
 
@@ -34,11 +35,15 @@ async function call(method: string, path: string, body?: unknown) {
   return res.json() as Promise<Record<string, unknown>>;
 }
 
+/** Each run's buyers have addresses of their own, so the mail server's earlier messages never count. */
+const run = Date.now().toString(36);
+const emailOf = (name: string) => `${name}.${run}@buyers.example`;
+
 async function registerBuyer(name: string) {
   const res = await fetch(`${t.platform.urls.identity}/users`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ username: name, password: `pw-${name}`, sub: `buyer-${name}` }),
+    body: JSON.stringify({ username: name, password: `pw-${name}`, sub: `buyer-${name}`, email: emailOf(name) }),
   });
   expect(res.status).toBe(201);
 }
@@ -233,6 +238,25 @@ describe("the buyer's pages in a browser, through the edge router", () => {
     await ben.goto(`${router}/shop/orders`);
     await ben.waitForFunction(() => document.body.dataset.interactive === 'true');
     await expect(ben.getByTestId('orders-state').textContent()).resolves.toBe('You have no orders yet.');
+  });
+
+  it('the confirmation with the tickets PDF reaches the buyer through the local SMTP server, once', async () => {
+    const inbox = mailbox(emailOf('ann'));
+    const deadline = Date.now() + 60_000;
+    let mails = await inbox.messages();
+    while (mails.length === 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 500));
+      mails = await inbox.messages();
+    }
+    expect(mails).toHaveLength(1);
+    const [mail] = mails;
+    expect(mail!.text).toContain(state.orderId!);
+    const pdf = mail!.attachments.find((a) => a.contentType === 'application/pdf');
+    expect(pdf, JSON.stringify(mail!.attachments)).toBeDefined();
+    const bytes = await inbox.attachment(mail!, pdf!.n);
+    expect(new TextDecoder().decode(bytes.slice(0, 5))).toBe('%PDF-');
+    // The other buyer bought nothing and was sent nothing.
+    expect(await mailbox(emailOf('ben')).messages()).toEqual([]);
   });
 
   it('bad input on the new routes is a 4xx in the platform’s error body (JSON) or a problem page (HTML), never a 5xx', async () => {

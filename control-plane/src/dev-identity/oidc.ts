@@ -17,6 +17,8 @@ const DevUser = z
     sub: z.string().min(1).max(200),
     tenantId: z.string().uuid().optional(),
     role: z.enum(['owner', 'manager', 'viewer']).optional(),
+    // A buyer's address, carried as OIDC's `email` claim: where the cell sends their order's mail.
+    email: z.email().max(254).optional(),
   })
   .refine((u) => (u.tenantId === undefined) === (u.role === undefined), {
     message: 'a promoter gives both tenantId and role; a buyer neither',
@@ -197,8 +199,8 @@ export function createDevOidc(identity: DevIdentity, baseUrl: () => string) {
         invalid(res, 'invalid_grant', 'the code is unknown, used, expired, or not bound to this client and verifier');
         return true;
       }
-      const { sub, tenantId, role } = pending.user;
-      const claims = tenantId ? { sub, tenantId, role } : { sub };
+      const { sub, tenantId, role, email } = pending.user;
+      const claims = tenantId ? { sub, tenantId, role } : { sub, ...(email ? { email } : {}) };
       const ttlSeconds = 3600;
       send(res, 200, {
         token_type: 'Bearer',
