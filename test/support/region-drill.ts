@@ -21,7 +21,7 @@ export interface StandbyRegion {
 }
 
 export const standbyServices = (region: StandbyRegion, ...args: string[]) =>
-  exec('bash', ['scripts/services', ...args], { cwd: repoRoot, env: region.env, timeout: 180_000 });
+  exec('bash', ['scripts/services', ...args], { cwd: repoRoot, env: region.env, timeout: 600_000 });
 
 /** The standby's server and brokers (`scripts/services standby env`). */
 export async function standbyAddresses(region: StandbyRegion) {
