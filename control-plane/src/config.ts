@@ -65,6 +65,8 @@ export const ConfigSchema = z.object({
   /** A new key is published this long before it signs (longer than any verifier's JWKS cache). */
   KEY_ANNOUNCE_SECONDS: int(600),
   WAITING_ROOM_ABANDON_SECONDS: int(60),
+  /** Redis shards each event's waiting room is spread over (waiting-room/shards.ts); 1 keeps one queue per event. */
+  WAITING_ROOM_SHARDS: int(1),
   RATE_LIMIT_IP_PER_SECOND: num(50),
   RATE_LIMIT_IP_BURST: int(100),
   RATE_LIMIT_BUYER_PER_SECOND: num(2),

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { POST_OPEN_BASE, type RoomKeys, roomKeys } from './keys';
+import { ARRIVALS_PER_MS, POST_OPEN_BASE, type RoomKeys, roomKeys } from './keys';
 
 /**
  * A buyer's entry in the state hash, the one per-buyer record besides their queue entry: the
@@ -74,12 +74,15 @@ end
  * from the seed it holds for the room: a caller whose seed is not the one the room committed to (an onsale
  * scheduled again under a new seed since it cached it), or who holds none (''), gets {'stale_fairness'} and
  * nothing changes. A room configured before commitments existed adopts the caller's, read from the onsale record.
+ * After it opens, a room of one shard numbers its arrivals (seq); a shard of a sharded room ('ms') gives each the
+ * millisecond of its arrival since the room's opening and its number within that millisecond (ARRIVALS_PER_MS),
+ * never going back (a late clock takes the last arrival's millisecond), so the shards' queues merge into one order.
  * Answers {outcome, joined} followed by the buyer's status (DESCRIBE), or {'rate_limited', ms}.
  * KEYS: meta, queue, state, release, seq, admitted, then the buckets.
- * ARGV: buyer, now, shuffle key, the seed's commitment, then the buckets'.
+ * ARGV: buyer, now, shuffle key, the seed's commitment, arrival order ('' or 'ms'), then the buckets'.
  */
 const JOIN = `${SEEN}${DESCRIBE}${BUCKETS}
-local wait = refused(${joinKeys(roomKeys('', '')).length}, 4, ARGV[2])
+local wait = refused(${joinKeys(roomKeys('', '')).length}, 5, ARGV[2])
 if wait then return {'rate_limited', wait} end
 local m = redis.call('HMGET', KEYS[1], 'opensAt', 'open', 'closed', 'fcommit')
 if not m[1] then return {'no_room', '0'} end
@@ -109,7 +112,18 @@ if st == 'r' then
   redis.call('HDEL', KEYS[4], member)
 end
 local score
-if open then
+if open and ARGV[5] == 'ms' then
+  local q = redis.call('HMGET', KEYS[1], 'seqMs', 'seqN')
+  local last = tonumber(q[1] or '')
+  local ms = now
+  local n = 0
+  if last and last >= now then
+    ms = last
+    n = math.min((tonumber(q[2]) or 0) + 1, ${ARRIVALS_PER_MS - 1})
+  end
+  redis.call('HSET', KEYS[1], 'seqMs', string.format('%d', ms), 'seqN', n)
+  score = string.format('%d', ${POST_OPEN_BASE} + math.max(0, ms - tonumber(m[1])) * ${ARRIVALS_PER_MS} + n)
+elseif open then
   score = string.format('%d', ${POST_OPEN_BASE} + redis.call('INCR', KEYS[5]))
 else
   if ARGV[4] == '' or (m[4] and m[4] ~= ARGV[4]) then return {'stale_fairness', '0'} end
@@ -137,13 +151,37 @@ return describe(ARGV[1], st)
 `;
 
 /**
+ * The release step's verdict on the buyer it took from the head of a queue: skipped for silence, or released
+ * (claim window opened); early arrivals' fates go to the admission log, once. True when released.
+ * KEYS: meta, queue, state, admitted, release, fairLog. ARGV: now, abandon ms, claim window ms.
+ */
+const TAKE = `
+local function take(member, score)
+  local now = tonumber(ARGV[1])
+  local early = tonumber(score) < ${POST_OPEN_BASE}
+  local seen = (tonumber(redis.call('HGET', KEYS[3], member) or '0') or 0) * 1000
+  if now - seen > tonumber(ARGV[2]) then
+    redis.call('HSET', KEYS[3], member, 's')
+    if early then redis.call('HSETNX', KEYS[6], member, score .. '|s|' .. ARGV[1]) end
+    return false
+  end
+  if early then redis.call('HSETNX', KEYS[6], member, score .. '|r|' .. ARGV[1]) end
+  local claimBy = string.format('%d', now + tonumber(ARGV[3]))
+  redis.call('HSET', KEYS[3], member, 'r')
+  redis.call('HSET', KEYS[5], member, ARGV[1] .. '|' .. claimBy .. '|0|')
+  redis.call('ZADD', KEYS[4], claimBy, member)
+  return true
+end
+`;
+
+/**
  * Release: R buyers per second in queue order (a budget carried between ticks, at most one
  * second's worth), skipping waiters silent for longer than the abandonment window, bounded by
  * the active-shopper cap. Stops while the event is sold out or paused. What happened to each
  * early arrival (their shuffle key, released or skipped, when) goes to the admission log, once.
  * KEYS: meta, queue, state, admitted, release, fairLog.
  */
-const RELEASE = `
+const RELEASE = `${TAKE}
 local now = tonumber(ARGV[1])
 local m = redis.call('HMGET', KEYS[1], 'releasing', 'soldOut', 'rate', 'carry', 'lastAt', 'maxActive', 'paused')
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', '(' .. ARGV[1])
@@ -168,33 +206,83 @@ local out = {}
 local skipped = 0
 local scanned = 0
 local maxScan = tonumber(ARGV[5])
-local abandonMs = tonumber(ARGV[2])
+local upto = nil
 while #out < n and scanned < maxScan do
   local p = redis.call('ZPOPMIN', KEYS[2])
   if #p == 0 then break end
   scanned = scanned + 1
-  local member = p[1]
-  local early = tonumber(p[2]) < ${POST_OPEN_BASE}
-  local seen = (tonumber(redis.call('HGET', KEYS[3], member) or '0') or 0) * 1000
-  if now - seen > abandonMs then
-    redis.call('HSET', KEYS[3], member, 's')
-    if early then redis.call('HSETNX', KEYS[6], member, p[2] .. '|s|' .. ARGV[1]) end
-    skipped = skipped + 1
-  else
-    if early then redis.call('HSETNX', KEYS[6], member, p[2] .. '|r|' .. ARGV[1]) end
-    local claimBy = string.format('%d', now + tonumber(ARGV[3]))
-    redis.call('HSET', KEYS[3], member, 'r')
-    redis.call('HSET', KEYS[5], member, ARGV[1] .. '|' .. claimBy .. '|0|')
-    redis.call('ZADD', KEYS[4], claimBy, member)
-    out[#out + 1] = member
-  end
+  upto = p[2]
+  if take(p[1], p[2]) then out[#out + 1] = p[1] else skipped = skipped + 1 end
 end
 local newCarry = budget - #out
 if newCarry < 0 then newCarry = 0 end
 redis.call('HSET', KEYS[1], 'carry', tostring(newCarry), 'lastAt', ARGV[1])
+if upto then redis.call('HSET', KEYS[1], 'upto', upto) end
 if #out > 0 then redis.call('HINCRBY', KEYS[1], 'released', #out) end
 if skipped > 0 then redis.call('HINCRBY', KEYS[1], 'skipped', skipped) end
 local res = {'ok', active + #out, skipped}
+for i = 1, #out do res[#res + 1] = out[i] end
+return res
+`;
+
+/**
+ * A sharded room's release step (shards.ts) in three scripts. BUDGET, on the first shard (which keeps the room's R
+ * and its carried budget), takes how many buyers this step may admit across all shards, at most ARGV[3], given the
+ * active shoppers of all shards (ARGV[2]); the budget not used is given back by REFUND. SHARD_RELEASE then takes
+ * exactly as many buyers from one shard's head as the merge of the shards' heads gave it (ARGV[4]), none scored
+ * above ARGV[6] (the last score the merge took), skipping silent ones as RELEASE does, and records how far it got.
+ */
+const BUDGET = `
+local now = tonumber(ARGV[1])
+local m = redis.call('HMGET', KEYS[1], 'releasing', 'soldOut', 'rate', 'carry', 'lastAt', 'maxActive', 'paused')
+if m[1] ~= '1' then return {'not_releasing', 0} end
+if m[2] == '1' or m[7] == '1' then
+  redis.call('HSET', KEYS[1], 'carry', '0', 'lastAt', ARGV[1])
+  if m[2] == '1' then return {'sold_out', 0} end
+  return {'paused', 0}
+end
+local rate = tonumber(m[3] or '0') or 0
+local last = tonumber(m[5] or ARGV[1]) or now
+local budget = (tonumber(m[4] or '0') or 0) + rate * math.max(0, now - last) / 1000
+budget = math.min(budget, math.max(rate, 1))
+local n = math.floor(budget)
+local maxActive = tonumber(m[6] or '')
+if maxActive and maxActive > 0 then n = math.min(n, math.max(0, maxActive - tonumber(ARGV[2]))) end
+n = math.min(n, tonumber(ARGV[3]))
+redis.call('HSET', KEYS[1], 'carry', tostring(budget - n), 'lastAt', ARGV[1])
+return {'ok', n}
+`;
+const REFUND = `
+local m = redis.call('HMGET', KEYS[1], 'carry', 'rate')
+local cap = math.max(tonumber(m[2] or '0') or 0, 1)
+redis.call('HSET', KEYS[1], 'carry', tostring(math.min(cap, (tonumber(m[1] or '0') or 0) + tonumber(ARGV[1]))))
+return 1
+`;
+/** KEYS: admitted. ARGV: now. Drops lapsed slots and counts the live ones. */
+const ACTIVE = `
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1])
+return redis.call('ZCARD', KEYS[1])
+`;
+/** KEYS: as RELEASE's. ARGV: now, abandon ms, claim window ms, n, max scanned, highest score. Answers {skipped, upto, released...}. */
+const SHARD_RELEASE = `${TAKE}
+local n = tonumber(ARGV[4])
+local top = tonumber(ARGV[6])
+local out = {}
+local skipped = 0
+local scanned = 0
+local upto = ''
+while #out < n and scanned < tonumber(ARGV[5]) do
+  local head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+  if #head == 0 or tonumber(head[2]) > top then break end
+  redis.call('ZREM', KEYS[2], head[1])
+  scanned = scanned + 1
+  upto = head[2]
+  if take(head[1], head[2]) then out[#out + 1] = head[1] else skipped = skipped + 1 end
+end
+if upto ~= '' then redis.call('HSET', KEYS[1], 'upto', upto) end
+if #out > 0 then redis.call('HINCRBY', KEYS[1], 'released', #out) end
+if skipped > 0 then redis.call('HINCRBY', KEYS[1], 'skipped', skipped) end
+local res = {skipped, upto}
 for i = 1, #out do res[#res + 1] = out[i] end
 return res
 `;
@@ -223,7 +311,7 @@ if wait then return {0, wait} end
 return {1, 0}
 `;
 
-export const LUA = { JOIN, STATUS, RELEASE, CLAIM, LIMITS };
+export const LUA = { JOIN, STATUS, RELEASE, CLAIM, LIMITS, BUDGET, REFUND, ACTIVE, SHARD_RELEASE };
 
 /** DESCRIBE's answer: state code, rank, release record, open, soldOut, rate, releasing, closed, paused, onsaleAt, cell, epoch. */
 export type RawStatus = [
@@ -257,6 +345,11 @@ export interface RoomRedis extends Redis {
   wrClaim(...args: (string | number)[]): Promise<[string, string, string]>;
   /** {1, 0} when every bucket allowed, else {0, ms until a token}. */
   wrLimits(...args: (string | number)[]): Promise<[number, number]>;
+  wrBudget(meta: string, now: number, active: number, max: number): Promise<[string, number]>;
+  wrRefund(meta: string, unused: number): Promise<number>;
+  wrActive(admitted: string, now: number): Promise<number>;
+  /** {skipped, upto, ...released}. */
+  wrShardRelease(...args: (string | number)[]): Promise<[number, string, ...string[]]>;
 }
 
 /** Registers the scripts (EVALSHA with EVAL fallback, through ioredis). */
@@ -268,6 +361,10 @@ export function withRoomScripts(redis: Redis): RoomRedis {
   redis.defineCommand('wrRelease', { numberOfKeys: RELEASE_KEY_COUNT, lua: RELEASE });
   redis.defineCommand('wrClaim', { numberOfKeys: 3, lua: CLAIM });
   redis.defineCommand('wrLimits', { lua: LIMITS });
+  redis.defineCommand('wrBudget', { numberOfKeys: 1, lua: BUDGET });
+  redis.defineCommand('wrRefund', { numberOfKeys: 1, lua: REFUND });
+  redis.defineCommand('wrActive', { numberOfKeys: 1, lua: ACTIVE });
+  redis.defineCommand('wrShardRelease', { numberOfKeys: RELEASE_KEY_COUNT, lua: SHARD_RELEASE });
   return r;
 }
 
