@@ -35,6 +35,7 @@ import { registerOperatorTenants } from './routes/operator-tenants';
 import { registerQueueFairness } from './routes/queue-fairness';
 import { registerJoinQueue } from './routes/queue-join';
 import { registerQueueMe } from './routes/queue-me';
+import { registerQueuePoll } from './routes/queue-poll';
 import { registerReleaseDecisions } from './routes/release-decisions';
 import { registerRefundOrder } from './routes/sales-order-refund';
 import { registerSalesSections } from './routes/sales-sections';
@@ -112,6 +113,7 @@ export function createApp(services: Services): App {
     registerReleaseDecisions,
     registerJoinQueue,
     registerQueueMe,
+    registerQueuePoll,
     registerQueueFairness,
     registerOperatorTenants,
     registerOperatorCells,

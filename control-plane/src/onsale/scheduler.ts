@@ -3,8 +3,8 @@ import type { Services } from '../context';
 import { events, onsales, releaseRates } from '../db/schema';
 import { bumpDirectoryVersion } from '../db/sql';
 import { commitmentOf } from '../waiting-room/fairness';
-import { allShardKeys } from '../waiting-room/shards';
 import { closeRoom, configureRoom, openRoom, ROOM_LIVE, startReleasing } from '../waiting-room/room';
+import { allShardKeys } from '../waiting-room/shards';
 import { attemptLoad } from './load';
 
 /**

@@ -125,7 +125,8 @@ export async function fairnessRecord(ctx: Services, eventId: string): Promise<Fa
     commitment,
     roomOpensAt: row.roomOpensAt.toISOString(),
   } as const;
-  if ((await ctx.redis.hget(shards[0]!.meta, 'open')) !== '1') return { ...base, revealed: false, seed: null, log: null };
+  if ((await ctx.redis.hget(shards[0]!.meta, 'open')) !== '1')
+    return { ...base, revealed: false, seed: null, log: null };
 
   // Every shard's early arrivals: shuffle keys order them the same wherever they are kept.
   const perShard = await Promise.all(

@@ -7,10 +7,10 @@ export function roomKeys(prefix: string, eventId: string, shard?: number) {
   const b = shard === undefined ? `${prefix}wr:{${eventId}}` : `${prefix}wr:{${eventId}:${shard}}`;
   return {
     /**
-   * hash: opensAt, onsaleAt, fcommit (the shuffle seed's commitment), open, releasing, paused, closed, soldOut, avail, rate, carry, lastAt, maxActive, released, skipped,
-   * upto (the score of the last buyer the release step took from this queue: the released-up-to mark), gen (the room's generation: a rebuilt room has a new one),
-   * seqMs and seqN (a sharded room's last arrival: its millisecond and its number within it)
-   */
+     * hash: opensAt, onsaleAt, fcommit (the shuffle seed's commitment), open, releasing, paused, closed, soldOut, avail, rate, carry, lastAt, maxActive, released, skipped,
+     * upto (the score of the last buyer the release step took from this queue: the released-up-to mark), gen (the room's generation: a rebuilt room has a new one),
+     * seqMs and seqN (a sharded room's last arrival: its millisecond and its number within it)
+     */
     meta: `${b}:meta`,
     /** zset: waiting buyers by queue score (pre-opening arrivals: their shuffle key < 2^52; later: 2^52 + arrival number) */
     queue: `${b}:q`,

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { DomainError } from '@onsale/contracts';
 import { and, eq, inArray } from 'drizzle-orm';
 import type { Services } from '../context';
@@ -52,6 +53,9 @@ export async function configureRoom(ctx: Services, c: RoomConfig) {
     fcommit: c.fairnessCommitment,
     closed: 0,
   });
+  // A room made anew (first scheduled, or rebuilt after Redis lost it) gets a generation its queue tickets carry.
+  const gen = randomBytes(6).toString('base64url');
+  await Promise.all(allShardKeys(ctx, c.eventId).map((k) => ctx.redis.hsetnx(k.meta, 'gen', gen)));
 }
 
 export async function openRoom(ctx: Services, eventId: string) {

@@ -46,15 +46,17 @@ end
 
 /**
  * What a poll answers, read in the same call that joined or marked the buyer seen (one round trip):
- * state code (w, r, s or ''), rank, release record, then the room's flags, onsaleAt, cell and epoch.
+ * state code (w, r, s or ''), rank, release record, then the room's flags, onsaleAt, cell and epoch; then what a queue
+ * ticket carries: the waiter's score, how many the shard has released or skipped, and the room's generation.
  * KEYS: meta, queue, state, release.
  */
 const DESCRIBE = `
 local function describe(member, st)
-  local m = redis.call('HMGET', KEYS[1], 'open', 'soldOut', 'rate', 'releasing', 'closed', 'paused', 'onsaleAt', 'cell', 'epoch')
+  local m = redis.call('HMGET', KEYS[1], 'open', 'soldOut', 'rate', 'releasing', 'closed', 'paused', 'onsaleAt', 'cell', 'epoch', 'released', 'skipped', 'gen')
   local code = ''
   local rank = -1
   local rel = ''
+  local score = ''
   if st == 'r' then
     code = 'r'
     rel = redis.call('HGET', KEYS[4], member) or ''
@@ -64,8 +66,10 @@ local function describe(member, st)
     code = 'w'
     local r = redis.call('ZRANK', KEYS[2], member)
     if r then rank = r end
+    score = redis.call('ZSCORE', KEYS[2], member) or ''
   end
-  return {code, rank, rel, m[1] or '0', m[2] or '0', m[3] or '0', m[4] or '0', m[5] or '0', m[6] or '0', m[7] or '', m[8] or '', m[9] or '0'}
+  local passed = (tonumber(m[10] or '0') or 0) + (tonumber(m[11] or '0') or 0)
+  return {code, rank, rel, m[1] or '0', m[2] or '0', m[3] or '0', m[4] or '0', m[5] or '0', m[6] or '0', m[7] or '', m[8] or '', m[9] or '0', score, passed, m[12] or ''}
 end
 `;
 
@@ -304,6 +308,16 @@ if tok then return {'existing', tok, redis.call('HGET', KEYS[1], ARGV[1]) or ''}
 return {'gone', '', ''}
 `;
 
+/** Marks the waiters among ARGV[2..] as seen at ARGV[1] (ms): the ticket polls a process answered since its last call. KEYS: state. */
+const SEEN_BATCH = `${SEEN}
+local seen = seenAt(ARGV[1])
+for i = 2, #ARGV do
+  local st = redis.call('HGET', KEYS[1], ARGV[i])
+  if st and st ~= 'r' and st ~= 's' then redis.call('HSET', KEYS[1], ARGV[i], seen) end
+end
+return #ARGV - 1
+`;
+
 /** The rate limits, charged in order until one refuses: the IP's bucket before a token is checked (LIMITS). */
 const LIMITS = `${BUCKETS}
 local wait = refused(0, 1, ARGV[1])
@@ -311,9 +325,12 @@ if wait then return {0, wait} end
 return {1, 0}
 `;
 
-export const LUA = { JOIN, STATUS, RELEASE, CLAIM, LIMITS, BUDGET, REFUND, ACTIVE, SHARD_RELEASE };
+export const LUA = { JOIN, STATUS, RELEASE, CLAIM, LIMITS, BUDGET, REFUND, ACTIVE, SHARD_RELEASE, SEEN_BATCH };
 
-/** DESCRIBE's answer: state code, rank, release record, open, soldOut, rate, releasing, closed, paused, onsaleAt, cell, epoch. */
+/**
+ * DESCRIBE's answer: state code, rank, release record, open, soldOut, rate, releasing, closed, paused, onsaleAt, cell,
+ * epoch, then for a queue ticket: score, passed, generation.
+ */
 export type RawStatus = [
   string,
   number,
@@ -326,6 +343,9 @@ export type RawStatus = [
   string,
   string,
   string,
+  string,
+  string,
+  number,
   string,
 ];
 
@@ -348,6 +368,7 @@ export interface RoomRedis extends Redis {
   wrBudget(meta: string, now: number, active: number, max: number): Promise<[string, number]>;
   wrRefund(meta: string, unused: number): Promise<number>;
   wrActive(admitted: string, now: number): Promise<number>;
+  wrSeenBatch(state: string, now: number, ...buyers: string[]): Promise<number>;
   /** {skipped, upto, ...released}. */
   wrShardRelease(...args: (string | number)[]): Promise<[number, string, ...string[]]>;
 }
@@ -364,6 +385,7 @@ export function withRoomScripts(redis: Redis): RoomRedis {
   redis.defineCommand('wrBudget', { numberOfKeys: 1, lua: BUDGET });
   redis.defineCommand('wrRefund', { numberOfKeys: 1, lua: REFUND });
   redis.defineCommand('wrActive', { numberOfKeys: 1, lua: ACTIVE });
+  redis.defineCommand('wrSeenBatch', { numberOfKeys: 1, lua: SEEN_BATCH });
   redis.defineCommand('wrShardRelease', { numberOfKeys: RELEASE_KEY_COUNT, lua: SHARD_RELEASE });
   return r;
 }

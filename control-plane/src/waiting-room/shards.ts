@@ -38,7 +38,9 @@ export function buyerRoomKeys(ctx: Services, eventId: string, buyer: string): Ro
 /** Every shard's keys, shard 0 first (the one that keeps R). */
 export function allShardKeys(ctx: Services, eventId: string): RoomKeys[] {
   const k = shardCount(ctx);
-  return k === 1 ? [roomKeys(ctx.prefix, eventId)] : Array.from({ length: k }, (_, i) => roomKeys(ctx.prefix, eventId, i));
+  return k === 1
+    ? [roomKeys(ctx.prefix, eventId)]
+    : Array.from({ length: k }, (_, i) => roomKeys(ctx.prefix, eventId, i));
 }
 
 /** JOIN's numbering of post-opening arrivals: a counter on one shard, the arrival millisecond across several. */
@@ -81,7 +83,8 @@ export async function releaseShards(
     0,
   );
   const [outcome, n] = await ctx.redis.wrBudget(shards[0]!.meta, now, active, opts.maxBatch);
-  if (outcome !== 'ok') return { outcome: outcome as ShardedRelease['outcome'], released: [], skipped: 0, activeShoppers: active };
+  if (outcome !== 'ok')
+    return { outcome: outcome as ShardedRelease['outcome'], released: [], skipped: 0, activeShoppers: active };
   const scoreOf = new Map<string, number>();
   const released: string[] = [];
   let skipped = 0;
@@ -129,8 +132,6 @@ export async function releaseShards(
     if (moved === 0) break;
   }
   if (due > 0) await ctx.redis.wrRefund(shards[0]!.meta, due);
-  released.sort(
-    (a, b) => scoreOf.get(a)! - scoreOf.get(b)! || Buffer.compare(Buffer.from(a), Buffer.from(b)),
-  );
+  released.sort((a, b) => scoreOf.get(a)! - scoreOf.get(b)! || Buffer.compare(Buffer.from(a), Buffer.from(b)));
   return { outcome: 'ok', released, skipped, activeShoppers: active + released.length };
 }

@@ -6,7 +6,8 @@ import { pseudonymOf, roomFairness } from './fairness';
 import { charged, type RateCharges, rateLimited } from './rate-limit';
 import { missingRoom } from './room';
 import { isRateLimited, type RawStatus, statusKeys } from './scripts';
-import { buyerRoomKeys, estimatedAhead, shardCount } from './shards';
+import { buyerRoomKeys, estimatedAhead, shardCount, shardOf } from './shards';
+import { issueTicket } from './ticket';
 
 export type QueueState = 'waiting' | 'released' | 'expired' | 'skipped' | 'revoked' | 'not_in_queue';
 
@@ -26,6 +27,8 @@ export interface QueueStatus {
   admission: { token: string; jti: string; expiresAt: string; purchaseCell: string; directoryEpoch: number } | null;
   /** The buyer's name in the event's published admission log (GET queue/fairness); null until they join. */
   pseudonym: string | null;
+  /** While waiting: the queue ticket (ticket.ts) that GET queue/poll answers from without Redis; null otherwise. */
+  ticket: string | null;
   message: string;
 }
 
@@ -73,7 +76,8 @@ export async function describeStatus({
   raw: RawStatus;
   nowMs: number;
 }): Promise<QueueStatus> {
-  const [st, rank, rel, open, soldOut, rate, releasing, closed, paused, onsaleAt, cell, epoch] = raw;
+  const [st, rank, rel, open, soldOut, rate, releasing, closed, paused, onsaleAt, cell, epoch, score, passed, gen] =
+    raw;
   if (!onsaleAt) throw await missingRoom(ctx, eventId);
   const R = Number(rate);
   const roomOpen = open === '1';
@@ -92,10 +96,21 @@ export async function describeStatus({
     onsaleAt: new Date(Number(onsaleAt)).toISOString(),
     admission: null,
     pseudonym: fairness ? pseudonymOf(fairness.salt, actor.sub) : null,
+    ticket: null,
     message: closed === '1' ? 'the onsale has ended' : 'join the queue to get a place',
   };
   if (st === 'w') {
     base.status = 'waiting';
+    base.ticket = issueTicket(ctx, {
+      sub: actor.sub,
+      eventId,
+      shard: shardOf(actor.sub, shardCount(ctx)),
+      score: Number(score),
+      rank: roomOpen ? rank : null,
+      passed: Number(passed),
+      gen,
+      iat: Math.floor(nowMs / 1000),
+    });
     if (!roomOpen) {
       base.message =
         'you are in; places among early arrivals are drawn from a committed seed, published when the room opens';
@@ -145,7 +160,10 @@ export async function describeStatus({
   } else {
     if (nowMs >= r.exp) return expired('your admission has expired; join again');
     // One pipelined round trip (ioredis auto-pipelining): the token beside the revocation keys.
-    [token, revoked] = await Promise.all([ctx.redis.get(buyerRoomKeys(ctx, eventId, actor.sub).token(actor.sub)), revocation()]);
+    [token, revoked] = await Promise.all([
+      ctx.redis.get(buyerRoomKeys(ctx, eventId, actor.sub).token(actor.sub)),
+      revocation(),
+    ]);
   }
   if (revoked) {
     base.status = 'revoked';

@@ -41,10 +41,11 @@ export function registerMetrics(app: App) {
     const releasing = await ctx.redis.smembers(releasingSetKey(ctx.prefix)).catch(() => [] as string[]);
     await Promise.all(
       releasing.map(async (event) => {
-        const depths = await Promise.all(
-          allShardKeys(ctx, event).map((k) => ctx.redis.zcard(k.queue).catch(() => 0)),
+        const depths = await Promise.all(allShardKeys(ctx, event).map((k) => ctx.redis.zcard(k.queue).catch(() => 0)));
+        metrics.queueDepth.set(
+          { event },
+          depths.reduce((a, b) => a + b, 0),
         );
-        metrics.queueDepth.set({ event }, depths.reduce((a, b) => a + b, 0));
       }),
     );
     return c.body(await metrics.render(), 200, { 'content-type': METRICS_CONTENT_TYPE });
