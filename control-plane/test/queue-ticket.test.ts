@@ -104,6 +104,18 @@ describe.each(CASES)('queue tickets, $name', ({ shards, cluster }) => {
     expect(commands.n - next).toBeLessThanOrEqual(2 * shards);
   });
 
+  it("joins and polls over HTTP, the rate limits charged in the call on the buyer's shard", async () => {
+    const { eventId } = await queue('http', 0, 1);
+    const token = await h.buyer('http-buyer');
+    const joined = await h.req('POST', `/events/${eventId}/queue`, { token });
+    expect(joined.status).toBe(200);
+    expect(joined.body).toMatchObject({ status: 'waiting', position: 1, ticket: expect.stringMatching(/^qt1\./) });
+    const me = await h.req('GET', `/events/${eventId}/queue/me`, { token });
+    expect(me.body).toMatchObject({ status: 'waiting', position: 1 });
+    h.clock.advance(INTERVAL);
+    expect((await poll(eventId, me.body.ticket)).body).toMatchObject({ status: 'waiting', position: 1 });
+  });
+
   it('a stale mark says "waiting" up to an interval late, never early; the admission is collected once, from Redis', async () => {
     const { eventId, subs, tickets } = await queue('turn', 6, 2);
     h.clock.advance(1000);

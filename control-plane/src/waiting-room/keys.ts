@@ -31,9 +31,12 @@ export type RoomKeys = ReturnType<typeof roomKeys>;
 export const releasingSetKey = (prefix: string) => `${prefix}wr:releasing`;
 /**
  * A rate-limit bucket. The room's scripts charge it in the same call as the room's keys, which a
- * single-shard Redis (the deployed one: cluster mode off) allows; sharded, it would need the event's tag.
+ * single-shard Redis (the deployed one: cluster mode off) allows. A sharded room's scripts charge buckets
+ * under the shard's hash tag (`tag`), so a Redis Cluster keeps them in the shard's slot: a buyer's bucket is
+ * then per event (their shard of it), an IP's per event shard.
  */
-export const rateBucketKey = (prefix: string, kind: 'ip' | 'buyer', id: string) => `${prefix}rl:${kind}:${id}`;
+export const rateBucketKey = (prefix: string, kind: 'ip' | 'buyer', id: string, tag = '') =>
+  `${prefix}rl:${tag}${kind}:${id}`;
 
 /**
  * Scores of post-opening arrivals start here, after every possible pre-opening score (a 52-bit shuffle key:
