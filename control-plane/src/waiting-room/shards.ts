@@ -16,7 +16,10 @@ import { releaseKeys } from './scripts';
  * either way. Each shard keeps its own queue in that order; the release step (releaseShards) merges the shards'
  * heads and takes each shard's share of the merged first R.
  */
-export const shardCount = (ctx: Services) => ctx.config.WAITING_ROOM_SHARDS;
+export const shardCount = (ctx: Services): number =>
+  // The evacuation's mover hands the room's verbs its own dependencies, without a config: a room of one shard
+  // (README: the evacuation's re-admission is not sharded yet).
+  (ctx.config as Services['config'] | undefined)?.WAITING_ROOM_SHARDS ?? 1;
 
 /** FNV-1a (32 bits) of the buyer id, mod K: a buyer's shard, stable across processes and deploys. */
 export function shardOf(buyer: string, shards: number): number {
