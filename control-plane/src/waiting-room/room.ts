@@ -3,7 +3,7 @@ import { DomainError } from '@onsale/contracts';
 import { and, eq, inArray } from 'drizzle-orm';
 import type { Services } from '../context';
 import { events, onsales } from '../db/schema';
-import { releasingSetKey, roomKeys } from './keys';
+import { releasingSetKey } from './keys';
 import { allShardKeys } from './shards';
 
 /** The statuses of an event whose waiting room must exist in Redis. */
@@ -63,36 +63,19 @@ export async function openRoom(ctx: Services, eventId: string) {
 }
 
 /**
- * Starts releasing at the event's current R. A sharded room's settings are on other shards than the set of
- * releasing events (a transaction cannot span them): they are written first, so the set never names a room that
- * is not releasing everywhere.
+ * Starts releasing at the event's current R. The settings are written first, then the event joins the set of
+ * releasing events, so the set never names a room that is not releasing; two calls, not a transaction, as a
+ * sharded room's settings (and on a Redis Cluster any room's) live in other slots than the set.
  */
 export async function startReleasing(ctx: Services, eventId: string, rate: number) {
-  const fields = { open: 1, releasing: 1, rate, carry: 0, lastAt: ctx.clock.now().getTime() };
-  if (allShardKeys(ctx, eventId).length === 1)
-    await ctx.redis
-      .multi()
-      .hset(roomKeys(ctx.prefix, eventId).meta, fields)
-      .sadd(releasingSetKey(ctx.prefix), eventId)
-      .exec();
-  else {
-    await setOnEveryShard(ctx, eventId, fields);
-    await ctx.redis.sadd(releasingSetKey(ctx.prefix), eventId);
-  }
+  await setOnEveryShard(ctx, eventId, { open: 1, releasing: 1, rate, carry: 0, lastAt: ctx.clock.now().getTime() });
+  await ctx.redis.sadd(releasingSetKey(ctx.prefix), eventId);
 }
 
+/** Leaves the set of releasing events first, then closes the room on every shard (the same order's reasoning). */
 export async function closeRoom(ctx: Services, eventId: string) {
-  const fields = { releasing: 0, closed: 1 };
-  if (allShardKeys(ctx, eventId).length === 1)
-    await ctx.redis
-      .multi()
-      .hset(roomKeys(ctx.prefix, eventId).meta, fields)
-      .srem(releasingSetKey(ctx.prefix), eventId)
-      .exec();
-  else {
-    await ctx.redis.srem(releasingSetKey(ctx.prefix), eventId);
-    await setOnEveryShard(ctx, eventId, fields);
-  }
+  await ctx.redis.srem(releasingSetKey(ctx.prefix), eventId);
+  await setOnEveryShard(ctx, eventId, { releasing: 0, closed: 1 });
 }
 
 /** The controller's output: R, pause, and the sold-out flag from the cell's available seats. */
