@@ -364,7 +364,7 @@ await runBench('waiting-room', async (bench) => {
   // the verbs (one process driving, as above), and one release step of 500 buyers merged across the shards.
   const nodes = redisClusterNodes();
   const shardRun = async (shards: number) => {
-    const redis = redisClusterClient(nodes);
+    const redis = await redisClusterClient(nodes);
     const sh = await createHarness({
       env: {
         LOG_LEVEL: 'error',

@@ -38,7 +38,7 @@ describe.each(CASES)('queue tickets, $name', ({ shards, cluster }) => {
   let commands: { n: number };
 
   beforeAll(async () => {
-    clusterRedis = cluster ? redisClusterClient() : undefined;
+    clusterRedis = cluster ? await redisClusterClient() : undefined;
     h = await createHarness({
       env: {
         WAITING_ROOM_SHARDS: String(shards),

@@ -27,7 +27,7 @@ describe.each(CASES)('waiting room, $name', ({ shards, cluster }) => {
   let clusterRedis: Redis | undefined;
 
   beforeAll(async () => {
-    clusterRedis = cluster ? redisClusterClient() : undefined;
+    clusterRedis = cluster ? await redisClusterClient() : undefined;
     h = await createHarness({
       env: { WAITING_ROOM_SHARDS: String(shards), WAITING_ROOM_ABANDON_SECONDS: '3600' },
       overrides: clusterRedis ? { redis: clusterRedis } : {},

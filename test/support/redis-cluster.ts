@@ -20,8 +20,14 @@ export function redisClusterNodes(): { host: string; port: number }[] {
   });
 }
 
-export function redisClusterClient(nodes = redisClusterNodes()): Redis {
+/**
+ * Connected before it is handed out: ioredis's auto-pipelining groups commands by the cluster's slot map, and a
+ * burst of commands sent before the client has read that map fails ("All keys in the pipeline should belong to
+ * the same slots allocation group").
+ */
+export async function redisClusterClient(nodes = redisClusterNodes()): Promise<Redis> {
   const cluster = new Cluster(nodes, { enableAutoPipelining: true, redisOptions: { maxRetriesPerRequest: 2 } });
+  if (cluster.status !== 'ready') await new Promise((resolve) => cluster.once('ready', resolve));
   return cluster as unknown as Redis;
 }
 
