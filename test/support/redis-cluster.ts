@@ -26,7 +26,13 @@ export function redisClusterNodes(): { host: string; port: number }[] {
  * the same slots allocation group").
  */
 export async function redisClusterClient(nodes = redisClusterNodes()): Promise<Redis> {
-  const cluster = new Cluster(nodes, { enableAutoPipelining: true, redisOptions: { maxRetriesPerRequest: 2 } });
+  const cluster = new Cluster(nodes, {
+    enableAutoPipelining: true,
+    // The room's scripts whose number of keys comes first: auto-pipelining groups a command by its first argument's
+    // slot (here the number), so joins and polls of different shards would share a pipeline, which a cluster refuses.
+    autoPipeliningIgnoredCommands: ['wrJoin', 'wrStatus', 'wrLimits'],
+    redisOptions: { maxRetriesPerRequest: 2 },
+  });
   if (cluster.status !== 'ready') await new Promise((resolve) => cluster.once('ready', resolve));
   return cluster as unknown as Redis;
 }
