@@ -12,6 +12,7 @@ export * from './instant';
 export * from './jwt';
 export * from './methods';
 export * from './orders';
+export * from './queue-ticket';
 export * from './runtime/body-limit';
 export * from './runtime/env';
 export * from './runtime/health';

@@ -4,10 +4,13 @@
  * then the same commands through redis-benchmark, and Redis memory per queued buyer. Then what
  * buyers call: joins and polls over real sockets to the control-plane API process (its bundle),
  * beside a bare Node HTTP server answering a same-size JSON body, with the same client, and between the two
- * a floor: the waiting room's verbs without the API's HTTP stack (waiting-room-floor.ts).
+ * a floor: the waiting room's verbs without the API's HTTP stack (waiting-room-floor.ts). Beside them, in the same
+ * run, the polls buyers repeat with their queue ticket (GET queue/poll: no token check, no Redis call), against a bare
+ * Node server answering a copy of that poll's body. Last, joins and polls/s of a room of one shard and of three
+ * shards on a Redis Cluster of three primaries (scripts/lib/redis-cluster.sh, started when not running, left running).
  *
  *   pnpm bench:waiting-room   [BUYERS=100000 CONCURRENCY=256 HTTP_REQUESTS=20000 HTTP_CONNECTIONS=64
- *                              REDIS_BENCH_REQUESTS=200000]
+ *                              REDIS_BENCH_REQUESTS=200000 SHARD_BUYERS=20000]
  *
  * redis-benchmark (Debian's redis-tools) is installed by `scripts/platform install-references` when missing.
  */
@@ -19,6 +22,7 @@ import { keepAlivePool } from '../../load-tests/lib/http';
 import { freePort } from '../../scripts/local-platform/launch';
 import { startProcess } from '../../scripts/local-platform/process';
 import { createHarness } from '../../test/support/control-plane';
+import { deleteClusterKeys, redisClusterClient, redisClusterNodes } from '../../test/support/redis-cluster';
 import { repoRoot, serviceEnv } from '../../test/support/services';
 import { commitmentOf, newFairnessSecrets } from '../src/waiting-room/fairness';
 import { joinQueue } from '../src/waiting-room/join';
@@ -33,6 +37,7 @@ const CONCURRENCY = Number(process.env.CONCURRENCY ?? 256);
 const HTTP_REQUESTS = Number(process.env.HTTP_REQUESTS ?? 20_000);
 const HTTP_CONNECTIONS = Number(process.env.HTTP_CONNECTIONS ?? 64);
 const REDIS_BENCH_REQUESTS = Number(process.env.REDIS_BENCH_REQUESTS ?? 200_000);
+const SHARD_BUYERS = Number(process.env.SHARD_BUYERS ?? 20_000);
 
 async function pool<T>(n: number, concurrency: number, fn: (i: number) => Promise<T>) {
   let next = 0;
@@ -178,6 +183,11 @@ await runBench('waiting-room', async (bench) => {
       return {
         poll: (token: string) => call('GET', '/queue/me', token),
         join: (token: string) => call('POST', '/queue', token),
+        ticketPoll: async (ticket: string) => {
+          const r = await client.request(`/events/${eventId}/queue/poll`, { headers: { 'x-queue-ticket': ticket } });
+          if (r.status !== 200) throw new Error(`${name}: queue/poll: ${r.status} ${r.body.slice(0, 200)}`);
+          return r.body;
+        },
       };
     };
     const api = await roomServer(
@@ -213,6 +223,25 @@ await runBench('waiting-room', async (bench) => {
     const bare = keepAlivePool(`http://127.0.0.1:${barePort}`, HTTP_CONNECTIONS);
     bench.defer(() => bare.close());
     const bareGet = () => bare.request(`/events/${eventId}/queue/me`);
+    // The ticket poll's reference: a bare Node server answering a copy of a ticket poll's body.
+    const tickets = await Promise.all(
+      tokens.map(async (t) => (JSON.parse(await api.poll(t)) as { ticket: string }).ticket),
+    );
+    const ticketPollBody = await api.ticketPoll(tickets[0]!);
+    const bareTicketPort = await freePort();
+    await startProcess(
+      'load-tests/lib/bare-json-server.ts',
+      { PORT: String(bareTicketPort), BARE_BODY: ticketPollBody },
+      {
+        name: 'bare-node-http-ticket-poll',
+        readyUrl: `http://127.0.0.1:${bareTicketPort}/`,
+        command: [process.execPath, '--import', 'tsx', resolve(repoRoot, 'load-tests/lib/bare-json-server.ts')],
+        spawned: bench.started,
+      },
+    );
+    const bareTicket = keepAlivePool(`http://127.0.0.1:${bareTicketPort}`, HTTP_CONNECTIONS);
+    bench.defer(() => bareTicket.close());
+    const bareTicketGet = () => bareTicket.request(`/events/${eventId}/queue/poll`);
     const polls = (server: typeof api) =>
       pool(HTTP_REQUESTS, HTTP_CONNECTIONS, (i) => server.poll(tokens[i % sample]!));
     // Joins of new buyers and polls of queued ones alternating on the same connections: the request rate the
@@ -226,11 +255,25 @@ await runBench('waiting-room', async (bench) => {
     await pool(2_000, HTTP_CONNECTIONS, (i) => api.poll(tokens[i % sample]!));
     await pool(2_000, HTTP_CONNECTIONS, () => bareGet());
     await pool(2_000, HTTP_CONNECTIONS, (i) => floor.poll(tokens[i % sample]!));
+    await pool(2_000, HTTP_CONNECTIONS, (i) => api.ticketPoll(tickets[i % sample]!));
+    await pool(2_000, HTTP_CONNECTIONS, () => bareTicketGet());
+    const bareNodeServer = await bench.measured(() => pool(HTTP_REQUESTS, HTTP_CONNECTIONS, () => bareGet()));
+    const tokenPolls = await bench.measured(() => polls(api));
+    const bareTicketServer = await bench.measured(() => pool(HTTP_REQUESTS, HTTP_CONNECTIONS, () => bareTicketGet()));
+    const ticketPolls = await bench.measured(() =>
+      pool(HTTP_REQUESTS, HTTP_CONNECTIONS, (i) => api.ticketPoll(tickets[i % sample]!)),
+    );
     results.httpOverSockets = {
       pollBodyBytes: Buffer.byteLength(pollBody),
+      ticketPollBodyBytes: Buffer.byteLength(ticketPollBody),
       connections: HTTP_CONNECTIONS,
-      bareNodeServer: await bench.measured(() => pool(HTTP_REQUESTS, HTTP_CONNECTIONS, () => bareGet())),
-      polls: await bench.measured(() => polls(api)),
+      bareNodeServer,
+      polls: tokenPolls,
+      pollsOfBare: Number((tokenPolls.perSec / bareNodeServer.perSec).toFixed(2)),
+      // Polls with the queue ticket (GET queue/poll), beside a bare server answering a same-size body.
+      bareNodeServerTicketBody: bareTicketServer,
+      ticketPolls,
+      ticketPollsOfBare: Number((ticketPolls.perSec / bareTicketServer.perSec).toFixed(2)),
       joins: await bench.measured(() => pool(half, HTTP_CONNECTIONS, (i) => api.join(joinTokens[i]!))),
       mixed: await bench.measured(() => mixed(api, joinTokens.slice(half))),
       floor: {
@@ -316,5 +359,69 @@ await runBench('waiting-room', async (bench) => {
     results.redisBenchmark = rb;
     await ctx.redis.del(zb);
   }
+
+  // One room of one shard and one of three, on the same Redis Cluster of three primaries: joins and polls/s through
+  // the verbs (one process driving, as above), and one release step of 500 buyers merged across the shards.
+  const nodes = redisClusterNodes();
+  const shardRun = async (shards: number) => {
+    const redis = await redisClusterClient(nodes);
+    const sh = await createHarness({
+      env: {
+        LOG_LEVEL: 'error',
+        WAITING_ROOM_SHARDS: String(shards),
+        WAITING_ROOM_ABANDON_SECONDS: '3600',
+        ADMISSION_CLAIM_WINDOW_SECONDS: '600',
+      },
+      overrides: { redis },
+    });
+    try {
+      const sctx = sh.services;
+      const event = randomUUID();
+      const now = sh.clock.now();
+      await configureRoom(sctx, {
+        eventId: event,
+        opensAt: now,
+        onsaleAt: now,
+        cellId: 'cell-bench',
+        epoch: 1,
+        maxActive: null,
+        rate: 500,
+        fairnessCommitment: commitmentOf(newFairnessSecrets().seed),
+      });
+      await openRoom(sctx, event);
+      const who = (i: number) => ({ kind: 'buyer' as const, sub: `shard-buyer-${i}` });
+      const joins = await bench.measured(() =>
+        pool(SHARD_BUYERS, CONCURRENCY, (i) => joinQueue({ ctx: sctx, actor: who(i), eventId: event })),
+      );
+      const polls = await bench.measured(() =>
+        pool(SHARD_BUYERS, CONCURRENCY, (i) =>
+          queueStatus({ ctx: sctx, actor: who((i * 7919) % SHARD_BUYERS), eventId: event }),
+        ),
+      );
+      await startReleasing(sctx, event, 500);
+      sh.clock.advance(1000);
+      const t0 = performance.now();
+      const step = await releaseStep(sctx, event);
+      return {
+        shards,
+        joins,
+        polls,
+        release: { released: step.released.length, stepMs: (performance.now() - t0).toFixed(2) },
+      };
+    } finally {
+      await deleteClusterKeys(redis, sh.config.REDIS_KEY_PREFIX);
+      await sh.close();
+    }
+  };
+  const one = await shardRun(1);
+  const three = await shardRun(3);
+  results.shards = {
+    cluster: nodes.map((n) => `${n.host}:${n.port}`),
+    buyers: SHARD_BUYERS,
+    oneShard: one,
+    threeShards: three,
+    joinsThreeOverOne: Number((three.joins.perSec / one.joins.perSec).toFixed(2)),
+    pollsThreeOverOne: Number((three.polls.perSec / one.polls.perSec).toFixed(2)),
+  };
   return results;
 });

@@ -67,6 +67,13 @@ export const ConfigSchema = z.object({
   /** A new key is published this long before it signs (longer than any verifier's JWKS cache). */
   KEY_ANNOUNCE_SECONDS: int(600),
   WAITING_ROOM_ABANDON_SECONDS: int(60),
+  /** Redis shards each event's waiting room is spread over (waiting-room/shards.ts); 1 keeps one queue per event. */
+  WAITING_ROOM_SHARDS: int(1),
+  /**
+   * How old a room's released-up-to marks may be when a queue-ticket poll is answered from them (waiting-room/marks.ts):
+   * each process reads them at most once per interval per event, and a buyer may hear of their turn that much late.
+   */
+  WAITING_ROOM_MARK_INTERVAL_MS: int(250),
   RATE_LIMIT_IP_PER_SECOND: num(50),
   RATE_LIMIT_IP_BURST: int(100),
   RATE_LIMIT_BUYER_PER_SECOND: num(2),

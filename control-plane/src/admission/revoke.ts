@@ -63,7 +63,11 @@ export async function revokeAdmission({ ctx, input, actor }: { ctx: Services; in
 
 /** Is this admission revoked (by jti, or by buyer at or after its issue time)? */
 export async function isRevoked(ctx: Services, jti: string, sub: string, iat: number): Promise<boolean> {
-  const [byJti, bySub] = await ctx.redis.mget(revocationKeys.jti(jti), revocationKeys.buyer(sub));
+  // Two GETs (pipelined), not an MGET: on a Redis Cluster the two keys live in different slots.
+  const [byJti, bySub] = await Promise.all([
+    ctx.redis.get(revocationKeys.jti(jti)),
+    ctx.redis.get(revocationKeys.buyer(sub)),
+  ]);
   if (byJti) return true;
   return bySub != null && Number(bySub) >= iat;
 }

@@ -42,6 +42,7 @@ import { registerQueueChallenge } from './routes/queue-challenge';
 import { registerQueueFairness } from './routes/queue-fairness';
 import { registerJoinQueue } from './routes/queue-join';
 import { registerQueueMe } from './routes/queue-me';
+import { registerQueuePoll } from './routes/queue-poll';
 import { registerReleaseDecisions } from './routes/release-decisions';
 import { registerRefundOrder } from './routes/sales-order-refund';
 import { registerSalesSections } from './routes/sales-sections';
@@ -120,6 +121,7 @@ export function createApp(services: Services): App {
     registerQueueChallenge,
     registerJoinQueue,
     registerQueueMe,
+    registerQueuePoll,
     registerQueueFairness,
     registerPresalePromoter,
     registerPresaleBuyer,

@@ -123,10 +123,44 @@ export const QueueStatusSchema = z
       })
       .nullable(),
     pseudonym: z.string().nullable(),
+    ticket: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          'While waiting: your queue ticket. Send it as the x-queue-ticket header of GET /events/{eventId}/queue/poll, ' +
+          'which answers from it without a Redis call; opaque (qt1.<claims>.<MAC>, claims as contracts QueueTicketClaims). ' +
+          'Replace it with each new one you are given.',
+      }),
     message: z.string(),
     joined: z.boolean().optional(),
   })
   .openapi('QueueStatus');
+
+export const TicketPollSchema = z
+  .object({
+    eventId: z.string(),
+    status: z.enum(['waiting', 'your_turn', 'ended']).openapi({
+      description:
+        'your_turn: call GET /events/{eventId}/queue/me now to collect your admission token (once; later calls return the same token)',
+    }),
+    roomOpen: z.boolean(),
+    position: z.number().int().nullable(),
+    peopleAhead: z.number().int().nullable(),
+    releaseRate: z.number(),
+    estimatedWaitSeconds: z.number().nullable(),
+    soldOutForNow: z.boolean(),
+    paused: z.boolean(),
+    refreshTicket: z.boolean().openapi({
+      description:
+        'The ticket cannot place you any more (issued before the room opened, or the room was rebuilt): call GET queue/me once for a new one',
+    }),
+    markAgeMs: z.number().int().openapi({
+      description: 'How old the room state this answer came from is: a turn is announced at most this late',
+    }),
+    message: z.string(),
+  })
+  .openapi('QueueTicketPoll');
 
 export const DecisionSchema = z
   .object({

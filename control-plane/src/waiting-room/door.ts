@@ -6,7 +6,7 @@ import { countBotSignal } from '../bot-report/signals';
 import type { Services } from '../context';
 import { type DoorDefences, doorDefences } from '../db/schema';
 import type { BuyerActor } from '../lib/actors';
-import { roomKeys } from './keys';
+import { buyerRoomKeys } from './shards';
 
 /**
  * The waiting room's door (control-plane/README.md, "Proof of work and device binding"): what a join must bring,
@@ -263,7 +263,8 @@ export async function recordDeviceKey(
       });
     return;
   }
-  await ctx.redis.set(roomKeys(ctx.prefix, eventId).deviceKey(actor.sub), jkt, 'EX', DEVICE_KEY_KEPT_SECONDS);
+  // On the buyer's own shard, where their turn's claim reads it (status.ts).
+  await ctx.redis.set(buyerRoomKeys(ctx, eventId, actor.sub).deviceKey(actor.sub), jkt, 'EX', DEVICE_KEY_KEPT_SECONDS);
 }
 
 /** Longer than any wait in a room: a key recorded at the join is still there when the buyer's turn comes. */

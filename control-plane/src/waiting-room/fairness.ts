@@ -4,7 +4,8 @@ import { eq } from 'drizzle-orm';
 import { CompactSign } from 'jose';
 import type { Services } from '../context';
 import { onsales } from '../db/schema';
-import { POST_OPEN_BASE, roomKeys } from './keys';
+import { POST_OPEN_BASE } from './keys';
+import { allShardKeys } from './shards';
 
 /**
  * Verifiable fairness of the pre-opening shuffle (control-plane/README.md, "Verifiable fairness"; the published
@@ -116,7 +117,7 @@ export async function fairnessRecord(ctx: Services, eventId: string): Promise<Fa
     .from(onsales)
     .where(eq(onsales.eventId, eventId));
   if (!row) throw new DomainError('not_found', 'this event has no onsale scheduled');
-  const k = roomKeys(ctx.prefix, eventId);
+  const shards = allShardKeys(ctx, eventId);
   const commitment = commitmentOf(row.seed);
   const base = {
     scheme: FAIRNESS_SCHEME,
@@ -124,12 +125,20 @@ export async function fairnessRecord(ctx: Services, eventId: string): Promise<Fa
     commitment,
     roomOpensAt: row.roomOpensAt.toISOString(),
   } as const;
-  if ((await ctx.redis.hget(k.meta, 'open')) !== '1') return { ...base, revealed: false, seed: null, log: null };
+  if ((await ctx.redis.hget(shards[0]!.meta, 'open')) !== '1')
+    return { ...base, revealed: false, seed: null, log: null };
 
-  const [waiting, taken] = await Promise.all([
-    ctx.redis.zrangebyscore(k.queue, '-inf', `(${POST_OPEN_BASE}`, 'WITHSCORES'),
-    ctx.redis.hgetall(k.fairLog),
-  ]);
+  // Every shard's early arrivals: shuffle keys order them the same wherever they are kept.
+  const perShard = await Promise.all(
+    shards.map((k) =>
+      Promise.all([
+        ctx.redis.zrangebyscore(k.queue, '-inf', `(${POST_OPEN_BASE}`, 'WITHSCORES'),
+        ctx.redis.hgetall(k.fairLog),
+      ]),
+    ),
+  );
+  const waiting = perShard.flatMap(([w]) => w);
+  const taken = Object.assign({}, ...perShard.map(([, t]) => t)) as Record<string, string>;
   type Early = { buyer: string; key: number; admittedAt: number | null; skippedAt: number | null };
   const early: Early[] = [];
   for (let i = 0; i < waiting.length; i += 2)

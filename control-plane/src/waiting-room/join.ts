@@ -7,10 +7,10 @@ import { appendFacts } from '../outbox/facts';
 import { checkPresaleAccess } from '../presale/gate';
 import { doorOf, recordDeviceKey, spendProofOfWork } from './door';
 import { forgetRoomFairness, pseudonymOf, roomFairness, shuffleKey } from './fairness';
-import { roomKeys } from './keys';
 import { charged, type RateCharges, rateLimited } from './rate-limit';
 import { missingRoom } from './room';
 import { isRateLimited, joinKeys, type RawStatus } from './scripts';
+import { arrivalOrder, buyerRoomKeys } from './shards';
 import { describeStatus } from './status';
 
 /**
@@ -45,12 +45,13 @@ export async function joinQueue({
   await recordDeviceKey(ctx, actor, eventId, door, brought.jkt);
   const now = ctx.clock.now().getTime();
   await checkPresaleAccess(ctx, eventId, actor.sub, accessCode, now);
-  const keys = joinKeys(roomKeys(ctx.prefix, eventId));
+  const keys = joinKeys(buyerRoomKeys(ctx, eventId, actor.sub));
+  const order = arrivalOrder(ctx);
   const attempt = async (c: RateCharges | undefined) => {
     // No onsale record: only an open room (which needs no seed) takes the join; JOIN refuses an early one.
     const f = await roomFairness(ctx, eventId);
     const key = f ? shuffleKey(f.seed, pseudonymOf(f.salt, actor.sub)) : 0;
-    return ctx.redis.wrJoin(...charged(ctx, c, keys, [actor.sub, now, key, f?.commitment ?? '']));
+    return ctx.redis.wrJoin(...charged(ctx, c, keys, [actor.sub, now, key, f?.commitment ?? '', order]));
   };
   let answer = await attempt(charges);
   if (answer[0] === 'stale_fairness') {

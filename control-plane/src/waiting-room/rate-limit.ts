@@ -1,6 +1,7 @@
 import { DomainError } from '@onsale/contracts';
 import type { Services } from '../context';
 import { rateBucketKey } from './keys';
+import { shardCount } from './shards';
 
 /** Whom a request is charged to: the client IP's bucket, then the buyer's. */
 export interface RateCharges {
@@ -19,14 +20,16 @@ export function charged(
   args: (string | number)[],
 ): (string | number)[] {
   const c = ctx.config;
+  // A sharded room's keys carry their shard's hash tag; its buckets take the same (keys.ts, rateBucketKey).
+  const tag = shardCount(ctx) > 1 && keys[0] ? (/\{[^}]*\}/.exec(keys[0])?.[0] ?? '') : '';
   const buckets: string[] = [];
   const limits: number[] = [];
   if (who?.ip) {
-    buckets.push(rateBucketKey(ctx.prefix, 'ip', who.ip));
+    buckets.push(rateBucketKey(ctx.prefix, 'ip', who.ip, tag));
     limits.push(c.RATE_LIMIT_IP_PER_SECOND, c.RATE_LIMIT_IP_BURST);
   }
   if (who?.buyer) {
-    buckets.push(rateBucketKey(ctx.prefix, 'buyer', who.buyer));
+    buckets.push(rateBucketKey(ctx.prefix, 'buyer', who.buyer, tag));
     limits.push(c.RATE_LIMIT_BUYER_PER_SECOND, c.RATE_LIMIT_BUYER_BURST);
   }
   return [keys.length + buckets.length, ...keys, ...buckets, ...args, ...limits];

@@ -3,6 +3,7 @@ import type { Services } from '../context';
 import { appendFact } from '../outbox/facts';
 import { releasingSetKey, roomKeys } from './keys';
 import { releaseKeys } from './scripts';
+import { releaseShards, shardCount } from './shards';
 
 export interface ReleaseResult {
   eventId: string;
@@ -22,16 +23,20 @@ export async function releaseStep(
   eventId: string,
   opts: { maxBatch?: number } = {},
 ): Promise<ReleaseResult> {
-  const k = roomKeys(ctx.prefix, eventId);
   const now = ctx.clock.now().getTime();
-  const [outcome, active, skipped, ...released] = await ctx.redis.wrRelease(
-    ...releaseKeys(k),
-    now,
-    ctx.config.WAITING_ROOM_ABANDON_SECONDS * 1000,
-    ctx.config.ADMISSION_CLAIM_WINDOW_SECONDS * 1000,
-    opts.maxBatch ?? 5000,
-    (opts.maxBatch ?? 5000) + 5000,
-  );
+  const [outcome, active, skipped, ...released] =
+    shardCount(ctx) === 1
+      ? await ctx.redis.wrRelease(
+          ...releaseKeys(roomKeys(ctx.prefix, eventId)),
+          now,
+          ctx.config.WAITING_ROOM_ABANDON_SECONDS * 1000,
+          ctx.config.ADMISSION_CLAIM_WINDOW_SECONDS * 1000,
+          opts.maxBatch ?? 5000,
+          (opts.maxBatch ?? 5000) + 5000,
+        )
+      : await releaseShards(ctx, eventId, { maxBatch: opts.maxBatch ?? 5000, nowMs: now }).then(
+          (r) => [r.outcome, r.activeShoppers, r.skipped, ...r.released] as const,
+        );
   if (released.length > 0) metrics.admitted.inc({ event: eventId }, released.length);
   if (released.length > 0)
     await appendFact(ctx.db, 'BuyersAdmitted', eventId, { eventId, count: released.length }, new Date(now));

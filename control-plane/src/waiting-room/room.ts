@@ -1,8 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import { DomainError } from '@onsale/contracts';
 import { and, eq, inArray } from 'drizzle-orm';
 import type { Services } from '../context';
 import { events, onsales } from '../db/schema';
-import { releasingSetKey, roomKeys } from './keys';
+import { releasingSetKey } from './keys';
+import { allShardKeys } from './shards';
 
 /** The statuses of an event whose waiting room must exist in Redis. */
 export const ROOM_LIVE = ['scheduled', 'on_sale', 'paused', 'sold_out'] as const;
@@ -34,10 +36,14 @@ export interface RoomConfig {
   fairnessCommitment: string;
 }
 
+/** Sets fields of the room's settings on every shard (one shard unless the room is sharded). */
+async function setOnEveryShard(ctx: Services, eventId: string, fields: Record<string, string | number>) {
+  await Promise.all(allShardKeys(ctx, eventId).map((k) => ctx.redis.hset(k.meta, fields)));
+}
+
 /** Writes (or rewrites, on reschedule) an event's waiting-room settings. It keeps whether the room is open. */
 export async function configureRoom(ctx: Services, c: RoomConfig) {
-  const k = roomKeys(ctx.prefix, c.eventId);
-  await ctx.redis.hset(k.meta, {
+  await setOnEveryShard(ctx, c.eventId, {
     opensAt: c.opensAt.getTime(),
     onsaleAt: c.onsaleAt.getTime(),
     cell: c.cellId,
@@ -47,25 +53,29 @@ export async function configureRoom(ctx: Services, c: RoomConfig) {
     fcommit: c.fairnessCommitment,
     closed: 0,
   });
+  // A room made anew (first scheduled, or rebuilt after Redis lost it) gets a generation its queue tickets carry.
+  const gen = randomBytes(6).toString('base64url');
+  await Promise.all(allShardKeys(ctx, c.eventId).map((k) => ctx.redis.hsetnx(k.meta, 'gen', gen)));
 }
 
 export async function openRoom(ctx: Services, eventId: string) {
-  await ctx.redis.hset(roomKeys(ctx.prefix, eventId).meta, 'open', 1);
+  await setOnEveryShard(ctx, eventId, { open: 1 });
 }
 
-/** Starts releasing at the event's current R. */
+/**
+ * Starts releasing at the event's current R. The settings are written first, then the event joins the set of
+ * releasing events, so the set never names a room that is not releasing; two calls, not a transaction, as a
+ * sharded room's settings (and on a Redis Cluster any room's) live in other slots than the set.
+ */
 export async function startReleasing(ctx: Services, eventId: string, rate: number) {
-  const k = roomKeys(ctx.prefix, eventId);
-  await ctx.redis
-    .multi()
-    .hset(k.meta, { open: 1, releasing: 1, rate, carry: 0, lastAt: ctx.clock.now().getTime() })
-    .sadd(releasingSetKey(ctx.prefix), eventId)
-    .exec();
+  await setOnEveryShard(ctx, eventId, { open: 1, releasing: 1, rate, carry: 0, lastAt: ctx.clock.now().getTime() });
+  await ctx.redis.sadd(releasingSetKey(ctx.prefix), eventId);
 }
 
+/** Leaves the set of releasing events first, then closes the room on every shard (the same order's reasoning). */
 export async function closeRoom(ctx: Services, eventId: string) {
-  const k = roomKeys(ctx.prefix, eventId);
-  await ctx.redis.multi().hset(k.meta, { releasing: 0, closed: 1 }).srem(releasingSetKey(ctx.prefix), eventId).exec();
+  await ctx.redis.srem(releasingSetKey(ctx.prefix), eventId);
+  await setOnEveryShard(ctx, eventId, { releasing: 0, closed: 1 });
 }
 
 /** The controller's output: R, pause, and the sold-out flag from the cell's available seats. */
@@ -74,21 +84,23 @@ export async function setRoomControl(
   eventId: string,
   s: { rate: number; paused: boolean; soldOut?: boolean; available?: number | null },
 ) {
-  const k = roomKeys(ctx.prefix, eventId);
   const fields: Record<string, string | number> = { rate: s.rate, paused: s.paused ? 1 : 0 };
   if (s.soldOut !== undefined) fields.soldOut = s.soldOut ? 1 : 0;
   if (s.available !== undefined && s.available !== null) fields.avail = s.available;
-  await ctx.redis.hset(k.meta, fields);
+  await setOnEveryShard(ctx, eventId, fields);
 }
 
 export async function roomStats(ctx: Services, eventId: string) {
-  const k = roomKeys(ctx.prefix, eventId);
   const now = ctx.clock.now().getTime();
-  const [meta, waiting, active] = await Promise.all([
-    ctx.redis.hgetall(k.meta),
-    ctx.redis.zcard(k.queue),
-    ctx.redis.zcount(k.admitted, now, '+inf'),
-  ]);
+  const perShard = await Promise.all(
+    allShardKeys(ctx, eventId).map((k) =>
+      Promise.all([ctx.redis.hgetall(k.meta), ctx.redis.zcard(k.queue), ctx.redis.zcount(k.admitted, now, '+inf')]),
+    ),
+  );
+  const meta = perShard[0]![0];
+  const sum = (f: (s: (typeof perShard)[number]) => number) => perShard.reduce((a, s) => a + f(s), 0);
+  const waiting = sum((s) => s[1]);
+  const active = sum((s) => s[2]);
   return {
     open: meta.open === '1',
     releasing: meta.releasing === '1',
@@ -97,14 +109,14 @@ export async function roomStats(ctx: Services, eventId: string) {
     rate: Number(meta.rate ?? 0),
     waiting,
     activeShoppers: active,
-    released: Number(meta.released ?? 0),
-    skipped: Number(meta.skipped ?? 0),
+    released: sum((s) => Number(s[0].released ?? 0)),
+    skipped: sum((s) => Number(s[0].skipped ?? 0)),
     availableSeats: meta.avail === undefined ? null : Number(meta.avail),
   };
 }
 
 /** Keeps the room's purchase cell and epoch (carried by admission tokens) in step with the directory. */
 export async function setRoomPlacement(ctx: Services, eventId: string, cellId: string, epoch: number) {
-  const k = roomKeys(ctx.prefix, eventId);
-  if (await ctx.redis.exists(k.meta)) await ctx.redis.hset(k.meta, { cell: cellId, epoch });
+  for (const k of allShardKeys(ctx, eventId))
+    if (await ctx.redis.exists(k.meta)) await ctx.redis.hset(k.meta, { cell: cellId, epoch });
 }

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { POST_OPEN_BASE, type RoomKeys, roomKeys } from './keys';
+import { ARRIVALS_PER_MS, POST_OPEN_BASE, type RoomKeys, roomKeys } from './keys';
 
 /**
  * A buyer's entry in the state hash, the one per-buyer record besides their queue entry: the
@@ -46,15 +46,17 @@ end
 
 /**
  * What a poll answers, read in the same call that joined or marked the buyer seen (one round trip):
- * state code (w, r, s or ''), rank, release record, then the room's flags, onsaleAt, cell and epoch.
+ * state code (w, r, s or ''), rank, release record, then the room's flags, onsaleAt, cell and epoch; then what a queue
+ * ticket carries: the waiter's score, how many the shard has released or skipped, and the room's generation.
  * KEYS: meta, queue, state, release.
  */
 const DESCRIBE = `
 local function describe(member, st)
-  local m = redis.call('HMGET', KEYS[1], 'open', 'soldOut', 'rate', 'releasing', 'closed', 'paused', 'onsaleAt', 'cell', 'epoch')
+  local m = redis.call('HMGET', KEYS[1], 'open', 'soldOut', 'rate', 'releasing', 'closed', 'paused', 'onsaleAt', 'cell', 'epoch', 'released', 'skipped', 'gen')
   local code = ''
   local rank = -1
   local rel = ''
+  local score = ''
   if st == 'r' then
     code = 'r'
     rel = redis.call('HGET', KEYS[4], member) or ''
@@ -64,8 +66,10 @@ local function describe(member, st)
     code = 'w'
     local r = redis.call('ZRANK', KEYS[2], member)
     if r then rank = r end
+    score = redis.call('ZSCORE', KEYS[2], member) or ''
   end
-  return {code, rank, rel, m[1] or '0', m[2] or '0', m[3] or '0', m[4] or '0', m[5] or '0', m[6] or '0', m[7] or '', m[8] or '', m[9] or '0'}
+  local passed = (tonumber(m[10] or '0') or 0) + (tonumber(m[11] or '0') or 0)
+  return {code, rank, rel, m[1] or '0', m[2] or '0', m[3] or '0', m[4] or '0', m[5] or '0', m[6] or '0', m[7] or '', m[8] or '', m[9] or '0', score, passed, m[12] or ''}
 end
 `;
 
@@ -74,12 +78,15 @@ end
  * from the seed it holds for the room: a caller whose seed is not the one the room committed to (an onsale
  * scheduled again under a new seed since it cached it), or who holds none (''), gets {'stale_fairness'} and
  * nothing changes. A room configured before commitments existed adopts the caller's, read from the onsale record.
+ * After it opens, a room of one shard numbers its arrivals (seq); a shard of a sharded room ('ms') gives each the
+ * millisecond of its arrival since the room's opening and its number within that millisecond (ARRIVALS_PER_MS),
+ * never going back (a late clock takes the last arrival's millisecond), so the shards' queues merge into one order.
  * Answers {outcome, joined} followed by the buyer's status (DESCRIBE), or {'rate_limited', ms}.
  * KEYS: meta, queue, state, release, seq, admitted, then the buckets.
- * ARGV: buyer, now, shuffle key, the seed's commitment, then the buckets'.
+ * ARGV: buyer, now, shuffle key, the seed's commitment, arrival order ('' or 'ms'), then the buckets'.
  */
 const JOIN = `${SEEN}${DESCRIBE}${BUCKETS}
-local wait = refused(${joinKeys(roomKeys('', '')).length}, 4, ARGV[2])
+local wait = refused(${joinKeys(roomKeys('', '')).length}, 5, ARGV[2])
 if wait then return {'rate_limited', wait} end
 local m = redis.call('HMGET', KEYS[1], 'opensAt', 'open', 'closed', 'fcommit')
 if not m[1] then return {'no_room', '0'} end
@@ -109,7 +116,18 @@ if st == 'r' then
   redis.call('HDEL', KEYS[4], member)
 end
 local score
-if open then
+if open and ARGV[5] == 'ms' then
+  local q = redis.call('HMGET', KEYS[1], 'seqMs', 'seqN')
+  local last = tonumber(q[1] or '')
+  local ms = now
+  local n = 0
+  if last and last >= now then
+    ms = last
+    n = math.min((tonumber(q[2]) or 0) + 1, ${ARRIVALS_PER_MS - 1})
+  end
+  redis.call('HSET', KEYS[1], 'seqMs', string.format('%d', ms), 'seqN', n)
+  score = string.format('%d', ${POST_OPEN_BASE} + math.max(0, ms - tonumber(m[1])) * ${ARRIVALS_PER_MS} + n)
+elseif open then
   score = string.format('%d', ${POST_OPEN_BASE} + redis.call('INCR', KEYS[5]))
 else
   if ARGV[4] == '' or (m[4] and m[4] ~= ARGV[4]) then return {'stale_fairness', '0'} end
@@ -137,13 +155,37 @@ return describe(ARGV[1], st)
 `;
 
 /**
+ * The release step's verdict on the buyer it took from the head of a queue: skipped for silence, or released
+ * (claim window opened); early arrivals' fates go to the admission log, once. True when released.
+ * KEYS: meta, queue, state, admitted, release, fairLog. ARGV: now, abandon ms, claim window ms.
+ */
+const TAKE = `
+local function take(member, score)
+  local now = tonumber(ARGV[1])
+  local early = tonumber(score) < ${POST_OPEN_BASE}
+  local seen = (tonumber(redis.call('HGET', KEYS[3], member) or '0') or 0) * 1000
+  if now - seen > tonumber(ARGV[2]) then
+    redis.call('HSET', KEYS[3], member, 's')
+    if early then redis.call('HSETNX', KEYS[6], member, score .. '|s|' .. ARGV[1]) end
+    return false
+  end
+  if early then redis.call('HSETNX', KEYS[6], member, score .. '|r|' .. ARGV[1]) end
+  local claimBy = string.format('%d', now + tonumber(ARGV[3]))
+  redis.call('HSET', KEYS[3], member, 'r')
+  redis.call('HSET', KEYS[5], member, ARGV[1] .. '|' .. claimBy .. '|0|')
+  redis.call('ZADD', KEYS[4], claimBy, member)
+  return true
+end
+`;
+
+/**
  * Release: R buyers per second in queue order (a budget carried between ticks, at most one
  * second's worth), skipping waiters silent for longer than the abandonment window, bounded by
  * the active-shopper cap. Stops while the event is sold out or paused. What happened to each
  * early arrival (their shuffle key, released or skipped, when) goes to the admission log, once.
  * KEYS: meta, queue, state, admitted, release, fairLog.
  */
-const RELEASE = `
+const RELEASE = `${TAKE}
 local now = tonumber(ARGV[1])
 local m = redis.call('HMGET', KEYS[1], 'releasing', 'soldOut', 'rate', 'carry', 'lastAt', 'maxActive', 'paused')
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', '(' .. ARGV[1])
@@ -168,33 +210,83 @@ local out = {}
 local skipped = 0
 local scanned = 0
 local maxScan = tonumber(ARGV[5])
-local abandonMs = tonumber(ARGV[2])
+local upto = nil
 while #out < n and scanned < maxScan do
   local p = redis.call('ZPOPMIN', KEYS[2])
   if #p == 0 then break end
   scanned = scanned + 1
-  local member = p[1]
-  local early = tonumber(p[2]) < ${POST_OPEN_BASE}
-  local seen = (tonumber(redis.call('HGET', KEYS[3], member) or '0') or 0) * 1000
-  if now - seen > abandonMs then
-    redis.call('HSET', KEYS[3], member, 's')
-    if early then redis.call('HSETNX', KEYS[6], member, p[2] .. '|s|' .. ARGV[1]) end
-    skipped = skipped + 1
-  else
-    if early then redis.call('HSETNX', KEYS[6], member, p[2] .. '|r|' .. ARGV[1]) end
-    local claimBy = string.format('%d', now + tonumber(ARGV[3]))
-    redis.call('HSET', KEYS[3], member, 'r')
-    redis.call('HSET', KEYS[5], member, ARGV[1] .. '|' .. claimBy .. '|0|')
-    redis.call('ZADD', KEYS[4], claimBy, member)
-    out[#out + 1] = member
-  end
+  upto = p[2]
+  if take(p[1], p[2]) then out[#out + 1] = p[1] else skipped = skipped + 1 end
 end
 local newCarry = budget - #out
 if newCarry < 0 then newCarry = 0 end
 redis.call('HSET', KEYS[1], 'carry', tostring(newCarry), 'lastAt', ARGV[1])
+if upto then redis.call('HSET', KEYS[1], 'upto', upto) end
 if #out > 0 then redis.call('HINCRBY', KEYS[1], 'released', #out) end
 if skipped > 0 then redis.call('HINCRBY', KEYS[1], 'skipped', skipped) end
 local res = {'ok', active + #out, skipped}
+for i = 1, #out do res[#res + 1] = out[i] end
+return res
+`;
+
+/**
+ * A sharded room's release step (shards.ts) in three scripts. BUDGET, on the first shard (which keeps the room's R
+ * and its carried budget), takes how many buyers this step may admit across all shards, at most ARGV[3], given the
+ * active shoppers of all shards (ARGV[2]); the budget not used is given back by REFUND. SHARD_RELEASE then takes
+ * exactly as many buyers from one shard's head as the merge of the shards' heads gave it (ARGV[4]), none scored
+ * above ARGV[6] (the last score the merge took), skipping silent ones as RELEASE does, and records how far it got.
+ */
+const BUDGET = `
+local now = tonumber(ARGV[1])
+local m = redis.call('HMGET', KEYS[1], 'releasing', 'soldOut', 'rate', 'carry', 'lastAt', 'maxActive', 'paused')
+if m[1] ~= '1' then return {'not_releasing', 0} end
+if m[2] == '1' or m[7] == '1' then
+  redis.call('HSET', KEYS[1], 'carry', '0', 'lastAt', ARGV[1])
+  if m[2] == '1' then return {'sold_out', 0} end
+  return {'paused', 0}
+end
+local rate = tonumber(m[3] or '0') or 0
+local last = tonumber(m[5] or ARGV[1]) or now
+local budget = (tonumber(m[4] or '0') or 0) + rate * math.max(0, now - last) / 1000
+budget = math.min(budget, math.max(rate, 1))
+local n = math.floor(budget)
+local maxActive = tonumber(m[6] or '')
+if maxActive and maxActive > 0 then n = math.min(n, math.max(0, maxActive - tonumber(ARGV[2]))) end
+n = math.min(n, tonumber(ARGV[3]))
+redis.call('HSET', KEYS[1], 'carry', tostring(budget - n), 'lastAt', ARGV[1])
+return {'ok', n}
+`;
+const REFUND = `
+local m = redis.call('HMGET', KEYS[1], 'carry', 'rate')
+local cap = math.max(tonumber(m[2] or '0') or 0, 1)
+redis.call('HSET', KEYS[1], 'carry', tostring(math.min(cap, (tonumber(m[1] or '0') or 0) + tonumber(ARGV[1]))))
+return 1
+`;
+/** KEYS: admitted. ARGV: now. Drops lapsed slots and counts the live ones. */
+const ACTIVE = `
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1])
+return redis.call('ZCARD', KEYS[1])
+`;
+/** KEYS: as RELEASE's. ARGV: now, abandon ms, claim window ms, n, max scanned, highest score. Answers {skipped, upto, released...}. */
+const SHARD_RELEASE = `${TAKE}
+local n = tonumber(ARGV[4])
+local top = tonumber(ARGV[6])
+local out = {}
+local skipped = 0
+local scanned = 0
+local upto = ''
+while #out < n and scanned < tonumber(ARGV[5]) do
+  local head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+  if #head == 0 or tonumber(head[2]) > top then break end
+  redis.call('ZREM', KEYS[2], head[1])
+  scanned = scanned + 1
+  upto = head[2]
+  if take(head[1], head[2]) then out[#out + 1] = head[1] else skipped = skipped + 1 end
+end
+if upto ~= '' then redis.call('HSET', KEYS[1], 'upto', upto) end
+if #out > 0 then redis.call('HINCRBY', KEYS[1], 'released', #out) end
+if skipped > 0 then redis.call('HINCRBY', KEYS[1], 'skipped', skipped) end
+local res = {skipped, upto}
 for i = 1, #out do res[#res + 1] = out[i] end
 return res
 `;
@@ -216,6 +308,16 @@ if tok then return {'existing', tok, redis.call('HGET', KEYS[1], ARGV[1]) or ''}
 return {'gone', '', ''}
 `;
 
+/** Marks the waiters among ARGV[2..] as seen at ARGV[1] (ms): the ticket polls a process answered since its last call. KEYS: state. */
+const SEEN_BATCH = `${SEEN}
+local seen = seenAt(ARGV[1])
+for i = 2, #ARGV do
+  local st = redis.call('HGET', KEYS[1], ARGV[i])
+  if st and st ~= 'r' and st ~= 's' then redis.call('HSET', KEYS[1], ARGV[i], seen) end
+end
+return #ARGV - 1
+`;
+
 /** The rate limits, charged in order until one refuses: the IP's bucket before a token is checked (LIMITS). */
 const LIMITS = `${BUCKETS}
 local wait = refused(0, 1, ARGV[1])
@@ -223,9 +325,12 @@ if wait then return {0, wait} end
 return {1, 0}
 `;
 
-export const LUA = { JOIN, STATUS, RELEASE, CLAIM, LIMITS };
+export const LUA = { JOIN, STATUS, RELEASE, CLAIM, LIMITS, BUDGET, REFUND, ACTIVE, SHARD_RELEASE, SEEN_BATCH };
 
-/** DESCRIBE's answer: state code, rank, release record, open, soldOut, rate, releasing, closed, paused, onsaleAt, cell, epoch. */
+/**
+ * DESCRIBE's answer: state code, rank, release record, open, soldOut, rate, releasing, closed, paused, onsaleAt, cell,
+ * epoch, then for a queue ticket: score, passed, generation.
+ */
 export type RawStatus = [
   string,
   number,
@@ -238,6 +343,9 @@ export type RawStatus = [
   string,
   string,
   string,
+  string,
+  string,
+  number,
   string,
 ];
 
@@ -257,6 +365,12 @@ export interface RoomRedis extends Redis {
   wrClaim(...args: (string | number)[]): Promise<[string, string, string]>;
   /** {1, 0} when every bucket allowed, else {0, ms until a token}. */
   wrLimits(...args: (string | number)[]): Promise<[number, number]>;
+  wrBudget(meta: string, now: number, active: number, max: number): Promise<[string, number]>;
+  wrRefund(meta: string, unused: number): Promise<number>;
+  wrActive(admitted: string, now: number): Promise<number>;
+  wrSeenBatch(state: string, now: number, ...buyers: string[]): Promise<number>;
+  /** {skipped, upto, ...released}. */
+  wrShardRelease(...args: (string | number)[]): Promise<[number, string, ...string[]]>;
 }
 
 /** Registers the scripts (EVALSHA with EVAL fallback, through ioredis). */
@@ -268,6 +382,11 @@ export function withRoomScripts(redis: Redis): RoomRedis {
   redis.defineCommand('wrRelease', { numberOfKeys: RELEASE_KEY_COUNT, lua: RELEASE });
   redis.defineCommand('wrClaim', { numberOfKeys: 3, lua: CLAIM });
   redis.defineCommand('wrLimits', { lua: LIMITS });
+  redis.defineCommand('wrBudget', { numberOfKeys: 1, lua: BUDGET });
+  redis.defineCommand('wrRefund', { numberOfKeys: 1, lua: REFUND });
+  redis.defineCommand('wrActive', { numberOfKeys: 1, lua: ACTIVE });
+  redis.defineCommand('wrSeenBatch', { numberOfKeys: 1, lua: SEEN_BATCH });
+  redis.defineCommand('wrShardRelease', { numberOfKeys: RELEASE_KEY_COUNT, lua: SHARD_RELEASE });
   return r;
 }
 

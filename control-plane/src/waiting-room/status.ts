@@ -3,10 +3,11 @@ import { isRevoked } from '../admission/revoke';
 import type { Services } from '../context';
 import type { BuyerActor } from '../lib/actors';
 import { pseudonymOf, roomFairness } from './fairness';
-import { roomKeys } from './keys';
 import { charged, type RateCharges, rateLimited } from './rate-limit';
 import { missingRoom } from './room';
 import { isRateLimited, type RawStatus, statusKeys } from './scripts';
+import { buyerRoomKeys, estimatedAhead, shardCount, shardOf } from './shards';
+import { issueTicket } from './ticket';
 
 export type QueueState = 'waiting' | 'released' | 'expired' | 'skipped' | 'revoked' | 'not_in_queue';
 
@@ -26,6 +27,8 @@ export interface QueueStatus {
   admission: { token: string; jti: string; expiresAt: string; purchaseCell: string; directoryEpoch: number } | null;
   /** The buyer's name in the event's published admission log (GET queue/fairness); null until they join. */
   pseudonym: string | null;
+  /** While waiting: the queue ticket (ticket.ts) that GET queue/poll answers from without Redis; null otherwise. */
+  ticket: string | null;
   message: string;
 }
 
@@ -53,7 +56,7 @@ export async function queueStatus({
   charges?: RateCharges;
 }): Promise<QueueStatus> {
   const nowMs = ctx.clock.now().getTime();
-  const keys = statusKeys(roomKeys(ctx.prefix, eventId));
+  const keys = statusKeys(buyerRoomKeys(ctx, eventId, actor.sub));
   const raw = await ctx.redis.wrStatus(...charged(ctx, charges, keys, [actor.sub, nowMs]));
   if (isRateLimited(raw)) throw rateLimited(raw[1]);
   return describeStatus({ ctx, actor, eventId, raw, nowMs });
@@ -73,7 +76,8 @@ export async function describeStatus({
   raw: RawStatus;
   nowMs: number;
 }): Promise<QueueStatus> {
-  const [st, rank, rel, open, soldOut, rate, releasing, closed, paused, onsaleAt, cell, epoch] = raw;
+  const [st, rank, rel, open, soldOut, rate, releasing, closed, paused, onsaleAt, cell, epoch, score, passed, gen] =
+    raw;
   if (!onsaleAt) throw await missingRoom(ctx, eventId);
   const R = Number(rate);
   const roomOpen = open === '1';
@@ -92,19 +96,31 @@ export async function describeStatus({
     onsaleAt: new Date(Number(onsaleAt)).toISOString(),
     admission: null,
     pseudonym: fairness ? pseudonymOf(fairness.salt, actor.sub) : null,
+    ticket: null,
     message: closed === '1' ? 'the onsale has ended' : 'join the queue to get a place',
   };
   if (st === 'w') {
     base.status = 'waiting';
+    base.ticket = issueTicket(ctx, {
+      sub: actor.sub,
+      eventId,
+      shard: shardOf(actor.sub, shardCount(ctx)),
+      score: Number(score),
+      rank: roomOpen ? rank : null,
+      passed: Number(passed),
+      gen,
+      iat: Math.floor(nowMs / 1000),
+    });
     if (!roomOpen) {
       base.message =
         'you are in; places among early arrivals are drawn from a committed seed, published when the room opens';
       return base;
     }
-    base.position = rank + 1;
-    base.peopleAhead = rank;
+    const ahead = estimatedAhead(rank, shardCount(ctx));
+    base.position = ahead + 1;
+    base.peopleAhead = ahead;
     const untilOnsale = Math.max(0, (Number(onsaleAt) - nowMs) / 1000);
-    if (R > 0 && paused !== '1' && soldOut !== '1') base.estimatedWaitSeconds = Math.ceil(untilOnsale + rank / R);
+    if (R > 0 && paused !== '1' && soldOut !== '1') base.estimatedWaitSeconds = Math.ceil(untilOnsale + ahead / R);
     base.message =
       soldOut === '1'
         ? 'sold out for now: every seat is held or sold; if holds expire, releasing resumes'
@@ -144,7 +160,10 @@ export async function describeStatus({
   } else {
     if (nowMs >= r.exp) return expired('your admission has expired; join again');
     // One pipelined round trip (ioredis auto-pipelining): the token beside the revocation keys.
-    [token, revoked] = await Promise.all([ctx.redis.get(roomKeys(ctx.prefix, eventId).token(actor.sub)), revocation()]);
+    [token, revoked] = await Promise.all([
+      ctx.redis.get(buyerRoomKeys(ctx, eventId, actor.sub).token(actor.sub)),
+      revocation(),
+    ]);
   }
   if (revoked) {
     base.status = 'revoked';
@@ -171,7 +190,7 @@ async function claimAdmission(
   placement: { purchaseCell: string; directoryEpoch: number },
   nowMs: number,
 ): Promise<{ token: string; rel: string } | null> {
-  const keys = roomKeys(ctx.prefix, eventId);
+  const keys = buyerRoomKeys(ctx, eventId, actor.sub);
   const iat = Math.floor(nowMs / 1000);
   const exp = iat + ctx.config.ADMISSION_TOKEN_TTL_SECONDS;
   const jti = newJti();

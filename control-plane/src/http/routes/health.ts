@@ -1,7 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { METRICS_CONTENT_TYPE, metrics } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
-import { releasingSetKey, roomKeys } from '../../waiting-room/keys';
+import { releasingSetKey } from '../../waiting-room/keys';
+import { allShardKeys } from '../../waiting-room/shards';
 import type { App } from '../env';
 
 const route = createRoute({
@@ -36,12 +37,16 @@ export function registerHealth(app: App) {
 /** Prometheus' scrape: this process's counters, and the depth of every queue that is releasing. */
 export function registerMetrics(app: App) {
   app.get('/metrics', async (c) => {
-    const { redis, prefix } = c.get('services');
-    const releasing = await redis.smembers(releasingSetKey(prefix)).catch(() => [] as string[]);
+    const ctx = c.get('services');
+    const releasing = await ctx.redis.smembers(releasingSetKey(ctx.prefix)).catch(() => [] as string[]);
     await Promise.all(
-      releasing.map(async (event) =>
-        metrics.queueDepth.set({ event }, await redis.zcard(roomKeys(prefix, event).queue).catch(() => 0)),
-      ),
+      releasing.map(async (event) => {
+        const depths = await Promise.all(allShardKeys(ctx, event).map((k) => ctx.redis.zcard(k.queue).catch(() => 0)));
+        metrics.queueDepth.set(
+          { event },
+          depths.reduce((a, b) => a + b, 0),
+        );
+      }),
     );
     return c.body(await metrics.render(), 200, { 'content-type': METRICS_CONTENT_TYPE });
   });
