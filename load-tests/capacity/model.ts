@@ -5,7 +5,7 @@
  * (prices.ts) and the assumptions below.
  */
 import type { MeasuredFigures } from './figures';
-import type { Onsale, OnsaleEvent } from './onsale';
+import type { Onsale } from './onsale';
 import { type BrokerType, type CacheNode, type DatabaseClass, PRICES, type Prices } from './prices';
 
 /** What the plan assumes beyond the onsale and the measurements; printed with it. */
@@ -137,10 +137,12 @@ export function databaseClassFor(cores: number, prices: Prices = PRICES): Databa
   return (classes.find(([, c]) => c.vcpu * ASSUMPTIONS.utilization >= cores) ?? classes.at(-1)!)[0];
 }
 
+/** Hold requests per admitted buyer: those who try (they buy or abandon) times their attempts. */
+export const holdsPerAdmitted = (o: Onsale) => (o.conversion + o.abandonment) * o.holdAttemptsPerBuyer;
+
 /** Per admitted buyer: hold requests, Kafka events and the PostgreSQL CPU (ms) they cost. */
 export function perAdmittedBuyer(o: Onsale, f: MeasuredFigures) {
-  const tryingShare = o.conversion + o.abandonment;
-  const holds = tryingShare * o.holdAttemptsPerBuyer;
+  const holds = holdsPerAdmitted(o);
   const kafkaEvents =
     o.conversion * ASSUMPTIONS.kafkaEventsPerOrder + o.abandonment * ASSUMPTIONS.kafkaEventsPerAbandonedHold;
   return { holds, kafkaEvents, postgresMs: holds * f.hold.postgres + kafkaEvents * f.relayEvent.postgres };
@@ -162,7 +164,7 @@ export function demandShares(o: Onsale): number[] {
 }
 
 /** R for one event: its buyers to admit over the target sell-out less the payment tail, within the cell's ceiling. */
-export function releaseRateFor(o: Onsale, e: OnsaleEvent, toAdmit: number, ceiling: number) {
+export function releaseRateFor(o: Onsale, toAdmit: number, ceiling: number) {
   const window = Math.max(60, o.targetSellOutSeconds - o.paymentSeconds);
   const wanted = Math.max(1, Math.ceil(toAdmit / window));
   return { wanted, rate: Math.min(wanted, Math.floor(ceiling)), capped: wanted > ceiling };
@@ -285,7 +287,7 @@ export function plan(o: Onsale, f: MeasuredFigures, prices: Prices = PRICES): Pl
     const demand = comers * shares[i]!;
     const needed = o.conversion > 0 ? orders / o.conversion : Number.POSITIVE_INFINITY;
     const toAdmit = Math.min(demand, needed);
-    const r = releaseRateFor(o, e, toAdmit, cellCeiling);
+    const r = releaseRateFor(o, toAdmit, cellCeiling);
     if (r.capped)
       warnings.push(
         `${e.id}: R ${r.wanted}/s would need a database beyond a cell's ceiling (${A.cellCeilingClass}); held to ${r.rate}/s, so it sells out later than the target`,
@@ -385,7 +387,7 @@ export function plan(o: Onsale, f: MeasuredFigures, prices: Prices = PRICES): Pl
     routerTasks: tasksFor(routerCores, A.taskVcpu.router, A.minTasks.router),
     apiTasks: tasksFor(apiCores, A.taskVcpu.controlPlaneApi, A.minTasks.controlPlaneApi),
   };
-  const cost = costOf(o, cells, controlPlane, { shards, nodeType }, timeline, prices);
+  const cost = costOf(cells, controlPlane, { shards, nodeType }, timeline, prices);
   return {
     onsale: o.name,
     figures: f.source,
@@ -447,7 +449,6 @@ export function cacheNodeFor(gib: number, prices: Prices = PRICES): CacheNode {
 }
 
 function costOf(
-  o: Onsale,
   cells: CellPlan[],
   cp: { routerTasks: number; apiTasks: number },
   room: { shards: number; nodeType: CacheNode },

@@ -37,12 +37,14 @@ export function printPlan(p: Plan, region: string): string {
   out();
   out('## Events: release rate R, sell-out, queue');
   out('  event             seats    R/s (wanted)  holds/s  PG cores  sell-out      wait p50 / max   peak queued  cell');
-  for (const e of p.events)
+  for (const e of p.events) {
+    const rate = `${String(e.releaseRate).padStart(6)} (${e.wantedReleaseRate})${e.cappedByCell ? '*' : ' '}`;
+    const wait = `${dur(e.queueWaitSeconds.p50)} / ${dur(e.queueWaitSeconds.max)}`;
     out(
-      `  ${e.id.padEnd(16)} ${String(e.seats).padStart(7)}  ${String(e.releaseRate).padStart(6)} (${e.wantedReleaseRate})${e.cappedByCell ? '*' : ' '} ${n(e.holdsPerSecond).padStart(8)} ${n(e.postgresCores).padStart(9)}  ${dur(e.sellOutSeconds).padEnd(12)}  ${dur(e.queueWaitSeconds.p50)} / ${dur(e.queueWaitSeconds.max)}`.padEnd(
-        96,
-      ) + `  ${n(e.peakQueued).padStart(10)}  ${e.cell}`,
+      `  ${e.id.padEnd(16)} ${String(e.seats).padStart(7)}  ${rate.padEnd(13)} ${n(e.holdsPerSecond).padStart(8)} ${n(e.postgresCores).padStart(9)}  ${dur(e.sellOutSeconds).padEnd(12)}  ${wait.padEnd(18)} ${n(e.peakQueued).padStart(10)}  ${e.cell}`,
     );
+  }
+  if (p.events.some((e) => e.cappedByCell)) out('  * R held below the wanted rate by the cell ceiling (see warnings)');
   out();
   out('## Cells');
   for (const c of p.cells)

@@ -63,13 +63,12 @@ describe('the arithmetic', () => {
   });
 
   it('sets R to sell out by the target less the payment time, within the cell ceiling', () => {
-    const e = stadium.events[0]!;
-    expect(releaseRateFor({ ...stadium, targetSellOutSeconds: 600 }, e, 10_000, 1_000)).toEqual({
+    expect(releaseRateFor({ ...stadium, targetSellOutSeconds: 600 }, 10_000, 1_000)).toEqual({
       wanted: 21, // 10,000 over 480 s
       rate: 21,
       capped: false,
     });
-    expect(releaseRateFor({ ...stadium, targetSellOutSeconds: 600 }, e, 10_000, 15.5)).toEqual({
+    expect(releaseRateFor({ ...stadium, targetSellOutSeconds: 600 }, 10_000, 15.5)).toEqual({
       wanted: 21,
       rate: 15,
       capped: true,
