@@ -1,5 +1,5 @@
 /**
- * `pnpm bench:all [--runs 3] [--only holds,relay] [--quick] [--runtime tsx]`: every benchmark, each
+ * `pnpm bench:all [--runs 3] [--only holds,relay] [--quick] [--runtime tsx] [--from dir,...]`: every benchmark, each
  * beside the reference it measures in the same run (pgbench, Kafka's ProducerPerformance,
  * redis-benchmark and a bare Node HTTP server, nginx), written as a dated report (JSON and
  * markdown) under load-tests/reports/ with the targets of issue 19 beside each figure.
@@ -10,7 +10,7 @@
  * on two cores, two at once would measure each other.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -461,6 +461,19 @@ async function runOne(name: BenchName, runtime: string, quick: boolean, logFile:
 
 let current: ReturnType<typeof spawn> | undefined;
 
+/**
+ * `--from dir[,dir]`: a benchmark's raw result from an earlier run's log folders (bench-<time>/<name>-<run>.log.json)
+ * instead of running it again: a run cut short, or benchmarks run at different times, reported as one. The report
+ * says so in its `from`; each row's reference still comes from the same run as its figure.
+ */
+function earlierResult(dirs: string, name: BenchName, run: number): Result {
+  for (const dir of dirs.split(',')) {
+    const file = resolve(repoRoot, dir, `${name}-${run}.log.json`);
+    if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
+  }
+  throw new Error(`--from: no ${name}-${run}.log.json in ${dirs}`);
+}
+
 /** A benchmark's CPU per request from the run its first row took as the median, so its figures share one run. */
 function medianPerRequest(name: BenchName, runs: Result[], median: { medianOfRun: number }[]): PerRequest[] {
   const run = runs[(median[0]?.medianOfRun ?? 1) - 1];
@@ -547,6 +560,7 @@ async function main() {
       quick: { type: 'boolean', default: false },
       runtime: { type: 'string', default: 'bundle' },
       out: { type: 'string', default: 'load-tests/reports' },
+      from: { type: 'string' },
     },
   });
   const runs = Number(values.runs);
@@ -579,7 +593,9 @@ async function main() {
       if (interrupted) break;
       process.stderr.write(`[bench:all] ${name}, run ${run} of ${runs}\n`);
       try {
-        const result = await runOne(name, values.runtime!, values.quick!, resolve(logs, `${name}-${run}.log`));
+        const result = values.from
+          ? earlierResult(values.from, name, run)
+          : await runOne(name, values.runtime!, values.quick!, resolve(logs, `${name}-${run}.log`));
         results[name] = [...(results[name] ?? []), result];
         perBench[name] = [...(perBench[name] ?? []), rows(name, result)];
       } catch (err) {
@@ -595,6 +611,7 @@ async function main() {
     runs,
     runtime: values.runtime!,
     quick: values.quick!,
+    ...(values.from ? { from: values.from.split(',') } : {}),
     commit,
     machine: { cpus: cpus().length, model: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30) },
     rows: names.flatMap((n) => medianRows(perBench[n] ?? [])),
