@@ -16,8 +16,11 @@ export interface MeasuredFigures {
   hold: { cellApi: number; postgres: number };
   /** A request forwarded by the router (a hold; the router's work does not depend on the path's own). */
   routerForward: { router: number };
-  /** nginx forwarding the same hold in the same run: the reference the router is held against. */
-  nginxForward: { nginx: number };
+  /**
+   * nginx forwarding the same hold in the same run: the reference the router is held against, shown beside it; absent
+   * when nginx used less CPU than the meter resolves (0.01 of a core).
+   */
+  nginxForward?: { nginx: number };
   /** Waiting-room join and poll over HTTP: the control plane API and Redis. */
   join: { controlPlaneApi: number; redis: number };
   poll: { controlPlaneApi: number; redis: number };
@@ -100,7 +103,7 @@ export function figuresFrom(report: Report, file: string): MeasuredFigures {
     source: { file, date: report.date, commit: report.commit, machine: report.machine },
     hold: { cellApi: cpu('hold', 'cell API'), postgres: cpu('hold', 'postgresql') },
     routerForward: { router: cpu('forward.router', 'router') },
-    nginxForward: { nginx: cpu('forward.nginx', 'nginx') },
+    nginxForward: paths.get('forward.nginx')?.nginx ? { nginx: paths.get('forward.nginx')!.nginx! } : undefined,
     join: { controlPlaneApi: cpu('room.join.http', 'control plane API'), redis: cpu('room.join.http', 'redis') },
     poll: { controlPlaneApi: cpu('room.poll.http', 'control plane API'), redis: cpu('room.poll.http', 'redis') },
     relayEvent: {

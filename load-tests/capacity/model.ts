@@ -39,6 +39,12 @@ export const ASSUMPTIONS = {
   maxEventsPerCell: 8,
   /** An event that needs more than this share of a cell at its ceiling gets a cell of its own. */
   dedicatedCellShare: 0.5,
+  /**
+   * The release controller's ramp (control-plane/src/config.ts defaults): an onsale starts at this share of its
+   * ceiling R (floor 1), and each tick without a breached signal adds the larger of 1 and this share of it. The check
+   * against a run (check.ts) showed R is not there from the first second.
+   */
+  controller: { initialFraction: 0.25, increaseFraction: 0.05, tickSeconds: 5 },
   /** The simulation's step. */
   stepSeconds: 1,
 } as const;
@@ -148,6 +154,13 @@ export function perAdmittedBuyer(o: Onsale, f: MeasuredFigures) {
   return { holds, kafkaEvents, postgresMs: holds * f.hold.postgres + kafkaEvents * f.relayEvent.postgres };
 }
 
+/** The rate the release controller lets an event's room admit at, `t` seconds after the doors open, ceiling `r`. */
+export function rampedRate(r: number, t: number): number {
+  const c = ASSUMPTIONS.controller;
+  const initial = Math.min(r, Math.max(1, Math.round(r * c.initialFraction)));
+  return Math.min(r, initial + Math.floor(t / c.tickSeconds) * Math.max(1, r * c.increaseFraction));
+}
+
 /** Arrivals per second at second `t` from the doors' opening (the curve's windows, each even within). */
 export function arrivalRate(o: Onsale, comers: number, t: number): number {
   let from = 0;
@@ -183,7 +196,8 @@ interface Timeline {
 }
 
 /**
- * Second by second: buyers arrive by the curve, each event's queue admits R per second (FIFO) until it has admitted
+ * Second by second: buyers arrive by the curve, each event's queue admits at R (after the release controller's ramp,
+ * rampedRate) per second (FIFO) until it has admitted
  * the buyers its seats need, then tells the rest it sold out. Queued buyers poll every poll interval; a buyer told
  * "sold out" or admitted stops polling. Returns the peaks the tasks are sized for.
  */
@@ -226,7 +240,7 @@ export function simulate(o: Onsale, rates: number[], toAdmit: number[], holdsPer
         continue;
       }
       queued[e]! += join;
-      const admit = Math.min(queued[e]!, rates[e]! * step, toAdmit[e]! - admitted[e]!);
+      const admit = Math.min(queued[e]!, rampedRate(rates[e]!, t) * step, toAdmit[e]! - admitted[e]!);
       const before = admitted[e]!;
       admitted[e]! += admit;
       queued[e]! -= admit;
@@ -396,7 +410,7 @@ export function plan(o: Onsale, f: MeasuredFigures, prices: Prices = PRICES): Pl
       'holds/s per cell API core': round(1000 / f.hold.cellApi, 0),
       'holds/s per PostgreSQL core': round(1000 / f.hold.postgres, 0),
       'forwards/s per router core': round(1000 / f.routerForward.router, 0),
-      'forwards/s per nginx core (reference)': round(1000 / f.nginxForward.nginx, 0),
+      ...(f.nginxForward ? { 'forwards/s per nginx core (reference)': round(1000 / f.nginxForward.nginx, 0) } : {}),
       'joins/s per control plane API core': round(1000 / f.join.controlPlaneApi, 0),
       'polls/s per control plane API core': round(1000 / f.poll.controlPlaneApi, 0),
       'polls/s per Redis core': round(1000 / f.poll.redis, 0),

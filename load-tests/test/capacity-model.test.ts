@@ -10,6 +10,7 @@ import {
   manifestFragment,
   perAdmittedBuyer,
   plan,
+  rampedRate,
   releaseRateFor,
   simulate,
   tasksFor,
@@ -75,16 +76,25 @@ describe('the arithmetic', () => {
     });
   });
 
-  it('admits R a second in arrival order until the seats are gone, then the rest learn it sold out', () => {
-    // 100 buyers over 10 s (10/s), R 5/s, 50 needed: the 50th is admitted in the 10th second, having waited 5 s.
+  it('ramps R as the release controller does: a quarter of it first, then up a step every tick', () => {
+    expect(rampedRate(40, 0)).toBe(10);
+    expect(rampedRate(40, 4.9)).toBe(10);
+    expect(rampedRate(40, 5)).toBe(12); // + max(1, 5 % of 40)
+    expect(rampedRate(40, 200)).toBe(40);
+    expect(rampedRate(4, 0)).toBe(1);
+    expect(rampedRate(4, 10)).toBe(3); // steps of 1
+  });
+
+  it('admits at the ramped R a second in arrival order until the seats are gone, then the rest learn it sold out', () => {
+    // 100 buyers over 10 s (10/s), R 4/s (1, 2, 3 then 4 a second, every 5 s), 50 needed: 5 + 10 + 15 by 15 s, then
+    // 4 a second: the 50th is admitted in the 20th second.
     const o = Onsale.parse({ ...stadium, registeredBuyers: 100, arrival: [{ seconds: 10, share: 1 }] });
-    const t = simulate(o, [5], [50], 1);
-    expect(t.lastAdmitted).toEqual([10]);
-    expect(t.peakQueuedPerEvent[0]).toBeCloseTo(45); // after 9 s: 90 arrived, 45 admitted
-    expect(t.waits[0]!.max).toBe(5);
+    const t = simulate(o, [4], [50], 1);
+    expect(t.lastAdmitted).toEqual([20]);
+    expect(t.peakQueuedPerEvent[0]).toBeCloseTo(100 - 5 - 10); // at 10 s: all arrived, 15 admitted
     expect(t.peak.joins).toBeCloseTo(10);
-    expect(t.peak.polls).toBeCloseTo(45 / 5);
-    expect(t.peak.holds).toBeCloseTo(5);
+    expect(t.peak.polls).toBeCloseTo(85 / 5);
+    expect(t.peak.holds).toBeCloseTo(4);
   });
 });
 
