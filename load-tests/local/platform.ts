@@ -12,7 +12,10 @@ import { platformServices } from '../../test/support/services';
  * with the one under load), fresh databases, its own Redis prefix and reporting prefix, and a demo
  * event with seats for the hot section and the soak. `stop()` ends every process and drops what it made.
  */
-export async function startLoadPlatform() {
+export async function startLoadPlatform(
+  /** The capacity check's onsale (load-tests/capacity/check.ts): more cells, its seats, R and hold TTL. */
+  options: { cells?: number; seatsPerEvent?: number; maxReleaseRate?: number; holdTtlSeconds?: number } = {},
+) {
   const dbs: TestDatabase[] = [];
   const db = async (prefix: string) => {
     const d = await createTestDatabase(prefix);
@@ -20,18 +23,19 @@ export async function startLoadPlatform() {
     return d;
   };
   const run = `load-${randomUUID().slice(0, 8)}`;
-  const cellId = uniqueCellId('load');
+  const cellIds = Array.from({ length: options.cells ?? 1 }, () => uniqueCellId('load'));
   let platform: Awaited<ReturnType<typeof startPlatform>> | undefined;
   const stop = async () => {
     await platform?.stop();
-    await dropCellTopics(cellId).catch(() => {});
+    for (const id of cellIds) await dropCellTopics(id).catch(() => {});
     for (const d of dbs) await d.drop();
   };
   try {
     const controlPlane = await db('load_cp');
-    const cell = await db('load_cell');
+    const cellDbs = new Map<string, TestDatabase>();
+    for (const id of cellIds) cellDbs.set(id, await db('load_cell'));
     platform = await startPlatform({
-      cells: [{ id: cellId, databaseUrl: cell.url }],
+      cells: cellIds.map((id) => ({ id, databaseUrl: cellDbs.get(id)!.url })),
       controlPlaneDatabaseUrl: controlPlane.url,
       services: platformServices(),
       reporting: { prefix: `${run}/`, groupPrefix: `reporting-${run}` },
@@ -48,8 +52,18 @@ export async function startLoadPlatform() {
         RELEASE_TICK_MS: '100',
       },
     });
-    const demo = await seedDemo(platform, { seatsPerEvent: 2_000, maxReleaseRate: 2_000 });
-    return { platform, demo, cellDb: (_id: string) => cell, logDir: resolve(repoRoot, `.data/load/${run}`), stop };
+    const demo = await seedDemo(platform, {
+      seatsPerEvent: options.seatsPerEvent ?? 2_000,
+      maxReleaseRate: options.maxReleaseRate ?? 2_000,
+      holdTtlSeconds: options.holdTtlSeconds,
+    });
+    return {
+      platform,
+      demo,
+      cellDb: (id: string) => cellDbs.get(id)!,
+      logDir: resolve(repoRoot, `.data/load/${run}`),
+      stop,
+    };
   } catch (err) {
     await stop();
     throw err;

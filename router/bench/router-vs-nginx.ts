@@ -16,20 +16,18 @@
  * BENCH_RUNTIME=tsx (the cell and router under tsx instead of their bundles).
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { resolve } from 'node:path';
 import { Agent, request } from 'undici';
 import { type CpuReading, mergeReadings } from '../../load-tests/lib/cpu';
-import { type Bench, reference, runBench } from '../../load-tests/lib/harness';
+import { reference, runBench } from '../../load-tests/lib/harness';
 import { percentile, round } from '../../load-tests/lib/stats';
 import { startProcess } from '../../scripts/local-platform/process';
 import { startCellApiProcess } from '../../test/support/cell-process';
 import { createTestDatabase } from '../../test/support/db';
 import { startIdentity } from '../../test/support/identity';
 import { eventLoad } from '../../test/support/seed';
-import { repoRoot } from '../../test/support/services';
 import { startFakeControlPlane } from '../test/fakes';
+import { startNginx } from './nginx';
 
 const HOLDS = Number(process.env.BENCH_HOLDS ?? 3_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -86,7 +84,7 @@ await runBench('router', async (bench) => {
       spawned: bench.started,
     },
   );
-  await startNginx(nginxBinary, bench.started);
+  await startNginx(nginxBinary, { port: NGINX_PORT, upstreamPort: CELL_PORT }, bench.started);
   await startProcess(
     'router/bench/proxy-floor.ts',
     { PORT: String(FLOOR_PORT), UPSTREAM: cellUrl },
@@ -279,55 +277,4 @@ function medianBetween(before: Map<number, number>, after: Map<number, number>):
     below = upTo;
   }
   return lower;
-}
-
-/** nginx as a plain keep-alive reverse proxy to the cell: one worker (the router is one Node process), no logs. */
-async function startNginx(binary: string, started: Bench['started']): Promise<void> {
-  const prefix = resolve(repoRoot, '.data/bench-nginx');
-  mkdirSync(resolve(prefix, 'logs'), { recursive: true });
-  const conf = resolve(prefix, 'nginx.conf');
-  writeFileSync(
-    conf,
-    `daemon off;
-worker_processes 1;
-pid ${prefix}/nginx.pid;
-error_log ${prefix}/logs/error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path ${prefix}/client_body;
-  proxy_temp_path ${prefix}/proxy;
-  fastcgi_temp_path ${prefix}/fastcgi;
-  uwsgi_temp_path ${prefix}/uwsgi;
-  scgi_temp_path ${prefix}/scgi;
-  upstream cell { server 127.0.0.1:${CELL_PORT}; keepalive 64; }
-  server {
-    listen 127.0.0.1:${NGINX_PORT};
-    location / {
-      proxy_pass http://cell;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header Host $host;
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-      proxy_set_header X-Forwarded-Proto $scheme;
-    }
-  }
-}
-`,
-  );
-  // `daemon off`: the child is nginx's master itself, so its PID is the one to stop; SIGQUIT lets in-flight
-  // requests finish, then the master and its worker exit. Ready once it forwards the cell's /healthz.
-  await startProcess(
-    'nginx',
-    {},
-    {
-      command: [binary, '-p', prefix, '-c', conf],
-      readyUrl: `http://127.0.0.1:${NGINX_PORT}/healthz`,
-      timeoutMs: 10_000,
-      stopSignal: 'SIGQUIT',
-      spawned: started,
-    },
-  ).catch((err: Error) => {
-    throw new Error(`nginx (${binary}) did not start: ${err.message}`);
-  });
 }

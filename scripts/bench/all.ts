@@ -1,5 +1,5 @@
 /**
- * `pnpm bench:all [--runs 3] [--only holds,relay] [--quick] [--runtime tsx]`: every benchmark, each
+ * `pnpm bench:all [--runs 3] [--only holds,relay] [--quick] [--runtime tsx] [--from dir,...]`: every benchmark, each
  * beside the reference it measures in the same run (pgbench, Kafka's ProducerPerformance,
  * redis-benchmark and a bare Node HTTP server, nginx), written as a dated report (JSON and
  * markdown) under load-tests/reports/ with the targets of issue 19 beside each figure.
@@ -10,7 +10,7 @@
  * on two cores, two at once would measure each other.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -21,6 +21,7 @@ const BENCHES = {
   holds: 'load-tests/holds/bench.ts',
   relay: 'load-tests/relay/bench.ts',
   router: 'router/bench/router-vs-nginx.ts',
+  'proxy-cost': 'router/bench/proxy-cost.ts',
   'waiting-room': 'control-plane/bench/waiting-room.ts',
 } as const;
 type BenchName = keyof typeof BENCHES;
@@ -30,6 +31,7 @@ const QUICK: Record<BenchName, Record<string, string>> = {
   holds: { BENCH_HOLDS: '400', BENCH_HALF_SECONDS: '2' },
   relay: { BENCH_EVENTS: '2000', BENCH_HOLD_RATE: '20', BENCH_HOLD_SECONDS: '2', BENCH_OUTBOX_SECONDS: '2' },
   router: { BENCH_HOLDS: '150', BENCH_WARMUP: '30', BENCH_HALF_HOLDS: '60' },
+  'proxy-cost': { BENCH_REQUESTS: '500', BENCH_ROUNDS: '1', BENCH_RATE_SECONDS: '1' },
   'waiting-room': { BUYERS: '2000', HTTP_REQUESTS: '2000', REDIS_BENCH_REQUESTS: '5000' },
 };
 
@@ -219,6 +221,26 @@ export function rows(bench: BenchName, r: Result): Row[] {
         ),
       ];
     }
+    case 'proxy-cost': {
+      // A proxy's CPU per forwarded request with nothing else on the path (proxy-cost.ts): the floor under the router.
+      const phases = [
+        ['saturation', r.saturation],
+        [`${r.settings.rate}/s offered`, r.fixedRate],
+      ] as const;
+      return phases.flatMap(([phase, figures]) =>
+        Object.entries(figures as Record<string, { frontCpuMsPerRequest: number }>)
+          .filter(([front]) => front !== 'direct' && front !== 'nginx')
+          .map(([front, f]) =>
+            information(
+              `${front}, CPU per forwarded request, ${phase}`,
+              'CPU ms per request (the proxy alone)',
+              f.frontCpuMsPerRequest,
+              'ms',
+              { name: 'nginx, same run', value: figures.nginx.frontCpuMsPerRequest },
+            ),
+          ),
+      );
+    }
     case 'router': {
       // Below half a millisecond an added latency is within the noise of one machine: the floor keeps a
       // negative nginx figure (noise) from making any router figure fail.
@@ -275,6 +297,132 @@ export function rows(bench: BenchName, r: Result): Row[] {
 }
 
 /**
+ * CPU time per request, by process: the capacity model's inputs (capacity/). Each figure is one process's cores
+ * while the path ran, divided by the requests per second it answered in that same interval (the /proc utime+stime
+ * deltas of cpu.ts): a core-millisecond per request. A process's role names what it is in production (the cell API,
+ * the router, PostgreSQL...), whatever the benchmark called it.
+ */
+export interface PerRequest {
+  /** The stable name the capacity model reads this path by. */
+  key: string;
+  path: string;
+  requestsPerSecond: number;
+  /** CPU milliseconds per request by role; 'other' is whatever else ran on the machine meanwhile (not the path's). */
+  cpuMsByProcess: Record<string, number>;
+  machineBusyCores: number;
+  machineCores: number;
+  seconds: number;
+}
+
+/** The roles of the processes the benchmarks start, by the name they start them under. */
+const ROLES: Record<string, string> = {
+  'cell/src/api/main.ts': 'cell API',
+  router: 'router',
+  'proxy-floor': 'minimal Node proxy',
+  'control-plane-api': 'control plane API',
+  'waiting-room-floor': 'waiting room verbs behind node:http',
+  'bare-node-http': 'bare Node HTTP server',
+  postgresql: 'postgresql',
+  redis: 'redis',
+  'kafka (java)': 'kafka',
+  nginx: 'nginx',
+};
+
+export function perRequestOf(
+  key: string,
+  path: string,
+  reading: CpuReading | undefined,
+  requestsPerSecond: number,
+  /** The load generator's role where it is itself the code under test (the relay runs in the benchmark's process). */
+  loadGeneratorIs?: string,
+): PerRequest | undefined {
+  if (!reading || !(requestsPerSecond > 0)) return undefined;
+  const cpuMsByProcess: Record<string, number> = {};
+  for (const [who, cores] of Object.entries(reading.coresByProcess)) {
+    const role = who === 'load generator (this process)' ? (loadGeneratorIs ?? 'load generator') : (ROLES[who] ?? who);
+    cpuMsByProcess[role] = Math.round(((cpuMsByProcess[role] ?? 0) + (cores / requestsPerSecond) * 1000) * 1e4) / 1e4;
+  }
+  return {
+    key,
+    path,
+    requestsPerSecond,
+    cpuMsByProcess,
+    machineBusyCores: reading.machineBusyCores,
+    machineCores: reading.machineCores,
+    seconds: reading.seconds,
+  };
+}
+
+/** Every path of one benchmark's result that has a CPU reading, as CPU per request by process. */
+export function perRequest(bench: BenchName, r: Result): PerRequest[] {
+  const all: (PerRequest | undefined)[] = [];
+  switch (bench) {
+    case 'holds':
+      all.push(
+        perRequestOf('hold', 'hold API, 2 seats, direct to the cell', r.http.cpu, r.http.holdsPerSecond),
+        perRequestOf('hold.pgbench', 'pgbench, the hold SQL', r.pgbench.cpu, r.pgbench.holdsPerSecond, 'pgbench'),
+      );
+      break;
+    case 'relay':
+      all.push(
+        perRequestOf('relay.event', 'outbox → Kafka, per event', r.relay.cpu, r.relay.eventsPerSecond, 'relay'),
+        perRequestOf(
+          'relay.producer-performance',
+          "Kafka's ProducerPerformance, per record",
+          r.producerPerformance.cpu,
+          r.producerPerformance.recordsPerSecond,
+        ),
+      );
+      break;
+    case 'router':
+      all.push(
+        perRequestOf('forward.direct', 'hold, direct to the cell', r.results.direct.cpu, r.results.direct.reqPerSecond),
+        perRequestOf('forward.router', 'hold through the router', r.results.router.cpu, r.results.router.reqPerSecond),
+        perRequestOf('forward.nginx', 'hold through nginx', r.results.nginx.cpu, r.results.nginx.reqPerSecond),
+        perRequestOf(
+          'forward.floor',
+          'hold through a minimal Node proxy',
+          r.results.floor.cpu,
+          r.results.floor.reqPerSecond,
+        ),
+      );
+      break;
+    case 'proxy-cost':
+      for (const [phase, figures] of [
+        ['saturation', r.saturation],
+        ['fixed-rate', r.fixedRate],
+      ] as const)
+        for (const [front, f] of Object.entries(
+          figures as Record<string, { requestsPerSecond: number; frontCpuMsPerRequest: number }>,
+        ))
+          if (front !== 'direct')
+            all.push({
+              key: `proxy.${phase}.${front}`,
+              path: `${front}, ${phase}, nothing else on the path`,
+              requestsPerSecond: f.requestsPerSecond,
+              cpuMsByProcess: { [front]: f.frontCpuMsPerRequest },
+              machineBusyCores: Number.NaN,
+              machineCores: cpus().length,
+              seconds: Number.NaN,
+            });
+      break;
+    case 'waiting-room': {
+      const http = r.httpOverSockets;
+      all.push(
+        perRequestOf('room.join', 'waiting room join, in process', r.joins.cpu, r.joins.perSec, 'waiting room verbs'),
+        perRequestOf('room.poll', 'waiting room poll, in process', r.polls.cpu, r.polls.perSec, 'waiting room verbs'),
+        perRequestOf('room.poll.http', 'waiting room poll over HTTP', http.polls.cpu, http.polls.perSec),
+        perRequestOf('room.join.http', 'waiting room join over HTTP', http.joins.cpu, http.joins.perSec),
+        perRequestOf('room.mixed.http', 'waiting room joins + polls over HTTP', http.mixed.cpu, http.mixed.perSec),
+        perRequestOf('bare.http', 'bare Node HTTP server', http.bareNodeServer.cpu, http.bareNodeServer.perSec),
+      );
+      break;
+    }
+  }
+  return all.filter((p): p is PerRequest => p !== undefined);
+}
+
+/**
  * The row of the run whose figure is the median, with every run's figure. The figure is the ratio where every run
  * has one, else the value: a ratio and a value are never ranked against each other (the router's added latency has
  * no ratio in a run where nginx's figure is not positive).
@@ -313,6 +461,25 @@ async function runOne(name: BenchName, runtime: string, quick: boolean, logFile:
 
 let current: ReturnType<typeof spawn> | undefined;
 
+/**
+ * `--from dir[,dir]`: a benchmark's raw result from an earlier run's log folders (bench-<time>/<name>-<run>.log.json)
+ * instead of running it again: a run cut short, or benchmarks run at different times, reported as one. The report
+ * says so in its `from`; each row's reference still comes from the same run as its figure.
+ */
+function earlierResult(dirs: string, name: BenchName, run: number): Result {
+  for (const dir of dirs.split(',')) {
+    const file = resolve(repoRoot, dir, `${name}-${run}.log.json`);
+    if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
+  }
+  throw new Error(`--from: no ${name}-${run}.log.json in ${dirs}`);
+}
+
+/** A benchmark's CPU per request from the run its first row took as the median, so its figures share one run. */
+function medianPerRequest(name: BenchName, runs: Result[], median: { medianOfRun: number }[]): PerRequest[] {
+  const run = runs[(median[0]?.medianOfRun ?? 1) - 1];
+  return run ? perRequest(name, run) : [];
+}
+
 function markdown(report: {
   date: string;
   runs: number;
@@ -321,6 +488,7 @@ function markdown(report: {
   machine: object;
   commit: string;
   rows: (Row & { runs: number[]; medianOfRun: number })[];
+  perRequest: PerRequest[];
   failures: string[];
 }): string {
   const fmt = (n: number | undefined) => (n === undefined || Number.isNaN(n) ? '–' : String(n));
@@ -339,9 +507,28 @@ function markdown(report: {
     ),
     '',
     ...cpuSection(report.rows),
+    ...perRequestSection(report.perRequest),
     ...(report.failures.length > 0 ? ['**Failed:**', '', ...report.failures.map((f) => `- ${f}`), ''] : []),
   ];
   return lines.join('\n');
+}
+
+/** CPU milliseconds per request of each process on each path: what capacity/ sizes tasks from. */
+function perRequestSection(paths: PerRequest[]): string[] {
+  if (paths.length === 0) return [];
+  return [
+    '## CPU per request, by process (ms of one core; the capacity model reads these as `perRequest`)',
+    '',
+    '| key | path | requests/s | CPU ms per request by process | machine busy |',
+    '|---|---|---|---|---|',
+    ...paths.map(
+      (p) =>
+        `| ${p.key} | ${p.path} | ${p.requestsPerSecond} | ${Object.entries(p.cpuMsByProcess)
+          .map(([who, ms]) => `${who} ${ms}`)
+          .join(', ')} | ${p.machineBusyCores} of ${p.machineCores} |`,
+    ),
+    '',
+  ];
 }
 
 /** For each row measured with a CPU reading: whether the machine's cores were all taken, and by whom. */
@@ -373,6 +560,7 @@ async function main() {
       quick: { type: 'boolean', default: false },
       runtime: { type: 'string', default: 'bundle' },
       out: { type: 'string', default: 'load-tests/reports' },
+      from: { type: 'string' },
     },
   });
   const runs = Number(values.runs);
@@ -405,7 +593,9 @@ async function main() {
       if (interrupted) break;
       process.stderr.write(`[bench:all] ${name}, run ${run} of ${runs}\n`);
       try {
-        const result = await runOne(name, values.runtime!, values.quick!, resolve(logs, `${name}-${run}.log`));
+        const result = values.from
+          ? earlierResult(values.from, name, run)
+          : await runOne(name, values.runtime!, values.quick!, resolve(logs, `${name}-${run}.log`));
         results[name] = [...(results[name] ?? []), result];
         perBench[name] = [...(perBench[name] ?? []), rows(name, result)];
       } catch (err) {
@@ -421,9 +611,11 @@ async function main() {
     runs,
     runtime: values.runtime!,
     quick: values.quick!,
+    ...(values.from ? { from: values.from.split(',') } : {}),
     commit,
     machine: { cpus: cpus().length, model: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30) },
     rows: names.flatMap((n) => medianRows(perBench[n] ?? [])),
+    perRequest: names.flatMap((n) => medianPerRequest(n, results[n] ?? [], medianRows(perBench[n] ?? []))),
     failures: interrupted ? [...failures, `interrupted by ${interrupted}`] : failures,
     results,
   };
