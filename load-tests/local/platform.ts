@@ -12,7 +12,7 @@ import { platformServices } from '../../test/support/services';
  * with the one under load), fresh databases, its own Redis prefix and reporting prefix, and a demo
  * event with seats for the hot section and the soak. `stop()` ends every process and drops what it made.
  */
-export async function startLoadPlatform(options: { env?: Record<string, string>; seatsPerEvent?: number } = {}) {
+export async function startLoadPlatform(options: { env?: Record<string, string> } = {}) {
   const dbs: TestDatabase[] = [];
   const db = async (prefix: string) => {
     const d = await createTestDatabase(prefix);
@@ -49,7 +49,7 @@ export async function startLoadPlatform(options: { env?: Record<string, string>;
         ...options.env,
       },
     });
-    const demo = await seedDemo(platform, { seatsPerEvent: options.seatsPerEvent ?? 2_000, maxReleaseRate: 2_000 });
+    const demo = await seedDemo(platform, { seatsPerEvent: 2_000, maxReleaseRate: 2_000 });
     return { platform, demo, cellDb: (_id: string) => cell, logDir: resolve(repoRoot, `.data/load/${run}`), stop };
   } catch (err) {
     await stop();
