@@ -13,8 +13,15 @@ import { platformServices } from '../../test/support/services';
  * event with seats for the hot section and the soak. `stop()` ends every process and drops what it made.
  */
 export async function startLoadPlatform(
-  /** The capacity check's onsale (load-tests/capacity/check.ts): more cells, its seats, R and hold TTL. */
-  options: { cells?: number; seatsPerEvent?: number; maxReleaseRate?: number; holdTtlSeconds?: number } = {},
+  options: {
+    /** The capacity check's onsale (load-tests/capacity/check.ts): more cells, its seats, R and hold TTL. */
+    cells?: number;
+    seatsPerEvent?: number;
+    maxReleaseRate?: number;
+    holdTtlSeconds?: number;
+    /** Settings over the load defaults (the attack's door and trusted forwarding, load-tests/attack). */
+    env?: Record<string, string>;
+  } = {},
 ) {
   const dbs: TestDatabase[] = [];
   const db = async (prefix: string) => {
@@ -50,6 +57,7 @@ export async function startLoadPlatform(
         RATE_LIMIT_BUYER_PER_SECOND: '100000',
         RATE_LIMIT_BUYER_BURST: '100000',
         RELEASE_TICK_MS: '100',
+        ...options.env,
       },
     });
     const demo = await seedDemo(platform, {

@@ -16,7 +16,7 @@ export async function devToken(
   return ((await res.json()) as { token: string }).token;
 }
 
-async function call<T>(base: string, method: string, path: string, token: string, body?: unknown): Promise<T> {
+export async function call<T>(base: string, method: string, path: string, token: string, body?: unknown): Promise<T> {
   const res = await fetch(`${base}${path}`, {
     method,
     headers: {
@@ -159,7 +159,7 @@ export async function resumeDemo(
 }
 
 /** Waits until each event is loaded into its cell and the edge router routes it (its next directory poll). */
-async function untilRouted(platform: Platform, promoter: string, events: DemoEvent[]) {
+export async function untilRouted(platform: Platform, promoter: string, events: DemoEvent[]) {
   const cp = platform.urls.controlPlane;
   for (const e of events) {
     const deadline = Date.now() + 60_000;
