@@ -51,6 +51,14 @@ export const ConfigSchema = z.object({
   ...DatabaseAuthConfig.shape,
   REDIS_URL: z.string().url(),
   ...RedisAuthConfig.shape,
+  /**
+   * A Redis Cluster's seed nodes (`host:port,...`) for waiting rooms spread over its primaries (WAITING_ROOM_SHARDS);
+   * set, the control plane's Redis is that cluster, with REDIS_URL's password. Unset: the one server at REDIS_URL.
+   */
+  REDIS_CLUSTER_NODES: z
+    .string()
+    .regex(/^[^\s,:]+:\d{1,5}(,[^\s,:]+:\d{1,5})*$/, 'must be host:port[,host:port...]')
+    .optional(),
   /** Prefix of the control plane's own Redis keys (revocation keys follow the shared contract, unprefixed). */
   REDIS_KEY_PREFIX: z.string().default('cp:'),
   /** Buyers' and promoters' identity provider. */

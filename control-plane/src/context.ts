@@ -10,6 +10,7 @@ import { createDb, type Db } from './db/client';
 import type { OpenTransaction } from './db/tx';
 import { createIdentityVerifier, type IdentityVerifier } from './identity/verifier';
 import { type Clock, systemClock } from './lib/clock';
+import { clusterReady, createClusterRedis } from './waiting-room/cluster-client';
 import { type RoomRedis, withRoomScripts } from './waiting-room/scripts';
 
 /** Everything a verb needs, built once per process and handed down (never imported as globals). */
@@ -41,14 +42,7 @@ export function createServices(config: Config, o: ServiceOverrides = {}): Servic
   const clock = o.clock ?? systemClock;
   const log = o.log ?? createLogger({ service: 'control-plane' }, config.LOG_LEVEL);
   const { db, pool } = createDb(config.DATABASE_URL_CONTROL_PLANE, config.DATABASE_POOL_SIZE, config);
-  const redis = withRoomScripts(
-    o.redis ??
-      new Redis(config.REDIS_URL, {
-        ...redisConnectOptions(config),
-        maxRetriesPerRequest: 2,
-        enableAutoPipelining: true,
-      }),
-  );
+  const redis = withRoomScripts(o.redis ?? roomRedis(config));
   const keys = new AdmissionKeyStore({
     db,
     ...keksFrom(config),
@@ -73,12 +67,28 @@ export function createServices(config: Config, o: ServiceOverrides = {}): Servic
   return { config, db, pool, redis, prefix: config.REDIS_KEY_PREFIX, clock, log, keys, identity, cells };
 }
 
+function roomRedis(config: Config): Redis {
+  if (!config.REDIS_CLUSTER_NODES)
+    return new Redis(config.REDIS_URL, {
+      ...redisConnectOptions(config),
+      maxRetriesPerRequest: 2,
+      enableAutoPipelining: true,
+    });
+  // IAM tokens are set per connection by connectRedis, which knows one server: a cluster signs in with the password.
+  if (config.REDIS_AUTH === 'iam') throw new Error('REDIS_CLUSTER_NODES: a Redis Cluster needs REDIS_AUTH=password');
+  return createClusterRedis(
+    config.REDIS_CLUSTER_NODES,
+    decodeURIComponent(new URL(config.REDIS_URL).password) || undefined,
+  );
+}
+
 export async function closeServices(s: Services): Promise<void> {
   await Promise.allSettled([s.pool.end(), s.redis.quit()]);
 }
 
 /** Logs Redis in before the process serves (a no-op with a password, which connects by itself). */
 export async function connectServices(s: Services): Promise<void> {
+  if (s.config.REDIS_CLUSTER_NODES) return clusterReady(s.redis);
   await connectRedis(s.redis, s.config.REDIS_URL, s.config);
 }
 

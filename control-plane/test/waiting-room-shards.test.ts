@@ -1,7 +1,8 @@
-import type { Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addCell, createHarness, type Harness, scheduledEvent } from '../../test/support/control-plane';
-import { deleteClusterKeys, redisClusterClient } from '../../test/support/redis-cluster';
+import { deleteClusterKeys, redisClusterNodes } from '../../test/support/redis-cluster';
+import { clusterReady } from '../src/waiting-room/cluster-client';
 import { pseudonymOf, roomFairness, shuffleKey } from '../src/waiting-room/fairness';
 import { joinQueue } from '../src/waiting-room/join';
 import { releaseStep } from '../src/waiting-room/release';
@@ -27,11 +28,20 @@ describe.each(CASES)('waiting room, $name', ({ shards, cluster }) => {
   let clusterRedis: Redis | undefined;
 
   beforeAll(async () => {
-    clusterRedis = cluster ? await redisClusterClient() : undefined;
+    // On the cluster, the services' Redis is the one the process configuration makes (REDIS_CLUSTER_NODES).
+    const nodes = cluster ? redisClusterNodes().map((n) => `${n.host}:${n.port}`) : [];
     h = await createHarness({
-      env: { WAITING_ROOM_SHARDS: String(shards), WAITING_ROOM_ABANDON_SECONDS: '3600' },
-      overrides: clusterRedis ? { redis: clusterRedis } : {},
+      env: {
+        WAITING_ROOM_SHARDS: String(shards),
+        WAITING_ROOM_ABANDON_SECONDS: '3600',
+        ...(cluster ? { REDIS_CLUSTER_NODES: nodes.join(',') } : {}),
+      },
     });
+    if (cluster) {
+      expect(h.services.redis).toBeInstanceOf(Cluster);
+      await clusterReady(h.services.redis);
+      clusterRedis = h.services.redis;
+    }
     manager = (await h.tenant()).manager;
     await addCell(h, `cell-shards-${shards}`);
   }, 60_000);

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
-import { Cluster, type Redis } from 'ioredis';
+import { clusterReady, createClusterRedis } from '@onsale/control-plane/waiting-room/cluster-client';
+import type { Cluster, Redis } from 'ioredis';
 import { repoRoot } from './services';
 
 /**
@@ -20,21 +21,11 @@ export function redisClusterNodes(): { host: string; port: number }[] {
   });
 }
 
-/**
- * Connected before it is handed out: ioredis's auto-pipelining groups commands by the cluster's slot map, and a
- * burst of commands sent before the client has read that map fails ("All keys in the pipeline should belong to
- * the same slots allocation group").
- */
+/** The control plane's own cluster client (waiting-room/cluster-client.ts), connected before it is handed out. */
 export async function redisClusterClient(nodes = redisClusterNodes()): Promise<Redis> {
-  const cluster = new Cluster(nodes, {
-    enableAutoPipelining: true,
-    // The room's scripts whose number of keys comes first: auto-pipelining groups a command by its first argument's
-    // slot (here the number), so joins and polls of different shards would share a pipeline, which a cluster refuses.
-    autoPipeliningIgnoredCommands: ['wrJoin', 'wrStatus', 'wrLimits'],
-    redisOptions: { maxRetriesPerRequest: 2 },
-  });
-  if (cluster.status !== 'ready') await new Promise((resolve) => cluster.once('ready', resolve));
-  return cluster as unknown as Redis;
+  const cluster = createClusterRedis(nodes.map((n) => `${n.host}:${n.port}`).join(','));
+  await clusterReady(cluster);
+  return cluster;
 }
 
 /** Deletes keys under a prefix on every primary (a SCAN through the cluster client reaches one node only). */
