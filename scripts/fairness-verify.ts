@@ -145,7 +145,8 @@ export function verifyFairnessRecord(record: FairnessRecordDoc, jwks: { keys: Js
   return { ok: problems.length === 0, problems, entries: recomputed.map(({ e }) => e) };
 }
 
-async function load(source: string): Promise<unknown> {
+/** A published record or key set, from its URL or a saved copy. */
+export async function load(source: string): Promise<unknown> {
   if (/^https?:\/\//.test(source)) {
     const res = await fetch(source);
     if (!res.ok) throw new Error(`${source}: HTTP ${res.status}`);
@@ -154,11 +155,14 @@ async function load(source: string): Promise<unknown> {
   return JSON.parse(readFileSync(source, 'utf8'));
 }
 
+/** Takes `name <value>` out of argv and answers the value. */
+export function takeFlag(argv: string[], name: string): string | undefined {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv.splice(i, 2)[1] : undefined;
+}
+
 async function main(argv: string[]) {
-  const flag = (name: string) => {
-    const i = argv.indexOf(name);
-    return i >= 0 ? argv.splice(i, 2)[1] : undefined;
-  };
+  const flag = (name: string) => takeFlag(argv, name);
   const jwksSource = flag('--jwks');
   const pseudonym = flag('--pseudonym');
   const source = argv[0];

@@ -1,7 +1,6 @@
 import type { JsonWebKey } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { sha256Hex, shuffleKey, verifyJws } from './fairness-verify';
+import { load, sha256Hex, shuffleKey, takeFlag, verifyJws } from './fairness-verify';
 
 /**
  * Checks a presale lottery's published record (GET /events/{eventId}/presale/lottery) with this file, its sibling
@@ -82,20 +81,8 @@ export function verifyLotteryRecord(record: LotteryRecordDoc, jwks: { keys: Json
   return { ok: problems.length === 0, problems, entries: recomputed };
 }
 
-async function load(source: string): Promise<unknown> {
-  if (/^https?:\/\//.test(source)) {
-    const res = await fetch(source);
-    if (!res.ok) throw new Error(`${source}: HTTP ${res.status}`);
-    return res.json();
-  }
-  return JSON.parse(readFileSync(source, 'utf8'));
-}
-
 async function main(argv: string[]) {
-  const flag = (name: string) => {
-    const i = argv.indexOf(name);
-    return i >= 0 ? argv.splice(i, 2)[1] : undefined;
-  };
+  const flag = (name: string) => takeFlag(argv, name);
   const jwksSource = flag('--jwks');
   const pseudonym = flag('--pseudonym');
   const source = argv[0];
