@@ -286,6 +286,77 @@ describe("the buyer's pages in a browser, through the edge router", () => {
     expect(post.status).toBe(405);
   });
 
+  it('the presale page registers each buyer once; after the draw one shows an access code the queue page joins with, the other a waitlist place', async () => {
+    const now = Date.now();
+    const iso = (ms: number) => new Date(now + ms).toISOString();
+    const presale = (
+      await call('POST', '/events', {
+        name: 'Presale Night',
+        venue: 'Lyon Hall',
+        startsAt: new Date(now + 30 * 86_400_000).toISOString(),
+        cellId: t.demo.events[0]!.cellId,
+      })
+    ).id as string;
+    await call('PUT', `/events/${presale}/seat-map`, demoSeatMap(20));
+    await call('PUT', `/events/${presale}/onsale`, {
+      roomOpensAt: iso(1_000),
+      onsaleAt: iso(10 * 60_000),
+      perBuyerLimit: 4,
+      maxReleaseRate: 50,
+    });
+    const closesIn = 12_000;
+    await call('PUT', `/events/${presale}/presale`, {
+      registrationOpensAt: iso(0),
+      registrationClosesAt: iso(closesIn),
+      presaleStartsAt: iso(closesIn),
+      presaleEndsAt: iso(30 * 60_000),
+      invitations: 1,
+      waitlistSize: 1,
+      invitationTtlSeconds: 600,
+    });
+    const outcome = (page: Page) => page.evaluate(() => document.body.dataset.presale ?? '');
+    for (const name of ['ann', 'ben'] as const) {
+      const { page } = buyers[name];
+      await page.goto(`${router}/shop/events/${presale}/presale`);
+      await page.waitForFunction(() => document.body.dataset.interactive === 'true');
+      await expect(page.getByTestId('presale-state').textContent()).resolves.toMatch(/^Registration is open until/);
+      await page.getByTestId('presale-register').click();
+      await page.waitForFunction(() => document.body.dataset.presale === 'registered');
+      await expect(page.getByTestId('presale-register').isVisible()).resolves.toBe(false);
+    }
+    await expectAccessible(buyers.ann.page);
+    // Once registration closes, the promoter draws, unless the worker's tick at the close was first.
+    await new Promise((r) => setTimeout(r, Math.max(0, now + closesIn + 500 - Date.now())));
+    const drawn = await fetch(`${t.platform.urls.controlPlane}/events/${presale}/presale/draw`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.demo.promoter}` },
+    });
+    if (drawn.status !== 200)
+      expect(await drawn.json()).toMatchObject({ error: { details: { reason: 'already_drawn' } } });
+    const seen: Record<string, string> = {};
+    for (const name of ['ann', 'ben'] as const) {
+      const { page } = buyers[name];
+      await page.reload();
+      await page.waitForFunction(() => document.body.dataset.interactive === 'true');
+      seen[name] = await outcome(page);
+    }
+    expect(Object.values(seen).sort()).toEqual(['invited', 'waitlisted']);
+    const invited = buyers[seen.ann === 'invited' ? 'ann' : 'ben'].page;
+    const waitlisted = buyers[seen.ann === 'invited' ? 'ben' : 'ann'].page;
+    await expect(invited.getByTestId('presale-code').textContent()).resolves.toMatch(/\S{6,}/);
+    await expect(waitlisted.getByTestId('presale-state').textContent()).resolves.toMatch(/waitlist with 0 ahead/);
+    await expectAccessible(invited);
+    await invited.screenshot({ path: resolve(shots, 'presale.png'), fullPage: true });
+    // The queue page joins with the code the presale page kept; without one, the presale door refuses, plainly.
+    await invited.getByTestId('presale-join').click();
+    await invited.waitForFunction(() => document.body.dataset.queue === 'waiting');
+    await waitlisted.goto(`${router}/shop/events/${presale}/queue`);
+    await waitlisted.waitForFunction(() => document.body.dataset.queue === 'refused');
+    await expect(waitlisted.getByTestId('queue-state').textContent()).resolves.toMatch(
+      /^You cannot join this waiting room/,
+    );
+  });
+
   it("each page's first load, measured in a fresh browser (cold cache) with the buyer's sign-in", async () => {
     const storage = await buyers.ann.context.storageState();
     const pages = {

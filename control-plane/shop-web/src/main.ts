@@ -98,7 +98,7 @@ async function queue() {
       // Joining is idempotent per buyer: after a refresh it answers with the place already held.
       const r = joined
         ? await api<QueueStatus>(`/events/${eventId}/queue/me`, { cache: 'no-store' })
-        : await api<QueueStatus>(`/events/${eventId}/queue`, { method: 'POST' });
+        : await api<QueueStatus>(`/events/${eventId}/queue`, { method: 'POST', headers: presaleCodeHeader() });
       if (r.status === 503 || r.status === 429) {
         say('queue-problem', 'The waiting room is busy. Your place is kept; retrying…');
         await sleep(Number(r.res.headers.get('retry-after') ?? 2) * 1000);
@@ -141,6 +141,100 @@ async function queue() {
     }
     await sleep(Math.min(1500 * 2 ** failures, 10_000));
   }
+}
+
+// ---- presale: registration, then the draw's outcome (an access code, a waitlist place, or not selected)
+interface PresaleOutcome {
+  registrationOpensAt: string;
+  registrationClosesAt: string;
+  presaleEndsAt: string;
+  outcome: 'not_registered' | 'registered' | 'invited' | 'waitlisted' | 'not_selected';
+  waitlistAhead: number | null;
+  invitation: { accessCode: string; status: string; validFrom: string; expiresAt: string } | null;
+}
+const presaleCodeKey = `onsale.presale.${eventId}`;
+const REGISTRATION_REFUSALS: Record<string, string> = {
+  already_registered: 'This account is already registered.',
+  accounts_per_ip_exceeded: 'Too many accounts have registered from your network.',
+  accounts_per_device_exceeded: 'Too many accounts have registered from this device.',
+};
+const at = (iso: string) => new Date(iso).toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short' });
+
+/** Until the presale ends, joining needs the account's access code: the presale page keeps it for the queue page. */
+function presaleCodeHeader(): Record<string, string> {
+  const code = localStorage.getItem(presaleCodeKey);
+  return code ? { 'x-presale-code': code } : {};
+}
+
+/** The browser's own stable id, for the presale's limit of accounts per device. */
+function deviceId(): string {
+  let id = localStorage.getItem('onsale.device');
+  if (!id) {
+    id = crypto.randomUUID();
+    localStorage.setItem('onsale.device', id);
+  }
+  return id;
+}
+
+function showPresale(p: PresaleOutcome) {
+  const now = Date.now();
+  const open = now >= Date.parse(p.registrationOpensAt) && now < Date.parse(p.registrationClosesAt);
+  $('presale-register')!.hidden = !(p.outcome === 'not_registered' && open);
+  $('presale-code-line')!.hidden = p.outcome !== 'invited';
+  $('presale-join')!.hidden = p.outcome !== 'invited';
+  document.body.dataset.presale = p.outcome;
+  if (p.outcome === 'not_registered') {
+    if (open) say('presale-state', `Registration is open until ${at(p.registrationClosesAt)}.`);
+    else if (now < Date.parse(p.registrationOpensAt))
+      say('presale-state', `Registration opens ${at(p.registrationOpensAt)}.`);
+    else say('presale-state', 'Registration has closed. The general sale follows the presale.');
+  } else if (p.outcome === 'registered') {
+    say(
+      'presale-state',
+      `You're registered. The draw is held when registration closes, ${at(p.registrationClosesAt)}.`,
+    );
+  } else if (p.outcome === 'invited' && p.invitation) {
+    localStorage.setItem(presaleCodeKey, p.invitation.accessCode);
+    say('presale-code', p.invitation.accessCode);
+    say(
+      'presale-state',
+      `You're invited to the presale! Your code works from ${at(p.invitation.validFrom)} until ${at(p.invitation.expiresAt)}.`,
+    );
+  } else if (p.outcome === 'waitlisted') {
+    const ahead = p.waitlistAhead === null ? '' : ` with ${p.waitlistAhead} ahead of you`;
+    say('presale-state', `You're on the waitlist${ahead}. If an invitation lapses, it is offered to you here.`);
+  } else {
+    say('presale-state', `You were not selected in the draw. The general sale follows, after ${at(p.presaleEndsAt)}.`);
+  }
+}
+
+async function presale() {
+  token();
+  const register = $<HTMLButtonElement>('presale-register')!;
+  register.addEventListener('click', async () => {
+    register.disabled = true;
+    const r = await api<PresaleOutcome>(`/events/${eventId}/presale/registrations`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ deviceId: deviceId() }),
+    });
+    register.disabled = false;
+    if (r.status === 201) {
+      say('presale-problem', '');
+      showPresale(r.body);
+      return;
+    }
+    const reason = String(r.body.error?.details?.reason ?? '');
+    say('presale-problem', REGISTRATION_REFUSALS[reason] ?? `Not registered: ${r.body.error?.message ?? r.status}.`);
+  });
+  const r = await api<PresaleOutcome>(`/events/${eventId}/presale/me`, { cache: 'no-store' });
+  if (r.status === 404) {
+    say('presale-state', 'This onsale has no presale: join the waiting room when it opens.');
+    $('presale-join')!.hidden = false;
+  } else if (r.status >= 400)
+    say('presale-problem', `Your presale could not be read: ${r.body.error?.message ?? r.status}.`);
+  else showPresale(r.body);
+  ready();
 }
 
 // ---- seat picker
@@ -565,7 +659,7 @@ async function orders() {
   );
 }
 
-const pages: Record<string, () => unknown> = { 'signed-in': signedIn, queue, seats, order, orders };
+const pages: Record<string, () => unknown> = { 'signed-in': signedIn, presale, queue, seats, order, orders };
 whoAmI();
 const run = pages[body.page ?? ''];
 if (run) void run();

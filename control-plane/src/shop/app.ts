@@ -12,7 +12,17 @@ import type { Html } from '../console/pages/layout';
 import { sameToken } from '../console/session';
 import type { Services } from '../context';
 import type { ShopConfig } from './config';
-import { eventPage, orderPage, ordersPage, problemPage, queuePage, seatsPage, shopLayout, signedInPage } from './pages';
+import {
+  eventPage,
+  orderPage,
+  ordersPage,
+  presalePage,
+  problemPage,
+  queuePage,
+  seatsPage,
+  shopLayout,
+  signedInPage,
+} from './pages';
 
 type Env = { Variables: { services: Services; requestId: string } };
 type C = Context<Env>;
@@ -138,6 +148,15 @@ export function createShopApp(
   app.get('/events/:eventId', async (c) => {
     const ev = await catalog(c);
     return page(c, { title: ev.name, page: 'event', data: { event: ev.eventId }, body: eventPage(ev) as Html });
+  });
+  app.get('/events/:eventId/presale', async (c) => {
+    const ev = await catalog(c);
+    return page(c, {
+      title: `${ev.name}: presale`,
+      page: 'presale',
+      data: { event: ev.eventId },
+      body: presalePage(ev) as Html,
+    });
   });
   app.get('/events/:eventId/queue', async (c) => {
     const ev = await catalog(c);

@@ -77,10 +77,26 @@ export function eventPage(ev: CatalogPage) {
     </ul>
     ${
       selling
-        ? html`<p><a class="button" data-testid="join" href="/shop/events/${ev.eventId}/queue">Join the waiting room</a></p>`
+        ? html`<p><a class="button" data-testid="join" href="/shop/events/${ev.eventId}/queue">Join the waiting room</a>
+            <a data-testid="presale-link" href="/shop/events/${ev.eventId}/presale">Presale registration</a></p>`
         : html`<p role="status">Tickets for this event are sold out.</p>`
     }
   </article>`;
+}
+
+/** Registration for an onsale's presale lottery, and after the draw the outcome (filled in by the script). */
+export function presalePage(ev: CatalogPage) {
+  return html`<h1>${ev.name}: presale</h1>
+    <p>Register once for the presale draw. After registration closes, a lottery anyone can check picks who is invited;
+      an invitation comes with an access code for your account, used when you join the waiting room.</p>
+    <section class="card" aria-labelledby="presale-h">
+      <h2 id="presale-h">Your presale</h2>
+      <p class="state" role="status" aria-live="polite" data-testid="presale-state">Loading your presale…</p>
+      <p class="problem" role="alert" data-testid="presale-problem"></p>
+      <p><button type="button" class="button" data-testid="presale-register" hidden>Register for the presale</button></p>
+      <p data-testid="presale-code-line" hidden>Your access code: <strong data-testid="presale-code"></strong></p>
+      <p><a class="button" data-testid="presale-join" href="/shop/events/${ev.eventId}/queue" hidden>Join the waiting room</a></p>
+    </section>`;
 }
 
 export function queuePage(ev: CatalogPage) {
