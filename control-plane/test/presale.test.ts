@@ -364,6 +364,14 @@ describe('presale registration and lottery', () => {
     h,
     tenant,
   }) => {
+    // An event without a presale refuses a buyer's presale calls for its state (409), an unknown event is a 404.
+    const { eventId: plain } = await scheduledEvent(h, tenant.manager, { opensInMs: 12 * MIN, onsaleInMs: 15 * MIN });
+    const buyer = await h.buyer('no-presale');
+    const none = await h.req('GET', `/events/${plain}/presale/me`, { token: buyer });
+    expect(none.status).toBe(409);
+    expect(none.body.error.details.reason).toBe('no_presale');
+    const unknown = await h.req('GET', `/events/00000000-0000-4000-8000-000000000000/presale/me`, { token: buyer });
+    expect(unknown.status).toBe(404);
     const { eventId, start } = await presaleEvent(h, tenant, { invitations: 1 });
     const at = (ms: number) => new Date(start + ms).toISOString();
     // Registration closing after the presale starts, and a presale over before the onsale (at 15 min) starts.

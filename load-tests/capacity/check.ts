@@ -10,10 +10,10 @@ import { devToken } from '../../scripts/local-platform/demo';
 import { keepAlivePool } from '../lib/http';
 import { percentile, round } from '../lib/stats';
 import { startLoadPlatform } from '../local/platform';
-import { EXAMPLES_DIR, loadOnsale } from './cli';
 import { lastReportFile, readFigures } from './figures';
 import { holdsPerAdmitted, plan } from './model';
 import type { Onsale } from './onsale';
+import { EXAMPLES_DIR, loadOnsale } from './onsale';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** A buyer gives up on holds after this many 409s (the model's holdAttemptsPerBuyer is their mean). */

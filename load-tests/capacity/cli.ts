@@ -9,19 +9,8 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { lastReportFile, MissingFigures, readFigures } from './figures';
 import { manifestFragment, plan } from './model';
-import { Onsale } from './onsale';
+import { EXAMPLES_DIR, loadOnsale } from './onsale';
 import { printPlan } from './print';
-
-export const EXAMPLES_DIR = resolve(import.meta.dirname, 'examples');
-
-export function loadOnsale(file: string): Onsale {
-  const parsed = Onsale.safeParse(JSON.parse(readFileSync(file, 'utf8')));
-  if (!parsed.success)
-    throw new Error(
-      `${file}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(onsale)'}: ${i.message}`).join('; ')}`,
-    );
-  return parsed.data;
-}
 
 async function main() {
   const { values, positionals } = parseArgs({

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { z } from 'zod';
 
 /**
@@ -69,3 +71,14 @@ export const Onsale = z
 export type Onsale = z.output<typeof Onsale>;
 export type OnsaleInput = z.input<typeof Onsale>;
 export type OnsaleEvent = z.output<typeof OnsaleEvent>;
+
+export const EXAMPLES_DIR = resolve(import.meta.dirname, 'examples');
+
+export function loadOnsale(file: string): Onsale {
+  const parsed = Onsale.safeParse(JSON.parse(readFileSync(file, 'utf8')));
+  if (!parsed.success)
+    throw new Error(
+      `${file}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(onsale)'}: ${i.message}`).join('; ')}`,
+    );
+  return parsed.data;
+}

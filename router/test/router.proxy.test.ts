@@ -365,7 +365,7 @@ describe("the router's own document", () => {
     const res = await fetch(`${router.url}/openapi.json`);
     expect(res.status).toBe(200);
     const doc = await res.json();
-    expect(Object.keys(doc.paths).sort()).toEqual(['/healthz', '/metrics', '/openapi.json', '/readyz']);
+    expect(Object.keys(doc.paths).sort()).toEqual(['/healthz', '/me/orders', '/metrics', '/openapi.json', '/readyz']);
     expect(Object.keys(doc.components.headers)).toEqual(['X-Request-Id', 'X-Correlation-Id', 'Retry-After']);
     expect(doc.info.description).toContain(`over ${MAX_BODY} bytes`);
     expect(doc.info.description).toContain('504 upstream_timeout');

@@ -138,6 +138,8 @@ export async function localValues(env: NodeJS.ProcessEnv, overrides: LocalValues
     SIGNING_KEY_KEK: randomBytes(32).toString('base64'),
     TICKET_SIGNING_KEY: JSON.stringify({ ...(await exportJWK(ticketKey)), kid: `deploy-${Date.now()}` }),
     TICKETS_BUCKET: 'onsale-tickets',
+    // SES's verified sender in AWS; the notifier's mail goes to the local SMTP server (SMTP_URL in services.env).
+    MAIL_FROM: 'Onsale tickets <tickets@onsale.test>',
     ...overrides,
   };
 }

@@ -55,13 +55,13 @@ async function alertState(name: string): Promise<string | null> {
 
 describe('metrics and alerts on the local platform, through a real Prometheus', () => {
   it('scrapes every process: the cell API, its workers, the control plane and the router', async () => {
-    // 2 cells × (API + 6 workers), the control plane's API and worker, the router.
+    // 2 cells × (API + 7 workers, the notifier included), the control plane's API and worker, the router.
     const up = await eventually(
       async () => {
         const rows = await query('up == 1');
-        return rows.length === 17 ? rows : null;
+        return rows.length === 19 ? rows : null;
       },
-      'Prometheus to scrape all 17 processes',
+      'Prometheus to scrape all 19 processes',
       60_000,
       1_000,
     );

@@ -228,7 +228,7 @@ async function presale() {
     say('presale-problem', REGISTRATION_REFUSALS[reason] ?? `Not registered: ${r.body.error?.message ?? r.status}.`);
   });
   const r = await api<PresaleOutcome>(`/events/${eventId}/presale/me`, { cache: 'no-store' });
-  if (r.status === 404) {
+  if (r.status === 409 && r.body.error?.details?.reason === 'no_presale') {
     say('presale-state', 'This onsale has no presale: join the waiting room when it opens.');
     $('presale-join')!.hidden = false;
   } else if (r.status >= 400)

@@ -10,6 +10,15 @@ import type { DevIdentity } from './index';
  */
 
 /** A promoter names their tenant and role; a buyer (the shop's sign-in) names neither. */
+/**
+ * A buyer's address as this issuer takes it: a plain pattern (local part of at most 64 characters, dotted domain)
+ * that the published document states exactly, rather than a format every checker reads its own way.
+ */
+export const BuyerEmail = z
+  .string()
+  .max(254)
+  .regex(/^[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(\.[A-Za-z0-9-]{1,63})+$/, 'must be an email address');
+
 const DevUser = z
   .object({
     username: z.string().min(1).max(100),
@@ -18,7 +27,7 @@ const DevUser = z
     tenantId: z.string().uuid().optional(),
     role: z.enum(['owner', 'manager', 'viewer']).optional(),
     // A buyer's address, carried as OIDC's `email` claim: where the cell sends their order's mail.
-    email: z.email().max(254).optional(),
+    email: BuyerEmail.optional(),
   })
   .refine((u) => (u.tenantId === undefined) === (u.role === undefined), {
     message: 'a promoter gives both tenantId and role; a buyer neither',

@@ -4,11 +4,11 @@ import { fileURLToPath } from 'node:url';
 import { allowedMethods, configOrExit, createLogger, onShutdown } from '@onsale/contracts';
 import { z } from 'zod';
 import { createDevIdentity, type DevAlg, type DevIdentity, type DevIdentityOptions } from './index';
-import { createDevOidc } from './oidc';
+import { BuyerEmail, createDevOidc } from './oidc';
 
 const MintRequest = z.discriminatedUnion('kind', [
   // A buyer's address, as identity providers carry it (OIDC's `email` claim): where the cell sends their order's mail.
-  z.object({ kind: z.literal('buyer'), sub: z.string().min(1), email: z.email().max(254).optional() }),
+  z.object({ kind: z.literal('buyer'), sub: z.string().min(1), email: BuyerEmail.optional() }),
   z.object({
     kind: z.literal('promoter'),
     sub: z.string().min(1),

@@ -4,6 +4,7 @@ import { and, asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
 import { readBotSignals } from '../bot-report/signals';
 import type { Services } from '../context';
 import {
+  events,
   onsales,
   type Presale,
   presaleInvitations,
@@ -126,8 +127,11 @@ export async function openPresale({
 export async function presaleOf(ctx: Services, tx: Tx | undefined, eventId: string, lock = false): Promise<Presale> {
   const q = (tx ?? dbOf(ctx)).select().from(presales).where(eq(presales.eventId, eventId));
   const [p] = lock ? await q.for('update') : await q;
-  if (!p) throw notFound('presale');
-  return p;
+  if (p) return p;
+  // An event without a presale is in a state that refuses the request (409); only an unknown event is a 404.
+  const [ev] = await (tx ?? dbOf(ctx)).select({ id: events.id }).from(events).where(eq(events.id, eventId));
+  if (!ev) throw notFound('event');
+  throw conflict('this event has no presale', { reason: 'no_presale' });
 }
 
 const REGISTRATIONS_SHOWN = 200;

@@ -41,6 +41,19 @@ export const OPEN_DOOR: Door = {
 
 const doors = new WeakMap<Services, Map<string, { door: Door; until: number }>>();
 
+/** The door's settings of a row, without its bookkeeping (event, time of the change). */
+const doorOfRow = ({
+  powDifficulty,
+  powAdaptiveAbovePerSecond,
+  powMaxDifficulty,
+  requireDeviceBinding,
+}: Door): Door => ({
+  powDifficulty,
+  powAdaptiveAbovePerSecond,
+  powMaxDifficulty,
+  requireDeviceBinding,
+});
+
 export async function doorOf(ctx: Services, eventId: string): Promise<Door> {
   let byEvent = doors.get(ctx);
   if (!byEvent) {
@@ -51,7 +64,7 @@ export async function doorOf(ctx: Services, eventId: string): Promise<Door> {
   const hit = byEvent.get(eventId);
   if (hit && hit.until > now) return hit.door;
   const [row] = await ctx.db.select().from(doorDefences).where(eq(doorDefences.eventId, eventId));
-  const door = row ?? OPEN_DOOR;
+  const door = row ? doorOfRow(row) : OPEN_DOOR;
   byEvent.set(eventId, { door, until: now + DOOR_KEPT_MS });
   return door;
 }
@@ -65,8 +78,7 @@ export async function setDoor(ctx: Services, eventId: string, door: Door): Promi
     .onConflictDoUpdate({ target: doorDefences.eventId, set: values })
     .returning();
   doors.get(ctx)?.delete(eventId);
-  const { powDifficulty, powAdaptiveAbovePerSecond, powMaxDifficulty, requireDeviceBinding } = row!;
-  return { powDifficulty, powAdaptiveAbovePerSecond, powMaxDifficulty, requireDeviceBinding };
+  return doorOfRow(row!);
 }
 
 /** The signing key of challenges, derived from the KEK every API process has: no new secret to deploy or rotate. */

@@ -50,7 +50,7 @@ const me = createRoute({
   request: { params: EventIdParam },
   responses: {
     200: { description: 'Your presale', content: { 'application/json': { schema: PresaleOutcomeSchema } } },
-    ...errorResponses('validation_failed', 'unauthenticated', 'not_found', 'rate_limited'),
+    ...errorResponses('validation_failed', 'unauthenticated', 'not_found', 'conflict', 'rate_limited'),
   },
 });
 
@@ -64,7 +64,7 @@ const decline = createRoute({
   request: { params: EventIdParam },
   responses: {
     200: { description: 'Declined', content: { 'application/json': { schema: PresaleOutcomeSchema } } },
-    ...errorResponses('validation_failed', 'unauthenticated', 'not_found', 'rate_limited'),
+    ...errorResponses('validation_failed', 'unauthenticated', 'not_found', 'conflict', 'rate_limited'),
   },
 });
 

@@ -35,7 +35,7 @@ const route = createRoute({
   request: { params: EventIdParam },
   responses: {
     200: { description: 'The lottery record', content: { 'application/json': { schema: LotteryRecordSchema } } },
-    ...errorResponses('validation_failed', 'not_found', 'signing_key_unavailable'),
+    ...errorResponses('validation_failed', 'not_found', 'conflict', 'signing_key_unavailable'),
   },
 });
 

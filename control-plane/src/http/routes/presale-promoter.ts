@@ -52,7 +52,7 @@ const get = createRoute({
   request: { params: EventIdParam },
   responses: {
     200: { description: 'The presale', content: { 'application/json': { schema: PresaleSchema } } },
-    ...errorResponses('validation_failed', 'unauthenticated', 'forbidden', 'not_found'),
+    ...errorResponses('validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'conflict'),
   },
 });
 
