@@ -417,6 +417,9 @@ describe('presale registration and lottery', () => {
   }) => {
     const { eventId, start } = await presaleEvent(h, tenant, { invitations: 1, waitlistSize: 1 });
     const con = await consoleSession(h, tenant);
+    // An event without a presale yet shows the page with its form, not an error.
+    const { eventId: plain } = await scheduledEvent(h, tenant.manager, { opensInMs: 12 * MIN, onsaleInMs: 15 * MIN });
+    expect((await con.get(`/console/events/${plain}/presale`)).status).toBe(200);
     for (const sub of ['con-1', 'con-2']) await register(h, eventId, sub, { ip: '198.51.100.4' });
     await register(h, eventId, 'con-1', { ip: '198.51.100.4' });
     const before = await con.get(`/console/events/${eventId}/presale`);

@@ -14,7 +14,7 @@ import { cancelOnsale, pauseOnsale, resumeOnsale } from '../onsale/sales-control
 import { scheduleOnsale } from '../onsale/schedule';
 import { getOnsale } from '../onsale/status';
 import { drawPresale } from '../presale/lottery';
-import { getPresale, openPresale } from '../presale/presale';
+import { getPresale, isNoPresale, openPresale } from '../presale/presale';
 import { listDecisions } from '../release-controller/override';
 import { getSalesByEvent, getSettlementCsv } from '../reporting/sales';
 import type { ConsoleConfig } from './config';
@@ -509,7 +509,7 @@ export function createConsoleApp(services: Services, config: ConsoleConfig) {
     const eventId = eventIdOf(c);
     const ev = await getEvent({ ctx: services, actor: s.actor, eventId });
     const presale = await getPresale({ ctx: services, actor: s.actor, eventId }).catch((err) =>
-      err instanceof DomainError && err.code === 'not_found' ? null : Promise.reject(err),
+      isNoPresale(err) ? null : Promise.reject(err),
     );
     return { s, ev, presale, failed };
   }

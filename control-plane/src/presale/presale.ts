@@ -124,6 +124,10 @@ export async function openPresale({
   });
 }
 
+/** What presaleOf throws for an event that exists but has no presale: a page shows "none yet" rather than an error. */
+export const isNoPresale = (err: unknown) =>
+  err instanceof DomainError && (err.details as { reason?: string } | undefined)?.reason === 'no_presale';
+
 export async function presaleOf(ctx: Services, tx: Tx | undefined, eventId: string, lock = false): Promise<Presale> {
   const q = (tx ?? dbOf(ctx)).select().from(presales).where(eq(presales.eventId, eventId));
   const [p] = lock ? await q.for('update') : await q;
