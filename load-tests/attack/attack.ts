@@ -6,9 +6,11 @@
  * its address in X-Forwarded-For (the router and the control plane trust it in this run). `defended: false` is
  * the same onsale with the door off (no proof of work, no device binding): what the defences buy.
  */
+
 import { createHash, randomUUID } from 'node:crypto';
 import { createDeviceKey, type DeviceKey, dpopProof, leadingZeroBits, powInput } from '@onsale/contracts/device-proof';
 import { call, demoSeatMap, devToken, untilRouted } from '../../scripts/local-platform/demo';
+import { inBatches } from '../lib/batches';
 import { keepAlivePool } from '../lib/http';
 import { percentile, round } from '../lib/stats';
 import type { LoadPlatform } from '../local/platform';
@@ -99,20 +101,6 @@ function solve(challenge: string, difficulty: number): number {
   for (let counter = 0; ; counter++)
     if (leadingZeroBits(createHash('sha256').update(powInput(challenge, counter)).digest()) >= difficulty)
       return counter;
-}
-
-async function inBatches<T>(n: number, concurrency: number, task: (i: number) => Promise<T>): Promise<T[]> {
-  const out: T[] = new Array(n);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(n, concurrency) }, async () => {
-      while (next < n) {
-        const i = next++;
-        out[i] = await task(i);
-      }
-    }),
-  );
-  return out;
 }
 
 /** A fresh onsale on the platform's cell, open in `opensInMs`, with the door set as the run asks. */

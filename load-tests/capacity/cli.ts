@@ -4,7 +4,6 @@
  * `pnpm capacity --check` runs the small example through the local platform and prints prediction and measurement
  * side by side (check.ts).
  */
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { lastReportFile, MissingFigures, readFigures } from './figures';

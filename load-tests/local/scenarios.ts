@@ -3,8 +3,10 @@
  * arrival sends (the same requests as the k6 scripts), what it needs set up first (tokens, admitted
  * buyers, orders with PaymentIntents), and what must hold afterwards in the cell's ledger.
  */
+
 import { createHmac, randomUUID } from 'node:crypto';
 import { devToken } from '../../scripts/local-platform/demo';
+import { inBatches } from '../lib/batches';
 import { keepAlivePool } from '../lib/http';
 import { type Form, SCENARIOS, type ScenarioName, soakStep, stagesFor, totalArrivals } from '../scenarios/definition';
 import { type Intent, stormDeliveries } from '../scenarios/webhooks';
@@ -13,21 +15,6 @@ import type { LoadPlatform } from './platform';
 import { buildReport, type Check, type ScenarioReport } from './report';
 
 type Client = ReturnType<typeof keepAlivePool>;
-
-/** Runs `task(i)` for i < n with `concurrency` at a time (setup work, outside the measured run). */
-async function inBatches<T>(n: number, concurrency: number, task: (i: number) => Promise<T>): Promise<T[]> {
-  const out: T[] = new Array(n);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(n, concurrency) }, async () => {
-      while (next < n) {
-        const i = next++;
-        out[i] = await task(i);
-      }
-    }),
-  );
-  return out;
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
