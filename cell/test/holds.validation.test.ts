@@ -117,6 +117,24 @@ describe("the cell's document says what the routes do", () => {
     }
   });
 
+  it('every route that takes a body lists the 413 its body limit answers, and answers it', async () => {
+    const d = await doc();
+    const bodied = Object.entries(d.paths).flatMap(([path, ops]) =>
+      Object.entries(ops as Record<string, { responses: object }>)
+        .filter(([method]) => method === 'post' || method === 'put')
+        .map(([method, op]) => [`${method} ${path}`, op.responses] as const),
+    );
+    expect(bodied.length).toBeGreaterThanOrEqual(8);
+    for (const [op, responses] of bodied) expect(responses, op).toHaveProperty('413');
+    const over = await fetch(`${cell.url}/internal/revocations`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ sub: 'x'.repeat(8 * 1024) }),
+    });
+    expect(over.status).toBe(413);
+    expect((await over.json()).error.code).toBe('payload_too_large');
+  });
+
   it('an undeclared method on a known path is a 405 with Allow', async () => {
     const res = await fetch(`${cell.url}/events/${event.eventId}/holds`, { method: 'PUT' });
     expect(res.status).toBe(405);

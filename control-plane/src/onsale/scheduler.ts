@@ -3,8 +3,7 @@ import type { Services } from '../context';
 import { events, onsales, releaseRates } from '../db/schema';
 import { bumpDirectoryVersion } from '../db/sql';
 import { commitmentOf } from '../waiting-room/fairness';
-import { closeRoom, configureRoom, openRoom, ROOM_LIVE, startReleasing } from '../waiting-room/room';
-import { allShardKeys } from '../waiting-room/shards';
+import { closeRoom, configureRoom, openRoom, ROOM_LIVE, roomConfigured, startReleasing } from '../waiting-room/room';
 import { attemptLoad } from './load';
 
 /**
@@ -107,12 +106,7 @@ async function restoreLostRooms(ctx: Services): Promise<number> {
     .leftJoin(releaseRates, eq(releaseRates.eventId, onsales.eventId))
     .where(and(inArray(events.status, [...ROOM_LIVE]), isNotNull(events.cellId)));
   if (!live.length) return 0;
-  // A sharded room counts as lost when any shard lost it (a cluster's primaries restart one by one).
-  const present = await Promise.all(
-    live.map(async (r) =>
-      (await Promise.all(allShardKeys(ctx, r.onsale.eventId).map((k) => ctx.redis.exists(k.meta)))).every(Boolean),
-    ),
-  );
+  const present = await Promise.all(live.map((r) => roomConfigured(ctx, r.onsale.eventId)));
   const lost = live.filter((_, i) => !present[i]);
   for (const { onsale: o, cellId, epoch, rr } of lost) {
     await configureRoom(ctx, {

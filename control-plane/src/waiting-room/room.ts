@@ -36,14 +36,24 @@ export interface RoomConfig {
   fairnessCommitment: string;
 }
 
-/** Sets fields of the room's settings on every shard (one shard unless the room is sharded). */
+/**
+ * Sets fields of a configured room's settings on every shard (one shard unless the room is sharded); a shard that
+ * lost the room is left for the scheduler to rebuild whole (restoreLostRooms), not given a partial hash.
+ */
 async function setOnEveryShard(ctx: Services, eventId: string, fields: Record<string, string | number>) {
-  await Promise.all(allShardKeys(ctx, eventId).map((k) => ctx.redis.hset(k.meta, fields)));
+  const args = Object.entries(fields).flat();
+  await Promise.all(allShardKeys(ctx, eventId).map((k) => ctx.redis.wrUpdate(k.meta, ...args)));
+}
+
+/** Whether every shard holds the room's settings (a sharded room counts as lost when any shard lost it). */
+export async function roomConfigured(ctx: Services, eventId: string): Promise<boolean> {
+  const held = await Promise.all(allShardKeys(ctx, eventId).map((k) => ctx.redis.hexists(k.meta, 'onsaleAt')));
+  return held.every(Boolean);
 }
 
 /** Writes (or rewrites, on reschedule) an event's waiting-room settings. It keeps whether the room is open. */
 export async function configureRoom(ctx: Services, c: RoomConfig) {
-  await setOnEveryShard(ctx, c.eventId, {
+  const settings = {
     opensAt: c.opensAt.getTime(),
     onsaleAt: c.onsaleAt.getTime(),
     cell: c.cellId,
@@ -52,7 +62,8 @@ export async function configureRoom(ctx: Services, c: RoomConfig) {
     rate: c.rate,
     fcommit: c.fairnessCommitment,
     closed: 0,
-  });
+  };
+  await Promise.all(allShardKeys(ctx, c.eventId).map((k) => ctx.redis.hset(k.meta, settings)));
   // A room made anew (first scheduled, or rebuilt after Redis lost it) gets a generation its queue tickets carry.
   const gen = randomBytes(6).toString('base64url');
   await Promise.all(allShardKeys(ctx, c.eventId).map((k) => ctx.redis.hsetnx(k.meta, 'gen', gen)));
@@ -117,6 +128,5 @@ export async function roomStats(ctx: Services, eventId: string) {
 
 /** Keeps the room's purchase cell and epoch (carried by admission tokens) in step with the directory. */
 export async function setRoomPlacement(ctx: Services, eventId: string, cellId: string, epoch: number) {
-  for (const k of allShardKeys(ctx, eventId))
-    if (await ctx.redis.exists(k.meta)) await ctx.redis.hset(k.meta, { cell: cellId, epoch });
+  await setOnEveryShard(ctx, eventId, { cell: cellId, epoch });
 }

@@ -354,6 +354,17 @@ export type RateLimited = ['rate_limited', number];
 export const isRateLimited = (raw: readonly unknown[]): raw is RateLimited => raw[0] === 'rate_limited';
 
 /**
+ * Update: writes fields of a room's settings only if the room is configured (its onsaleAt set), so a controller or
+ * placement write racing a Redis that lost the room cannot leave a partial hash the scheduler would take for a room.
+ * KEYS: meta. ARGV: field, value, ... Returns 1 when written, 0 when the room is missing.
+ */
+const UPDATE = `
+if redis.call('HEXISTS', KEYS[1], 'onsaleAt') == 0 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+`;
+
+/**
  * JOIN, STATUS and LIMITS take their number of keys first: the room's keys, then the buckets' (none when the
  * caller is not rate limited, as the release's own reads are not).
  */
@@ -371,6 +382,7 @@ export interface RoomRedis extends Redis {
   wrSeenBatch(state: string, now: number, ...buyers: string[]): Promise<number>;
   /** {skipped, upto, ...released}. */
   wrShardRelease(...args: (string | number)[]): Promise<[number, string, ...string[]]>;
+  wrUpdate(meta: string, ...fieldsAndValues: (string | number)[]): Promise<number>;
 }
 
 /** Registers the scripts (EVALSHA with EVAL fallback, through ioredis). */
@@ -387,6 +399,7 @@ export function withRoomScripts(redis: Redis): RoomRedis {
   redis.defineCommand('wrActive', { numberOfKeys: 1, lua: ACTIVE });
   redis.defineCommand('wrSeenBatch', { numberOfKeys: 1, lua: SEEN_BATCH });
   redis.defineCommand('wrShardRelease', { numberOfKeys: RELEASE_KEY_COUNT, lua: SHARD_RELEASE });
+  redis.defineCommand('wrUpdate', { numberOfKeys: 1, lua: UPDATE });
   return r;
 }
 

@@ -53,6 +53,8 @@ function evacuationRoute<I extends z.ZodObject | undefined, A extends z.ZodTypeA
     responses: {
       200: { description: spec.summary, content: { 'application/json': { schema: spec.answer } } },
       ...Object.fromEntries(spec.errors.map((s) => [s, errors[s]])),
+      // The body limit answers any PUT or POST, a body declared or not.
+      ...(inBody ? { 413: errors[413] } : {}),
     },
   });
   // The route's schemas validate params, query and body before the handler runs (the app's defaultHook),
@@ -98,7 +100,7 @@ export const evacuationRoutes = [
     summary: 'Block seats the source cell sold or holds. Idempotent',
     input: BlockedSeatsRequest,
     answer: BlockedSeatsAnswer,
-    errors: [400, 401, 404, 413, 503],
+    errors: [400, 401, 404, 503],
     run: async (ctx, eventId, b) => ({
       eventId,
       blocked: (await blockSeats(ctx, eventId, b.sourceCell, b.seatIds)).blocked,
@@ -110,7 +112,7 @@ export const evacuationRoutes = [
     summary: 'Release blocked seats the source reports free. Idempotent',
     input: BlockedSeatsRequest,
     answer: BlockedSeatsAnswer,
-    errors: [400, 401, 413, 503],
+    errors: [400, 401, 503],
     run: async (ctx, eventId, b) => ({
       eventId,
       blocked: (await unblockSeats(ctx, eventId, b.sourceCell, b.seatIds)).blocked,

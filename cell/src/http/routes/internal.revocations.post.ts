@@ -19,6 +19,7 @@ export const revocationRoute = createRoute({
     },
     400: errors[400],
     401: errors[401],
+    413: errors[413],
     503: errors[503],
   },
 });

@@ -20,6 +20,7 @@ export const stripeWebhookRoute = createRoute({
     },
     400: errors[400],
     404: errors[404],
+    413: errors[413],
     503: errors[503],
   },
 });
