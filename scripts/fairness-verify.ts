@@ -86,34 +86,62 @@ export function verifyJws(
   }
 }
 
+/**
+ * The checks a fairness record and a lottery record share: the scheme, the seed revealed and matching the commitment
+ * published before, the signed log's signature, type, event, commitment and seed. Problems go to `problems`; the
+ * log's payload is returned, or null when nothing further can be checked.
+ */
+export function checkRevealedLog(
+  record: { scheme: string; eventId: string; commitment: string; seed: string | null; log: string | null },
+  revealed: boolean,
+  jwks: { keys: JsonWebKey[] },
+  expect: { scheme: string; typ: string; noun: string; notRevealed: string },
+  problems: string[],
+): Record<string, unknown> | null {
+  if (record.scheme !== expect.scheme)
+    problems.push(`unknown scheme ${record.scheme}; this tool checks ${expect.scheme}`);
+  if (!/^[0-9a-f]{64}$/.test(record.commitment ?? '')) problems.push('the commitment is not 32 bytes of hex');
+  if (!revealed || !record.seed || !record.log) {
+    problems.push(expect.notRevealed);
+    return null;
+  }
+  if (sha256Hex(record.seed) !== record.commitment)
+    problems.push('the seed does not match the commitment: SHA-256(seed) differs from what was published before');
+  const signed = verifyJws(record.log, jwks);
+  if ('error' in signed) {
+    problems.push(signed.error);
+    return null;
+  }
+  if (signed.typ !== expect.typ) problems.push(`the JWS typ is ${String(signed.typ)}, not ${expect.typ}`);
+  const log = signed.payload as { eventId?: string; commitment?: string; seed?: string };
+  if (log.eventId !== record.eventId) problems.push(`the signed ${expect.noun} names another event`);
+  if (log.commitment !== record.commitment) problems.push(`the signed ${expect.noun} names another commitment`);
+  if (log.seed !== record.seed) problems.push(`the signed ${expect.noun} names another seed`);
+  return log;
+}
+
 /** Every check of a fairness record, given the JWKS to trust. */
 export function verifyFairnessRecord(record: FairnessRecordDoc, jwks: { keys: JsonWebKey[] }): Verdict {
   const problems: string[] = [];
   const fail = (): Verdict => ({ ok: false, problems, entries: [] });
-  if (record.scheme !== SCHEME) problems.push(`unknown scheme ${record.scheme}; this tool checks ${SCHEME}`);
-  if (!/^[0-9a-f]{64}$/.test(record.commitment ?? '')) problems.push('the commitment is not 32 bytes of hex');
-  if (!record.revealed || !record.seed || !record.log) {
-    problems.push('the seed is not revealed yet (the room has not opened): only the commitment can be recorded now');
-    return fail();
-  }
-  if (sha256Hex(record.seed) !== record.commitment)
-    problems.push('the seed does not match the commitment: SHA-256(seed) differs from what was published before');
-
-  const signed = verifyJws(record.log, jwks);
-  if ('error' in signed) {
-    problems.push(signed.error);
-    return fail();
-  }
-  if (signed.typ !== LOG_TYP) problems.push(`the JWS typ is ${String(signed.typ)}, not ${LOG_TYP}`);
-  const log = signed.payload as { eventId?: string; commitment?: string; seed?: string; entries?: LogEntry[] };
-  if (log.eventId !== record.eventId) problems.push('the signed log names another event');
-  if (log.commitment !== record.commitment) problems.push('the signed log names another commitment');
-  if (log.seed !== record.seed) problems.push('the signed log names another seed');
+  const log = checkRevealedLog(
+    record,
+    record.revealed,
+    jwks,
+    {
+      scheme: SCHEME,
+      typ: LOG_TYP,
+      noun: 'log',
+      notRevealed: 'the seed is not revealed yet (the room has not opened): only the commitment can be recorded now',
+    },
+    problems,
+  ) as { seed?: string; entries?: LogEntry[] } | null;
+  if (!log) return fail();
   if (!Array.isArray(log.entries)) {
     problems.push('the signed log has no entries');
     return fail();
   }
-  const seed = log.seed ?? record.seed;
+  const seed = log.seed ?? record.seed!;
   const entries = log.entries;
   const positions = entries.map((e) => e.position).sort((a, b) => a - b);
   if (positions.some((p, i) => p !== i + 1)) problems.push('the positions are not 1..n, each once');

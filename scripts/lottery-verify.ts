@@ -1,6 +1,6 @@
 import type { JsonWebKey } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { load, sha256Hex, shuffleKey, takeFlag, verifyJws } from './fairness-verify';
+import { checkRevealedLog, load, shuffleKey, takeFlag } from './fairness-verify';
 
 /**
  * Checks a presale lottery's published record (GET /events/{eventId}/presale/lottery) with this file, its sibling
@@ -36,36 +36,25 @@ const LOG_TYP = 'onsale-lottery-log+json';
 export function verifyLotteryRecord(record: LotteryRecordDoc, jwks: { keys: JsonWebKey[] }) {
   const problems: string[] = [];
   const fail = () => ({ ok: false, problems, entries: [] as LotteryEntry[] });
-  if (record.scheme !== SCHEME) problems.push(`unknown scheme ${record.scheme}; this tool checks ${SCHEME}`);
-  if (!record.drawn || !record.seed || !record.log) {
-    problems.push('the lottery has not been drawn yet: only the commitment can be recorded now');
-    return fail();
-  }
-  if (sha256Hex(record.seed) !== record.commitment)
-    problems.push('the seed does not match the commitment: SHA-256(seed) differs from what was published before');
-  const signed = verifyJws(record.log, jwks);
-  if ('error' in signed) {
-    problems.push(signed.error);
-    return fail();
-  }
-  if (signed.typ !== LOG_TYP) problems.push(`the JWS typ is ${String(signed.typ)}, not ${LOG_TYP}`);
-  const log = signed.payload as {
-    eventId?: string;
-    commitment?: string;
-    seed?: string;
-    invitations?: number;
-    waitlistSize?: number;
-    entries?: LotteryEntry[];
-  };
-  if (log.eventId !== record.eventId) problems.push('the signed draw names another event');
-  if (log.commitment !== record.commitment) problems.push('the signed draw names another commitment');
-  if (log.seed !== record.seed) problems.push('the signed draw names another seed');
+  const log = checkRevealedLog(
+    record,
+    record.drawn,
+    jwks,
+    {
+      scheme: SCHEME,
+      typ: LOG_TYP,
+      noun: 'draw',
+      notRevealed: 'the lottery has not been drawn yet: only the commitment can be recorded now',
+    },
+    problems,
+  ) as { invitations?: number; waitlistSize?: number; entries?: LotteryEntry[] } | null;
+  if (!log) return fail();
   if (!Array.isArray(log.entries) || typeof log.invitations !== 'number' || typeof log.waitlistSize !== 'number') {
     problems.push('the signed draw has no entries or sizes');
     return fail();
   }
   const { invitations, waitlistSize } = log as { invitations: number; waitlistSize: number };
-  const seed = record.seed;
+  const seed = record.seed!;
   const recomputed = [...log.entries].sort(
     (a, b) =>
       shuffleKey(seed, a.pseudonym) - shuffleKey(seed, b.pseudonym) ||

@@ -145,6 +145,21 @@ export async function auditEvent(o: {
   };
 }
 
+/** The audit of every demo event of a platform, over all its cells, each against the cell the directory names. */
+export async function auditAll(t: TestPlatform): Promise<{ eventId: string; audit: AuditReport }[]> {
+  const out = [];
+  for (const e of t.demo.events) {
+    const audit = await auditEvent({
+      eventId: e.eventId,
+      cells: t.cells(),
+      ownerCell: e.cellId,
+      stripeUrl: t.platform.urls.stripe,
+    });
+    out.push({ eventId: e.eventId, audit });
+  }
+  return out;
+}
+
 /** One hold attempt of a buyer who keeps buying through an evacuation. */
 export interface Attempt {
   at: number;

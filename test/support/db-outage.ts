@@ -11,14 +11,24 @@ import { serviceEnv } from './services';
  * A TCP proxy in front of PostgreSQL for one process's pool: `down()` cuts every connection
  * and refuses new ones, as a network partition or a failed-over writer looks to that process,
  * without touching the shared server the other tests use.
+ *
+ * It is also a cell's writer endpoint, as Aurora's cluster endpoint is one: a fixed address in front of whichever
+ * server is the writer. `repoint` after a promotion sends new connections to the new writer and cuts the ones
+ * still open to the old (Aurora's DNS moves the name; the pools find out by their connections failing).
+ * node-postgres takes one host per URL (no libpq multi-host list with target_session_attrs), so the processes'
+ * DATABASE_URL names this endpoint and never a server.
  */
 export async function startPgProxy(targetUrl: string) {
   const target = new URL(targetUrl);
+  let targetPort = Number(target.port);
   const open = new Set<Socket>();
   let up = true;
+  const cutAll = () => {
+    for (const socket of open) socket.destroy();
+  };
   const server = createServer((client) => {
     if (!up) return client.destroy();
-    const upstream = connect(Number(target.port), target.hostname);
+    const upstream = connect(targetPort, target.hostname);
     open.add(client).add(upstream);
     const close = () => {
       client.destroy();
@@ -38,14 +48,19 @@ export async function startPgProxy(targetUrl: string) {
     url: proxied.toString(),
     down() {
       up = false;
-      for (const socket of open) socket.destroy();
+      cutAll();
     },
     up() {
       up = true;
     },
+    /** New connections go to this port of the same host; those open to the old one are cut. */
+    repoint(port: number) {
+      targetPort = port;
+      cutAll();
+    },
     close: () =>
       new Promise<void>((r) => {
-        for (const socket of open) socket.destroy();
+        cutAll();
         server.close(() => r());
       }),
   };
