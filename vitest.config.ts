@@ -11,6 +11,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     projects: [
       'contracts',
+      'messaging',
       'cell',
       'control-plane',
       'router',

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { createLogger } from '@onsale/contracts';
+import type { Broker } from '@onsale/messaging/broker';
+import { createKafkaBroker } from '@onsale/messaging/kafka-broker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/support/db';
 import { dropCellTopics, kafkaBrokers, provisionCellTopics, readTopic, uniqueCellId } from '../../test/support/kafka';
 import { workerContext } from '../../test/support/workers';
 import { migrateCell } from '../src/db/migrate';
 import { EpochFencedError } from '../src/db/tx';
-import type { Broker } from '../src/messaging/broker';
-import { createKafkaBroker } from '../src/messaging/kafka-broker';
 import { createRelay } from '../src/relay/relay';
 
 const ORDERS = 6;

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { CONTROL_PLANE_FACTS_TOPIC, createLogger, parseEnv } from '@onsale/contracts';
+import type { Broker } from '@onsale/messaging/broker';
+import { createKafkaBroker, provisionTopics } from '@onsale/messaging/kafka-broker';
 import { ReportingConfig } from '@onsale/reporting/config';
 import { startReporter } from '@onsale/reporting/reporter';
-import { Kafka, logLevel, type Producer } from 'kafkajs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addCell, createHarness, type Harness, scheduledEvent } from '../../test/support/control-plane';
@@ -20,9 +21,8 @@ import { createFactRelay } from '../src/outbox/relay';
 let h: Harness;
 let eventId: string;
 let tenantId: string;
-let producer: Producer;
-const kafka = new Kafka({ clientId: 'fact-relay-test', brokers: kafkaBrokers(), logLevel: logLevel.NOTHING });
 const log = createLogger({ role: 'fact-relay-test' }, 'silent');
+let broker: Broker;
 const LEASE_MS = 1_500;
 const opts = { batchSize: 100, leaseMs: LEASE_MS, idleMs: 20 };
 const pools: pg.Pool[] = [];
@@ -41,12 +41,7 @@ const pending = async () =>
 
 /** Every message on the facts topic about this test's event, read to the topic's end. */
 async function published(): Promise<string[]> {
-  const admin = kafka.admin();
-  await admin.connect();
-  const ends = await admin.fetchTopicOffsets(CONTROL_PLANE_FACTS_TOPIC);
-  await admin.disconnect();
-  const total = ends.reduce((n, p) => n + Number(p.high) - Number(p.low), 0);
-  const all = await readTopic(CONTROL_PLANE_FACTS_TOPIC, total);
+  const all = await readTopic(CONTROL_PLANE_FACTS_TOPIC, await broker.depth(CONTROL_PLANE_FACTS_TOPIC));
   return all.filter((m) => m.key === eventId).map((m) => JSON.parse(m.value).eventId as string);
 }
 
@@ -57,15 +52,13 @@ beforeAll(async () => {
   const cellId = `relay-${randomUUID().slice(0, 8)}`;
   await addCell(h, cellId);
   eventId = (await scheduledEvent(h, t.owner, { seats: 5, cellId })).eventId;
-  const admin = kafka.admin();
-  await admin.connect();
-  await admin.createTopics({ topics: [{ topic: CONTROL_PLANE_FACTS_TOPIC, numPartitions: 3, replicationFactor: 1 }] });
-  await admin.disconnect();
-  producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
-  await producer.connect();
+  await provisionTopics({ brokers: kafkaBrokers(), log }, [
+    { topic: CONTROL_PLANE_FACTS_TOPIC, partitions: 3, replicationFactor: 1 },
+  ]);
+  broker = createKafkaBroker({ brokers: kafkaBrokers(), clientId: 'fact-relay-test', log });
 });
 afterAll(async () => {
-  await producer?.disconnect();
+  await broker?.close();
   for (const p of pools) await p.end().catch(() => {});
   await h?.close();
 });
@@ -80,13 +73,11 @@ describe('control-plane fact relay', () => {
     const dies = createFactRelay(
       doomed,
       {
-        ...producer,
-        send: async (record) => {
-          const sent = await producer.send(record);
+        publish: async (topic, messages) => {
+          await broker.publish(topic, messages);
           await doomed.end();
-          return sent;
         },
-      } as Producer,
+      },
       log,
       opts,
     );
@@ -94,7 +85,7 @@ describe('control-plane fact relay', () => {
     expect(await pending()).toBe(6);
 
     // The lease keeps another relay off the claimed rows until it lapses; then it publishes and marks them.
-    const survivor = createFactRelay(pool(), producer, log, opts);
+    const survivor = createFactRelay(pool(), broker, log, opts);
     expect(await survivor.once()).toBe(0);
     await new Promise((r) => setTimeout(r, LEASE_MS + 200));
     expect(await survivor.once()).toBe(6);
@@ -117,20 +108,10 @@ describe('control-plane fact relay', () => {
       }),
       createLogger({ role: 'reporting-test' }, 'error'),
     );
-    const admin = kafka.admin();
-    await admin.connect();
     try {
       // Read past every copy (the duplicates sit at later offsets than the originals) before counting.
-      const ends = await admin.fetchTopicOffsets(CONTROL_PLANE_FACTS_TOPIC);
       await eventually(
-        async () => {
-          const [t] = await admin.fetchOffsets({
-            groupId: `${groupPrefix}.control-plane`,
-            topics: [CONTROL_PLANE_FACTS_TOPIC],
-          });
-          const at = new Map(t!.partitions.map((p) => [p.partition, Number(p.offset)]));
-          return ends.every((e) => (at.get(e.partition) ?? -1) >= Number(e.high));
-        },
+        async () => (await broker.lag(`${groupPrefix}.control-plane`, [CONTROL_PLANE_FACTS_TOPIC])) === 0,
         'the reporting consumer read the facts topic to its end',
         60_000,
         200,
@@ -141,14 +122,13 @@ describe('control-plane fact relay', () => {
       );
       expect(funnel.rows).toEqual([{ queued: 5, admitted: 5 }]);
     } finally {
-      await admin.disconnect();
       await reporter.stop();
     }
   });
 
   it('two relays racing claim disjoint rows: each fact published once', async () => {
     for (let i = 0; i < 40; i++) await appendFact(h.services.db, 'QueueJoined', eventId, { eventId }, new Date());
-    const [a, b] = [createFactRelay(pool(), producer, log, opts), createFactRelay(pool(), producer, log, opts)];
+    const [a, b] = [createFactRelay(pool(), broker, log, opts), createFactRelay(pool(), broker, log, opts)];
     const before = (await published()).length;
     let sent = 0;
     while ((await pending()) > 0) sent += (await Promise.all([a.once(), b.once()])).reduce((x, y) => x + y, 0);

@@ -11,9 +11,9 @@
 import { randomUUID } from 'node:crypto';
 import { CellRelayConfig } from '@onsale/cell/config';
 import { migrateCell } from '@onsale/cell/db/migrate';
-import { createKafkaBroker, deleteTopics } from '@onsale/cell/messaging/kafka-broker';
 import { createRelay } from '@onsale/cell/relay/relay';
 import { cellTopics, createLogger, parseEnv } from '@onsale/contracts';
+import { createKafkaBroker, deleteTopics } from '@onsale/messaging/kafka-broker';
 import { freePort } from '../../scripts/local-platform/launch';
 import { startProcess } from '../../scripts/local-platform/process';
 import { startCellApiProcess } from '../../test/support/cell-process';

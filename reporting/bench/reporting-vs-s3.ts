@@ -23,8 +23,8 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { migrateCell } from '@onsale/cell/db/migrate';
-import { deleteTopics } from '@onsale/cell/messaging/kafka-broker';
 import { cellTopics, parseEnvelope } from '@onsale/contracts';
+import { deleteTopics } from '@onsale/messaging/kafka-broker';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { percentile, round } from '../../load-tests/lib/stats';

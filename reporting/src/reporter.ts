@@ -1,6 +1,7 @@
 import { createPool, type KafkaAuthConfig, kafkaSecurity } from '@onsale/aws-auth';
 import { CONTROL_PLANE_FACTS_TOPIC, cellTopics, type Logger } from '@onsale/contracts';
-import { Kafka, logLevel } from 'kafkajs';
+import type { Broker } from '@onsale/messaging/broker';
+import { createKafkaBroker } from '@onsale/messaging/kafka-broker';
 import type { ReportingConfig } from './config';
 import { migrateReporting } from './db/migrate';
 import { CONTROL_PLANE_SOURCE } from './facts';
@@ -26,7 +27,7 @@ interface Source {
  * The reporting consumer: one source consumer (its own consumer group) per registered cell's
  * purchase topic and one for the control plane's facts. Cells share no broker with the control
  * plane or each other, so each cell's topic is read through the brokers its registry entry names
- * (one Kafka client per broker list and sign-in), and the facts through this process's own
+ * (one Broker per broker list and sign-in), and the facts through this process's own
  * KAFKA_BROKERS. The registry is polled, so a cell registered while this runs, or one whose broker
  * list changed (a failover), is picked up; each source starts and runs on its own, so a cell whose
  * topic cannot be read (down, not provisioned yet) is retried without holding up the rest.
@@ -39,23 +40,21 @@ export async function startReporter(
   const pool = createPool(config.DATABASE_URL_CONTROL_PLANE, config, { max: 6 });
   await migrateReporting(pool);
   const store = objectStoreFromConfig(config);
-  const clients = new Map<string, Kafka>();
-  const clientFor = (brokers: string, auth: KafkaAuthConfig) => {
+  const brokers = new Map<string, Broker>();
+  const clientFor = (list: string, auth: KafkaAuthConfig) => {
     const signIn = auth.KAFKA_AUTH === 'aws-msk-iam' ? `${auth.KAFKA_AUTH}@${auth.AWS_REGION}` : auth.KAFKA_AUTH;
-    const cluster = `${brokers} (${signIn})`;
-    let kafka = clients.get(cluster);
-    if (!kafka) {
-      kafka = new Kafka({
-        ...kafkaSecurity(auth),
+    const cluster = `${list} (${signIn})`;
+    let broker = brokers.get(cluster);
+    if (!broker) {
+      broker = createKafkaBroker({
+        brokers: list.split(','),
         clientId: 'reporting',
-        brokers: brokers.split(','),
-        logLevel: logLevel.NOTHING,
-        connectionTimeout: 3_000,
-        retry: { retries: 3, initialRetryTime: 300, maxRetryTime: 3_000 },
+        log,
+        security: kafkaSecurity(auth),
       });
-      clients.set(cluster, kafka);
+      brokers.set(cluster, broker);
     }
-    return { cluster, kafka };
+    return { cluster, broker };
   };
   /** Started or starting, by source. */
   const sources = new Map<string, Source>();
@@ -63,9 +62,9 @@ export async function startReporter(
   const unreachable = new Set<string>();
   let stopped = false;
 
-  const launch = (source: string, topic: string, client: { cluster: string; kafka: Kafka }) => {
+  const launch = (source: string, topic: string, client: { cluster: string; broker: Broker }) => {
     const consumer = createSourceConsumer({
-      kafka: client.kafka,
+      broker: client.broker,
       source,
       topic,
       groupId: `${config.REPORTING_GROUP_PREFIX}.${source}`,
@@ -98,7 +97,7 @@ export async function startReporter(
   };
 
   /** Reads the source through `client`, moving it there from another cluster once its start has settled. */
-  const ensure = async (source: string, topic: string, client: { cluster: string; kafka: Kafka }) => {
+  const ensure = async (source: string, topic: string, client: { cluster: string; broker: Broker }) => {
     const current = sources.get(source);
     if (current?.cluster === client.cluster) return;
     if (current) {
@@ -160,6 +159,7 @@ export async function startReporter(
       await polling?.catch(() => {});
       await Promise.all([...sources.values()].filter((s) => s.running).map((s) => s.consumer.stop()));
       sources.clear();
+      await Promise.all([...brokers.values()].map((b) => b.close()));
       await pool.end();
     },
   };

@@ -1,5 +1,5 @@
 import type { Logger } from '@onsale/contracts';
-import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
+import type { Broker, IncomingMessage, PartitionControl, RunningConsumer } from '@onsale/messaging/broker';
 import type pg from 'pg';
 import { type Fact, toFact } from './facts';
 import { encodeFacts } from './parquet';
@@ -21,10 +21,11 @@ interface Batch {
   startedAt: number;
   /** The last offset of this batch when an earlier run already planned it (a replay). */
   plannedLast: bigint | null;
+  control: PartitionControl;
 }
 
 export interface SourceConsumerOptions {
-  kafka: Kafka;
+  broker: Broker;
   source: string;
   topic: string;
   groupId: string;
@@ -51,7 +52,7 @@ const dateOf = (d: Date) => d.toISOString().slice(0, 10);
 export function createSourceConsumer(o: SourceConsumerOptions) {
   const batches = new Map<number, Batch>();
   const locks = new Map<number, Promise<void>>();
-  let consumer: Consumer | null = null;
+  let consumer: RunningConsumer | null = null;
   let timer: NodeJS.Timeout | undefined;
 
   const withLock = (partition: number, fn: () => Promise<void>) => {
@@ -83,7 +84,7 @@ export function createSourceConsumer(o: SourceConsumerOptions) {
     await Promise.all(keys.map((k) => o.store.put(k, encodeFacts(groups.get(k)!), 'application/vnd.apache.parquet')));
     await applyFacts(o.pool, b.facts);
     o.beforeCommit?.(o.source);
-    await consumer!.commitOffsets([{ topic: o.topic, partition, offset: (b.last + 1n).toString() }]);
+    await b.control.commit(b.last.toString());
     batches.delete(partition);
     o.log.debug('batch flushed', {
       source: o.source,
@@ -94,7 +95,8 @@ export function createSourceConsumer(o: SourceConsumerOptions) {
     });
   }
 
-  async function add(partition: number, m: KafkaMessage): Promise<void> {
+  async function add(m: IncomingMessage, control: PartitionControl): Promise<void> {
+    const { partition } = m;
     const offset = BigInt(m.offset);
     let b = batches.get(partition);
     if (!b) {
@@ -106,29 +108,24 @@ export function createSourceConsumer(o: SourceConsumerOptions) {
         facts: [],
         startedAt: Date.now(),
         plannedLast: plan ? BigInt(JSON.parse(Buffer.from(plan).toString('utf8')).last) : null,
+        control,
       };
       batches.set(partition, b);
     }
     b.last = offset;
     b.messages++;
-    const fact = toFact({ source: o.source, partition, offset: m.offset, value: m.value?.toString('utf8') ?? '' });
+    const fact = toFact({ source: o.source, partition, offset: m.offset, value: m.value });
     if (fact) b.facts.push(fact);
     const full = b.plannedLast !== null ? offset >= b.plannedLast : b.messages >= o.policy.maxMessages;
     if (full) await flush(partition);
   }
 
-  /** A failed flush drops the batch and reads it again from its first offset. */
-  function rewind(partition: number, err: unknown): void {
+  /** A failed flush drops the batch and reads it again from its first offset (or, had none begun, from `offset`). */
+  function rewind(partition: number, err: unknown, offset?: string): string | undefined {
     const b = batches.get(partition);
     batches.delete(partition);
     o.log.warn('batch failed; reading it again', { source: o.source, partition, err });
-    if (!b || !consumer) return;
-    try {
-      consumer.seek({ topic: o.topic, partition, offset: b.first.toString() });
-    } catch {
-      // The consumer lost its group (a broker outage): when it rejoins it reads on from the committed
-      // offset, which no flush of this batch has moved, so the batch is read again all the same.
-    }
+    return b ? b.first.toString() : offset;
   }
 
   async function flushStale(): Promise<void> {
@@ -140,7 +137,10 @@ export function createSourceConsumer(o: SourceConsumerOptions) {
           withLock(p, async () => {
             const b = batches.get(p);
             if (b && b.plannedLast === null && Date.now() - b.startedAt >= o.policy.maxAgeMs) {
-              await flush(p).catch((err) => rewind(p, err));
+              await flush(p).catch((err) => {
+                const from = rewind(p, err);
+                if (from !== undefined) b.control.replay(from);
+              });
             }
           }),
         ),
@@ -150,32 +150,20 @@ export function createSourceConsumer(o: SourceConsumerOptions) {
   return {
     source: o.source,
     async start(): Promise<void> {
-      consumer = o.kafka.consumer({
+      consumer = await o.broker.consume({
         groupId: o.groupId,
-        maxWaitTimeInMs: 200,
-        sessionTimeout: 10_000,
-        heartbeatInterval: 1_000,
-      });
-      // A rebalance hands partitions to a member from their committed offsets: drop what was buffered.
-      consumer.on(consumer.events.GROUP_JOIN, () => batches.clear());
-      await consumer.connect();
-      await consumer.subscribe({ topics: [o.topic], fromBeginning: true });
-      await consumer.run({
-        autoCommit: false,
-        eachBatchAutoResolve: false,
-        eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
-          for (const m of batch.messages) {
-            if (!isRunning() || isStale()) return;
-            try {
-              await withLock(batch.partition, () => add(batch.partition, m));
-            } catch (err) {
-              rewind(batch.partition, err);
-              return;
-            }
-            // Moves the fetch position only: offsets are committed by flush, after the objects.
-            resolveOffset(m.offset);
+        topics: [o.topic],
+        // Its own retry is the reporter's next registry poll, which may name other brokers by then.
+        joinAttempts: 1,
+        // A rebalance hands partitions to a member from their committed offsets: drop what was buffered.
+        onAssignment: () => batches.clear(),
+        handle: async (m, control) => {
+          try {
+            await withLock(m.partition, () => add(m, control));
+            return { kind: 'held' };
+          } catch (err) {
+            return { kind: 'replay', from: rewind(m.partition, err, m.offset)! };
           }
-          await heartbeat();
         },
       });
       timer = setInterval(
@@ -188,7 +176,7 @@ export function createSourceConsumer(o: SourceConsumerOptions) {
     async stop(): Promise<void> {
       clearInterval(timer);
       await Promise.all(locks.values());
-      await consumer?.disconnect();
+      await consumer?.stop();
       consumer = null;
     },
   };

@@ -5,6 +5,7 @@ import { createHttpCellClient } from '@onsale/control-plane/cells/client';
 import { createDb } from '@onsale/control-plane/db/client';
 import type { MoverDeps } from '@onsale/control-plane/evacuation/move';
 import { systemClock } from '@onsale/control-plane/lib/clock';
+import { withRoomScripts } from '@onsale/control-plane/waiting-room/scripts';
 import { Redis } from 'ioredis';
 import { demoSeatMap } from '../../scripts/local-platform/demo';
 import { repoRoot } from '../../scripts/local-platform/launch';
@@ -311,7 +312,7 @@ export function testMover(t: TestPlatform): {
   close(): Promise<void>;
 } {
   const { db, pool } = createDb(t.controlPlaneDb.url, 4);
-  const redis = new Redis(serviceEnv().REDIS_URL!);
+  const redis = withRoomScripts(new Redis(serviceEnv().REDIS_URL!));
   const deps: MoverDeps = {
     db,
     redis,

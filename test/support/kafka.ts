@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { deleteTopics, provisionTopics } from '@onsale/cell/messaging/kafka-broker';
 import { cellTopicSpecs } from '@onsale/cell/messaging/topology';
 import { cellTopics, createLogger } from '@onsale/contracts';
+import { deleteTopics, provisionTopics } from '@onsale/messaging/kafka-broker';
 import { Kafka, logLevel } from 'kafkajs';
 import { repoRoot, serviceEnv } from './services';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Broker } from '@onsale/cell/messaging/broker';
 import { cellTopics, type EventPayload, type EventType } from '@onsale/contracts';
+import type { Broker } from '@onsale/messaging/broker';
 import type { TestCell } from './cell';
 
 /** An envelope as a producer of the cell would write it. */

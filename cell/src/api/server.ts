@@ -1,5 +1,6 @@
 import { connectRedis, kafkaSecurity, redisConnectOptions } from '@onsale/aws-auth';
 import { ConfigError, cellTopics, createLogger, labelProcessMetrics, metrics } from '@onsale/contracts';
+import { createKafkaBroker } from '@onsale/messaging/kafka-broker';
 import { sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import type { CellApiConfig } from '../config';
@@ -10,7 +11,6 @@ import type { CellServices } from '../http/services';
 import { createVerifiers } from '../identity/verify';
 import { perEventCache, readAvailability, readSeatBitmaps, servedDocument } from '../inventory/availability';
 import { consumerGroupId } from '../messaging/consumers';
-import { createKafkaBroker } from '../messaging/kafka-broker';
 import { LatencyWindow } from '../ops/latency';
 import { readLedgerFigures, readSignals } from '../ops/signals';
 import { createStripeClient } from '../payments/stripe-client';

@@ -8,6 +8,7 @@ import {
   type TypedEnvelope,
   withSpan,
 } from '@onsale/contracts';
+import type { Broker, Disposition, IncomingMessage, RunningConsumer } from '@onsale/messaging/broker';
 import { sql } from 'drizzle-orm';
 import type { CellContext } from '../context';
 import type { Tx } from '../db/client';
@@ -15,7 +16,6 @@ import { withWriteTx } from '../db/tx';
 import { PermanentError } from '../errors';
 import { failpoint } from '../failpoints';
 import type { Causation } from '../outbox/append';
-import type { Broker, Disposition, IncomingMessage, RunningConsumer } from './broker';
 import { consumerGroupId } from './consumers';
 
 export type Handler<T extends EventType = EventType> = (

@@ -1,7 +1,7 @@
 import { kafkaSecurity } from '@onsale/aws-auth';
 import { createLogger, parseEnv } from '@onsale/contracts';
+import { provisionTopics } from '@onsale/messaging/kafka-broker';
 import { CellProvisionConfig } from '../config';
-import { provisionTopics } from './kafka-broker';
 import { cellTopicSpecs } from './topology';
 
 const config = parseEnv(CellProvisionConfig);

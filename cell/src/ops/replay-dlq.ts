@@ -10,10 +10,10 @@
  */
 import { kafkaSecurity } from '@onsale/aws-auth';
 import { cellTopics, configOrExit, createLogger, shutdownTracing } from '@onsale/contracts';
+import { createKafkaBroker } from '@onsale/messaging/kafka-broker';
 import { CellReplayDeadLettersConfig } from '../config';
 import { RETRY } from '../messaging/consumer-runner';
 import { deadLetterReplayGroup } from '../messaging/consumers';
-import { createKafkaBroker } from '../messaging/kafka-broker';
 
 const config = configOrExit('replay-dead-letters', CellReplayDeadLettersConfig);
 const log = createLogger({ role: 'replay-dead-letters', cellId: config.CELL_ID }, config.LOG_LEVEL);

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { type Envelope, metrics, pollingLoop, SpanKind, startSpanFrom } from '@onsale/contracts';
+import type { Broker } from '@onsale/messaging/broker';
 import { sql } from 'drizzle-orm';
 import type { CellContext } from '../context';
 import { asEpochFenced } from '../db/tx';
 import { failpoint } from '../failpoints';
-import type { Broker } from '../messaging/broker';
 
 export interface RelayOptions {
   batchSize: number;

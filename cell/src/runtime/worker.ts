@@ -8,14 +8,14 @@ import {
   type ReadinessProbe,
   serveHealth,
 } from '@onsale/contracts';
+import type { Broker } from '@onsale/messaging/broker';
+import { createKafkaBroker } from '@onsale/messaging/kafka-broker';
 import type Stripe from 'stripe';
 import type { z } from 'zod';
 import type { CellWorkerConfig } from '../config';
 import type { CellContext } from '../context';
 import { openDatabase } from '../db/client';
-import type { Broker } from '../messaging/broker';
 import type { RetryPolicy } from '../messaging/consumer-runner';
-import { createKafkaBroker } from '../messaging/kafka-broker';
 import type { CellRole } from './roles';
 
 export interface Worker<C> {

@@ -1,7 +1,6 @@
 import type { Logger } from '@onsale/contracts';
 import { DomainError } from '@onsale/contracts';
 import { and, eq, inArray, or, sql } from 'drizzle-orm';
-import type { Redis } from 'ioredis';
 import type { CellClient, CellTarget } from '../cells/client';
 import type { Services } from '../context';
 import type { Db } from '../db/client';
@@ -13,6 +12,7 @@ import { conflict, notFound } from '../lib/errors';
 import { buildEventLoad } from '../onsale/load';
 import { movePrewarm } from '../prewarm/record';
 import { setRoomPlacement } from '../waiting-room/room';
+import type { RoomRedis } from '../waiting-room/scripts';
 import { type EvacuationPlan, refuse } from './plan';
 import { readmitReleasedBuyers } from './readmit';
 
@@ -34,7 +34,8 @@ import { readmitReleasedBuyers } from './readmit';
 
 export interface MoverDeps {
   db: Db;
-  redis: Redis;
+  /** With the waiting room's scripts (withRoomScripts): the move re-points the room's placement through them. */
+  redis: RoomRedis;
   /** The control plane's Redis key prefix (the waiting room's keys). */
   prefix: string;
   log: Logger;

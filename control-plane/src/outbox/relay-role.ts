@@ -1,6 +1,6 @@
 import { createPool, kafkaSecurity } from '@onsale/aws-auth';
 import { CONTROL_PLANE_FACTS_TOPIC, loopHealth } from '@onsale/contracts';
-import { Kafka, logLevel } from 'kafkajs';
+import { createKafkaBroker, provisionTopics } from '@onsale/messaging/kafka-broker';
 import type { CONTROL_PLANE_ROLES } from '../runtime/roles';
 import type { StartRole } from '../runtime/start';
 import { createFactRelay } from './relay';
@@ -12,33 +12,22 @@ export const startFactRelay: StartRole<typeof CONTROL_PLANE_ROLES.factRelay> = a
   onShutdown,
   readiness,
 }) => {
-  const kafka = new Kafka({
-    ...kafkaSecurity(config),
-    clientId: 'control-plane-fact-relay',
-    brokers: config.KAFKA_BROKERS.split(','),
-    logLevel: logLevel.NOTHING,
-  });
-  const admin = kafka.admin();
-  await admin.connect();
-  await admin.createTopics({
-    topics: [
-      {
-        topic: CONTROL_PLANE_FACTS_TOPIC,
-        numPartitions: config.FACT_TOPIC_PARTITIONS,
-        replicationFactor: config.FACT_TOPIC_REPLICATION,
-      },
-    ],
-  });
-  await admin.disconnect();
+  const kafka = { brokers: config.KAFKA_BROKERS.split(','), log, security: kafkaSecurity(config) };
+  await provisionTopics(kafka, [
+    {
+      topic: CONTROL_PLANE_FACTS_TOPIC,
+      partitions: config.FACT_TOPIC_PARTITIONS,
+      replicationFactor: config.FACT_TOPIC_REPLICATION,
+    },
+  ]);
   const pool = createPool(config.DATABASE_URL_CONTROL_PLANE, config, { max: 2 });
   onShutdown(() => pool.end());
-  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
-  onShutdown(() => producer.disconnect());
-  await producer.connect();
+  const broker = createKafkaBroker({ ...kafka, clientId: 'control-plane-fact-relay' });
+  onShutdown(() => broker.close());
   // An idle relay passes every 100 ms; one whose broker or database is away backs off to 5 s and goes unready.
   const health = loopHealth(15_000);
   readiness('relay', health.probe);
-  const loop = createFactRelay(pool, producer, log, {
+  const loop = createFactRelay(pool, broker, log, {
     batchSize: 500,
     leaseMs: 10_000,
     idleMs: 100,

@@ -1,5 +1,5 @@
 import { CONTROL_PLANE_FACTS_TOPIC, type Logger, pollingLoop } from '@onsale/contracts';
-import type { Producer } from 'kafkajs';
+import type { Broker } from '@onsale/messaging/broker';
 import type pg from 'pg';
 
 export interface FactRelayOptions {
@@ -16,7 +16,7 @@ export interface FactRelayOptions {
  * A crash after publishing and before marking republishes the batch: a duplicate (same fact id,
  * which reporting dedupes), never a loss.
  */
-export function createFactRelay(pool: pg.Pool, producer: Producer, log: Logger, opts: FactRelayOptions) {
+export function createFactRelay(pool: pg.Pool, broker: Pick<Broker, 'publish'>, log: Logger, opts: FactRelayOptions) {
   async function once(): Promise<number> {
     const claimed = await pool.query<{ id: string; aggregate_id: string; envelope: unknown }>(
       `UPDATE fact_outbox SET lease_until = now() + make_interval(secs => $2::double precision / 1000)
@@ -28,11 +28,10 @@ export function createFactRelay(pool: pg.Pool, producer: Producer, log: Logger, 
     );
     if (claimed.rows.length === 0) return 0;
     const rows = claimed.rows.sort((a, b) => Number(a.id) - Number(b.id));
-    await producer.send({
-      topic: CONTROL_PLANE_FACTS_TOPIC,
-      acks: -1,
-      messages: rows.map((r) => ({ key: r.aggregate_id, value: JSON.stringify(r.envelope) })),
-    });
+    await broker.publish(
+      CONTROL_PLANE_FACTS_TOPIC,
+      rows.map((r) => ({ key: r.aggregate_id, value: JSON.stringify(r.envelope) })),
+    );
     await pool.query('UPDATE fact_outbox SET published_at = now() WHERE id = ANY($1::bigint[])', [
       rows.map((r) => r.id),
     ]);

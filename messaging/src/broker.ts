@@ -1,7 +1,7 @@
 /**
- * The cell's view of its message broker: publish a batch durably, run a consumer group with
- * manual offsets. Kafka implements it today; a PostgreSQL-backed transport may implement it
- * for laptops, and both must pass the same contract tests.
+ * The platform's view of a message broker (the cells' workers, the control plane's fact relay, the reporting
+ * consumer): publish a batch durably, run a consumer group with manual offsets. Kafka implements it today; a
+ * PostgreSQL-backed transport may implement it for laptops, and both must pass the same contract tests.
  */
 export interface OutgoingMessage {
   key: string;
@@ -22,14 +22,38 @@ export interface IncomingMessage {
  * What a handler tells the transport: `done` once the message's effect is durable (its offset
  * may then be committed), or `later` to have the same message delivered again no earlier than
  * `at` (its partition waits; the offset is not committed).
+ *
+ * A handler that makes one effect of many messages (the reporting consumer's batches) answers `held`: the
+ * partition reads on, and its offset moves only when the handler commits through its PartitionControl once the
+ * batch's effect is durable; `replay` delivers the partition again from an offset it held (a batch that failed).
+ * A consumer group uses `done`/`later` or `held`/`replay`, not both.
  */
-export type Disposition = { kind: 'done' } | { kind: 'later'; at: number };
+export type Disposition =
+  | { kind: 'done' }
+  | { kind: 'later'; at: number }
+  | { kind: 'held' }
+  | { kind: 'replay'; from: string };
+
+/** A handler's hold on the partition a message came from, usable after `handle` returned (a timed flush). */
+export interface PartitionControl {
+  /** Commits the partition's offset past `offset`. A member that lost the group is refused; the next replays. */
+  commit(offset: string): Promise<void>;
+  /** Reads the partition again from `offset`. */
+  replay(offset: string): void;
+}
 
 export interface ConsumerOptions {
   groupId: string;
   topics: string[];
-  handle(message: IncomingMessage): Promise<Disposition>;
+  handle(message: IncomingMessage, partition: PartitionControl): Promise<Disposition>;
   onError?(err: unknown): void;
+  /** The group handed this member its partitions (again): held messages will come again from the commits. */
+  onAssignment?(): void;
+  /**
+   * How many times to try joining before `consume` rejects; by default it waits for the broker for as long as it
+   * takes (a worker started while its broker is away). A member the group later drops always rejoins.
+   */
+  joinAttempts?: number;
 }
 
 /**

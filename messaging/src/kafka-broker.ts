@@ -1,7 +1,14 @@
 import type { kafkaSecurity } from '@onsale/aws-auth';
 import { type Logger, metrics } from '@onsale/contracts';
 import { type Admin, type Consumer, Kafka, logLevel, type Producer } from 'kafkajs';
-import type { Broker, ConsumerHealth, ConsumerOptions, IncomingMessage, RunningConsumer } from './broker';
+import type {
+  Broker,
+  ConsumerHealth,
+  ConsumerOptions,
+  IncomingMessage,
+  PartitionControl,
+  RunningConsumer,
+} from './broker';
 import { keyPartitioner } from './partitioner';
 
 export interface KafkaBrokerOptions {
@@ -150,12 +157,12 @@ export function createKafkaBroker(options: KafkaBrokerOptions): Broker {
             consumers.delete(old);
             await old.disconnect().catch(() => {});
           }
-          if (!stopped) await start();
+          if (!stopped) await start(Number.POSITIVE_INFINITY);
         })();
       }, delay);
     };
 
-    const start = async () => {
+    const start = async (joinAttempts: number) => {
       const consumer = kafka.consumer({
         groupId: opts.groupId,
         allowAutoTopicCreation: false,
@@ -173,6 +180,7 @@ export function createKafkaBroker(options: KafkaBrokerOptions): Broker {
         health.state = 'joined';
         failures = 0;
         touch();
+        opts.onAssignment?.();
       });
       consumer.on(HEARTBEAT, touch);
       consumer.on(FETCH, touch);
@@ -193,8 +201,12 @@ export function createKafkaBroker(options: KafkaBrokerOptions): Broker {
           await consumer.subscribe({ topics: opts.topics, fromBeginning: true });
           break;
         } catch (err) {
-          options.log.warn('broker unavailable, consumer waiting', { groupId: opts.groupId, attempt, err });
           await consumer.disconnect().catch(() => {});
+          if (attempt >= joinAttempts) {
+            consumers.delete(consumer);
+            throw err;
+          }
+          options.log.warn('broker unavailable, consumer waiting', { groupId: opts.groupId, attempt, err });
           await sleep(Math.min(5_000, 250 * attempt));
         }
       }
@@ -205,6 +217,16 @@ export function createKafkaBroker(options: KafkaBrokerOptions): Broker {
         partitionsConsumedConcurrently: 3,
         eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale, pause }) => {
           let lastDone: string | null = null;
+          const control: PartitionControl = {
+            commit: (offset) => commit(consumer, batch.topic, batch.partition, offset),
+            replay(offset) {
+              try {
+                consumer.seek({ topic: batch.topic, partition: batch.partition, offset });
+              } catch {
+                // Not a member any more: whoever gets the partition reads it from the commit, which is no later.
+              }
+            },
+          };
           try {
             for (const m of batch.messages) {
               if (!isRunning() || isStale()) break;
@@ -216,7 +238,7 @@ export function createKafkaBroker(options: KafkaBrokerOptions): Broker {
                 value: m.value?.toString() ?? '',
                 headers: headersOf(m.headers as Record<string, unknown>),
               };
-              const disposition = await opts.handle(message);
+              const disposition = await opts.handle(message, control);
               if (disposition.kind === 'later') {
                 // Hold this partition at this message until it is due.
                 const resume = pause();
@@ -224,8 +246,13 @@ export function createKafkaBroker(options: KafkaBrokerOptions): Broker {
                 setTimeout(resume, Math.max(0, disposition.at - Date.now())).unref();
                 break;
               }
+              if (disposition.kind === 'replay') {
+                control.replay(disposition.from);
+                break;
+              }
+              // Moves the fetch position; the offset is committed below for `done`, by the handler for `held`.
               resolveOffset(m.offset);
-              lastDone = m.offset;
+              if (disposition.kind === 'done') lastDone = m.offset;
               touch();
               await heartbeat();
             }
@@ -248,7 +275,7 @@ export function createKafkaBroker(options: KafkaBrokerOptions): Broker {
       } catch (err) {
         if (!isMembershipError(err)) throw err;
         health.state = 'rejoining';
-        options.log.warn('offset commit refused: no longer a member; the next owner replays through the inbox', {
+        options.log.warn('offset commit refused: no longer a member; the next owner replays past the last commit', {
           groupId: opts.groupId,
           topic,
           partition,
@@ -258,7 +285,7 @@ export function createKafkaBroker(options: KafkaBrokerOptions): Broker {
       }
     };
 
-    await start();
+    await start(opts.joinAttempts ?? Number.POSITIVE_INFINITY);
     return {
       health() {
         const stale = Date.now() - lastActivity > 2 * group.sessionTimeoutMs;

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { createLogger } from '@onsale/contracts';
 import { afterAll, describe, expect, it } from 'vitest';
 import { eventually, kafkaBrokers } from '../../test/support/kafka';
-import type { Broker, IncomingMessage } from '../src/messaging/broker';
-import { createKafkaBroker, deleteTopics, provisionTopics } from '../src/messaging/kafka-broker';
+import type { Broker, IncomingMessage } from '../src/broker';
+import { createKafkaBroker, deleteTopics, provisionTopics } from '../src/kafka-broker';
 
 /**
  * What every transport behind the Broker interface must do. A PostgreSQL-backed transport

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Partitioners, type PartitionMetadata } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { keyPartitioner, murmur2 } from '../src/messaging/partitioner';
+import { keyPartitioner, murmur2 } from '../src/partitioner';
 
 const partitions = (n: number): PartitionMetadata[] =>
   Array.from({ length: n }, (_, partitionId) => ({
