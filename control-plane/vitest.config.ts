@@ -1,4 +1,5 @@
 import { defineProject } from 'vitest/config';
+import { sideBySide } from '../vitest.groups';
 
 export default defineProject({
   test: {
@@ -6,6 +7,6 @@ export default defineProject({
     include: ['test/**/*.test.ts'],
     testTimeout: 60000,
     hookTimeout: 60000,
-    fileParallelism: false,
+    ...sideBySide,
   },
 });

@@ -1,5 +1,12 @@
 import { defineProject } from 'vitest/config';
+import { sideBySide } from '../vitest.groups';
 
 export default defineProject({
-  test: { name: 'messaging', include: ['test/**/*.test.ts'], testTimeout: 120_000, hookTimeout: 120_000 },
+  test: {
+    name: 'messaging',
+    include: ['test/**/*.test.ts'],
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
+    ...sideBySide,
+  },
 });

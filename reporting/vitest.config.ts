@@ -1,5 +1,12 @@
 import { defineProject } from 'vitest/config';
+import { sideBySide } from '../vitest.groups';
 
 export default defineProject({
-  test: { name: 'reporting', include: ['test/**/*.test.ts'], testTimeout: 180_000, hookTimeout: 180_000 },
+  test: {
+    name: 'reporting',
+    include: ['test/**/*.test.ts'],
+    testTimeout: 180_000,
+    hookTimeout: 180_000,
+    ...sideBySide,
+  },
 });

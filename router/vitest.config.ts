@@ -1,5 +1,6 @@
 import { defineProject } from 'vitest/config';
+import { sideBySide } from '../vitest.groups';
 
 export default defineProject({
-  test: { name: 'router', include: ['test/**/*.test.ts'], testTimeout: 60000, hookTimeout: 60000 },
+  test: { name: 'router', include: ['test/**/*.test.ts'], testTimeout: 60000, hookTimeout: 60000, ...sideBySide },
 });

@@ -1,8 +1,10 @@
 import { defineProject } from 'vitest/config';
+import { sideBySide } from '../vitest.groups';
 
 export default defineProject({
   test: {
     name: 'stripe-emulator',
     include: ['test/**/*.test.ts'],
+    ...sideBySide,
   },
 });

@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineProject } from 'vitest/config';
+import { sideBySide } from '../../vitest.groups';
 
 export default defineProject({
   // Resolve `include` from this directory whether run as a root project or with --config from the repo root.
@@ -11,5 +12,6 @@ export default defineProject({
     // Synthesizing ten cells with their DR stacks takes a while on a two-core runner.
     testTimeout: 120_000,
     hookTimeout: 120_000,
+    ...sideBySide,
   },
 });

@@ -32,7 +32,7 @@ start() {
     rm -f "$DIR/$p/nodes.conf"
     redis-server --bind 127.0.0.1 --port "$p" --dir "$DIR/$p" --save '' --appendonly no \
       --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 5000 \
-      --daemonize yes --pidfile "$DIR/$p/redis.pid" --logfile "$DIR/$p/redis.log"
+      --daemonize yes --pidfile "$DIR/$p/redis.pid" --logfile "$DIR/$p/redis.log" 9>&-
   done
   for p in "${PORTS[@]}"; do
     for _ in $(seq 50); do ping "$p" && break; sleep 0.1; done
@@ -59,7 +59,8 @@ stop() {
 }
 
 case "${1:-}" in
-  start) start; nodes_env ;;
+  # Test files running side by side may start it at once: the first builds it, the others wait and find it up.
+  start) mkdir -p "$DIR"; exec 9>"$DIR/start.lock"; flock 9; start; nodes_env ;;
   stop) stop ;;
   status) if cluster_ok; then log "ok on ${PORTS[*]}"; else log "not running"; exit 1; fi ;;
   env) nodes_env ;;
