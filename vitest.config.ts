@@ -20,27 +20,10 @@ export default defineConfig({
       'test',
       'reporting',
       'load-tests',
-      // The files that stop, kill, freeze or restart a shared server, one at a time after everything else.
-      {
-        test: {
-          name: 'cell-alone',
-          root: 'cell',
-          include: exclusiveFiles.cell,
-          testTimeout: 120_000,
-          hookTimeout: 120_000,
-          ...alone,
-        },
-      },
-      {
-        test: {
-          name: 'e2e-alone',
-          root: 'test',
-          include: exclusiveFiles.e2e,
-          testTimeout: 240_000,
-          hookTimeout: 240_000,
-          ...alone,
-        },
-      },
+      // Group 3 (vitest.groups.ts): one project per package of its files, each file alone.
+      ...Object.entries(exclusiveFiles).map(([root, include]) => ({
+        test: { name: `${root}-alone`, root, include, testTimeout: 300_000, hookTimeout: 300_000, ...alone },
+      })),
     ],
   },
 });

@@ -1,10 +1,13 @@
+import { configDefaults } from 'vitest/config';
+
 /**
  * How the suite shares the backing services `scripts/services` starts, in three groups run one after the other.
  * Every test file works in databases, topics and a key prefix of its own, so:
  *  1. the packages' files run side by side, `ONSALE_TEST_WORKERS` at a time (3 by default: they wait on
  *     PostgreSQL, Kafka and Redis more than they compute);
  *  2. then the end-to-end files that start a whole platform (a score of processes) and leave the servers alone,
- *     two at a time (`ONSALE_E2E_WORKERS`), as they wait on leases, timeouts and buyers more than on the CPU;
+ *     one at a time unless `ONSALE_E2E_WORKERS` says more (two side by side on two cores made the browser tests'
+ *     timing flaky: a fresh seat map read before the other buyer's hold showed);
  *  3. then, one at a time with the machine to themselves, the files that stop, kill, freeze or restart a shared
  *     server (the drills), which would fail whatever ran beside them.
  */
@@ -20,13 +23,18 @@ const group = (groupOrder: number, workers: number) => ({
 });
 
 export const sideBySide = group(0, count('ONSALE_TEST_WORKERS', 3));
-export const platformsSideBySide = group(1, count('ONSALE_E2E_WORKERS', 2));
+export const platformsSideBySide = group(1, count('ONSALE_E2E_WORKERS', 1));
 export const alone = group(2, 1);
 
-/** The files that stop, kill, freeze or restart a shared server: group 3, each excluded from its own project's. */
-export const exclusiveFiles = {
+/**
+ * The files of group 3, by the project they would otherwise be in (each excluded from it): those that stop, kill,
+ * freeze or restart a shared server, and those that measure CPU or hold a time budget, which files beside them skew.
+ */
+export const exclusiveFiles: Record<string, string[]> = {
   cell: ['test/backbone.outage.test.ts'],
-  e2e: [
+  'control-plane': ['test/controller.test.ts'],
+  'load-tests': ['test/cpu.test.ts'],
+  test: [
     'e2e/broker-faults.test.ts',
     'e2e/data-layer-drills.test.ts',
     'e2e/observability.test.ts',
@@ -36,3 +44,6 @@ export const exclusiveFiles = {
     'e2e/writer-failover.test.ts',
   ],
 };
+
+/** A package project's exclude: vitest's defaults and its files that run in group 3. */
+export const excludingAlone = (project: string) => [...configDefaults.exclude, ...(exclusiveFiles[project] ?? [])];

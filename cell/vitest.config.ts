@@ -1,11 +1,11 @@
 import { defineProject } from 'vitest/config';
-import { exclusiveFiles, sideBySide } from '../vitest.groups';
+import { excludingAlone, sideBySide } from '../vitest.groups';
 
 export default defineProject({
   test: {
     name: 'cell',
     include: ['test/**/*.test.ts'],
-    exclude: exclusiveFiles.cell,
+    exclude: excludingAlone('cell'),
     testTimeout: 120_000,
     hookTimeout: 120_000,
     ...sideBySide,

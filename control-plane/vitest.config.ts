@@ -1,10 +1,11 @@
 import { defineProject } from 'vitest/config';
-import { sideBySide } from '../vitest.groups';
+import { excludingAlone, sideBySide } from '../vitest.groups';
 
 export default defineProject({
   test: {
     name: 'control-plane',
     include: ['test/**/*.test.ts'],
+    exclude: excludingAlone('control-plane'),
     testTimeout: 60000,
     hookTimeout: 60000,
     ...sideBySide,
