@@ -120,12 +120,12 @@ export function createSourceConsumer(o: SourceConsumerOptions) {
     if (full) await flush(partition);
   }
 
-  /** A failed flush drops the batch and reads it again from its first offset (or, had none begun, from `offset`). */
-  function rewind(partition: number, err: unknown, offset?: string): string | undefined {
+  /** A failed batch is dropped; the offset to read it again from: its first, or `from` when none had begun. */
+  function rewind(partition: number, err: unknown, from: string): string {
     const b = batches.get(partition);
     batches.delete(partition);
     o.log.warn('batch failed; reading it again', { source: o.source, partition, err });
-    return b ? b.first.toString() : offset;
+    return b ? b.first.toString() : from;
   }
 
   async function flushStale(): Promise<void> {
@@ -137,10 +137,7 @@ export function createSourceConsumer(o: SourceConsumerOptions) {
           withLock(p, async () => {
             const b = batches.get(p);
             if (b && b.plannedLast === null && Date.now() - b.startedAt >= o.policy.maxAgeMs) {
-              await flush(p).catch((err) => {
-                const from = rewind(p, err);
-                if (from !== undefined) b.control.replay(from);
-              });
+              await flush(p).catch((err) => b.control.replay(rewind(p, err, b.first.toString())));
             }
           }),
         ),
@@ -162,7 +159,7 @@ export function createSourceConsumer(o: SourceConsumerOptions) {
             await withLock(m.partition, () => add(m, control));
             return { kind: 'held' };
           } catch (err) {
-            return { kind: 'replay', from: rewind(m.partition, err, m.offset)! };
+            return { kind: 'replay', from: rewind(m.partition, err, m.offset) };
           }
         },
       });
