@@ -10,6 +10,7 @@ describe('racing for seats', () => {
   it('100 concurrent attempts on one seat make exactly one hold', async ({ identity, cell, event }) => {
     const seat = event.seats[0]!.id;
     const buyers = await Promise.all(Array.from({ length: 100 }, () => admittedBuyer(identity, cell, event.eventId)));
+    const sent = Date.now();
     const responses = await Promise.all(buyers.map((b) => b.hold([seat])));
     const statuses = responses.map((r) => r.status);
     expect(statuses.filter((s) => s === 202)).toHaveLength(1);
@@ -19,6 +20,8 @@ describe('racing for seats', () => {
     for (const body of losers) {
       expect(body.error.code).toBe('seats_unavailable');
       expect(body.error.details.seatIds).toEqual([seat]);
+      // When the refusal was decided: a seat map waits for an availability document at least this recent.
+      expect(Date.parse(body.error.details.checkedAt)).toBeGreaterThanOrEqual(sent);
     }
     const active = await cell.db.query('SELECT hold_id FROM hold_seats WHERE seat_id = $1 AND released_at IS NULL', [
       seat,

@@ -8,7 +8,7 @@ import { dropCellTopics, eventually, provisionCellTopics, uniqueCellId } from '.
 import { envelope, inject, orderStatus, outboxEvents, recordPaymentIntent } from '../../test/support/saga';
 import { eventLoad, loadIntoCell } from '../../test/support/seed';
 import { startCellWorkers, ticketKeyJson } from '../../test/support/workers';
-import { publicTicketJwks, verifyTicket } from '../src/tickets/signing';
+import { publicTicketJwks, ticketIdFor, verifyTicket } from '../src/tickets/signing';
 
 let identity: TestIdentity;
 let cell: TestCell;
@@ -128,6 +128,30 @@ describe('the purchase saga, hold to ticketed', () => {
       orderId,
     ]);
     expect(incidents.map((i) => i.kind)).toEqual(['intent_adopted']);
+  });
+
+  it('a TicketIssued whose tickets the ledger lost (a writer failed over after the relay published it) asks for them again: the order is ticketed with its tickets', async () => {
+    const buyer = await admittedBuyer(identity, cell, event.eventId);
+    const seat = event.seats[8]!.id;
+    const { orderId, holdId } = await (await buyer.hold([seat])).json();
+    // Paid, as the promoted writer has it: the issuing's commit (tickets and their event) went with the lost one.
+    await cell.db.query(`UPDATE holds SET status = 'confirmed' WHERE id = $1`, [holdId]);
+    await cell.db.query(`UPDATE orders SET status = 'paid' WHERE id = $1`, [orderId]);
+    await inject(
+      workers.broker,
+      cellId,
+      envelope(cellId, 'TicketIssued', orderId, { orderId, ticketIds: [ticketIdFor(orderId, seat)] }),
+    );
+    await eventually(async () => (await orderStatus(cell, orderId)) === 'ticketed', 'tickets');
+    const tickets = await cell.db.query<{ id: string; seat_id: string }>(
+      'SELECT id, seat_id FROM tickets WHERE order_id = $1',
+      [orderId],
+    );
+    expect(tickets).toEqual([{ id: ticketIdFor(orderId, seat), seat_id: seat }]);
+    expect((await types(orderId)).filter((t) => t.startsWith('Ticket'))).toEqual([
+      'TicketIssueRequested',
+      'TicketIssued',
+    ]);
   });
 
   it('a payment fact for an intent other than the one the order records moves nothing', async () => {

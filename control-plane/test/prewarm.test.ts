@@ -330,6 +330,30 @@ describe('an onsale schedules its capacity as Application Auto Scaling scheduled
     expect(await syncDuePrewarms(h.services, clients)).toEqual({ synced: 1, failed: 0 });
   });
 
+  it('an evacuation flips a cell’s events side by side: their overlapping pre-warms all move, none deadlocks', async () => {
+    const onsales = [];
+    for (let i = 0; i < 6; i++)
+      onsales.push(
+        await scheduledEvent(h, t.manager, {
+          cellId: 'pw1',
+          opensInMs: 20 * DAY + i * 60_000,
+          onsaleInMs: 20 * DAY + 3600_000,
+        }),
+      );
+    await syncDuePrewarms(h.services, clients);
+    for (const toCell of ['pw2', 'pw1', 'pw2']) {
+      // What each event's flip records in its own transaction (evacuation/move.ts), all at once.
+      const flips = await Promise.allSettled(
+        onsales.map((o) => h.services.db.transaction((tx) => movePrewarm(tx, o.eventId, toCell, h.clock.now()))),
+      );
+      expect(flips.flatMap((f) => (f.status === 'rejected' ? [String(f.reason?.cause ?? f.reason)] : []))).toEqual([]);
+      for (const o of onsales) expect((await prewarmRow(o.eventId)).window.cellId).toBe(toCell);
+    }
+    expect(await syncDuePrewarms(h.services, clients)).toEqual({ synced: 6, failed: 0 });
+    for (const o of onsales)
+      expect(await prewarmRow(o.eventId)).toMatchObject({ status: 'synced', appliedCellId: 'pw2' });
+  });
+
   it('a capacity whose min exceeds its max is a 400 naming the field', async () => {
     const { eventId } = await scheduledEvent(h, t.manager, { cellId: 'pw1' });
     const now = h.clock.now().getTime();

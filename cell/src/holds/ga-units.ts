@@ -76,7 +76,7 @@ export async function takeGaUnits(
       throw new DomainError(
         'seats_unavailable',
         remaining === 0 ? 'this general-admission area is sold out' : `only ${remaining} places left in this area`,
-        { gaAreas: [{ areaId, requested: quantity, remaining }] },
+        { gaAreas: [{ areaId, requested: quantity, remaining }], checkedAt: new Date().toISOString() },
       );
     }
     taken.push(...split);

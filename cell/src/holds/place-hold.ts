@@ -169,8 +169,10 @@ async function refuseOccupied(tx: Tx, cause: Causation, occupied: Occupant[]): P
   await expireOrders(tx, cause, [...new Set(lapsed)]);
   const taken = occupied.filter((r) => !r.lapsed).map((r) => r.seat_id);
   if (taken.length > 0) {
+    // checkedAt: a seat map shows the seats still free once its availability document is at least this recent.
     throw new DomainError('seats_unavailable', 'some seats are no longer available', {
       seatIds: [...new Set(taken)].sort(),
+      checkedAt: new Date().toISOString(),
     });
   }
 }

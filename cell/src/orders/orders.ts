@@ -42,11 +42,3 @@ export async function setOrderStatus(
 export async function setPaymentStatus(tx: Tx, orderId: string, status: string): Promise<void> {
   await tx.execute(sql`UPDATE payments SET status = ${status}, updated_at = now() WHERE order_id = ${orderId}`);
 }
-
-/** Seats the order owns through its confirmed hold, for ticketing. */
-export async function confirmedSeats(tx: Tx, orderId: string): Promise<string[]> {
-  const rows = await tx.execute<{ seat_id: string }>(sql`
-    SELECT hs.seat_id FROM holds h JOIN hold_seats hs ON hs.hold_id = h.id
-     WHERE h.order_id = ${orderId} AND h.status = 'confirmed' AND hs.released_at IS NULL ORDER BY hs.seat_id`);
-  return rows.rows.map((r) => r.seat_id);
-}

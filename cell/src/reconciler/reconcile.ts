@@ -3,7 +3,8 @@ import { sql } from 'drizzle-orm';
 import type Stripe from 'stripe';
 import type { Tx } from '../db/client';
 import { withWriteTx } from '../db/tx';
-import { confirmedSeats, lockOrder } from '../orders/orders';
+import { lockOrder } from '../orders/orders';
+import { requestTickets } from '../orders/request-tickets';
 import { ENDED_UNPAID } from '../orders/state';
 import { appendEvent, type Causation } from '../outbox/append';
 import type { PaymentDeps } from '../payments/deps';
@@ -96,12 +97,7 @@ async function decide({ ctx, stripe }: PaymentDeps, order: Candidate): Promise<P
   if (order.status === 'paid') {
     return {
       kind: 'ticketing_retried',
-      write: async (tx, cause) =>
-        appendEvent(tx, cause, 'TicketIssueRequested', orderId, {
-          orderId,
-          eventId: order.event_id,
-          seatIds: await confirmedSeats(tx, orderId),
-        }),
+      write: (tx, cause) => requestTickets(tx, cause, order),
     };
   }
   if (!order.payment_intent_id) {

@@ -8,8 +8,9 @@ import { returnRefundedSeats } from '../holds/return-seats';
 import { cancelUnpaid, salesStatusOf } from '../inventory/sales-status';
 import type { Handlers } from '../messaging/consumer-runner';
 import { requestAuthorizationCancel } from '../orders/cancel-authorization';
-import { confirmedSeats, type LockedOrder, lockOrder, setOrderStatus, setPaymentStatus } from '../orders/orders';
+import { type LockedOrder, lockOrder, setOrderStatus, setPaymentStatus } from '../orders/orders';
 import { requestRefund } from '../orders/request-refund';
+import { requestTickets, ticketsRecorded } from '../orders/request-tickets';
 import { ENDED_UNPAID } from '../orders/state';
 import { appendEvent } from '../outbox/append';
 
@@ -138,11 +139,7 @@ export const sagaHandlers: Handlers = {
     if (order.status === 'confirmed') {
       await setOrderStatus(tx, order, 'paid');
       await setPaymentStatus(tx, order.id, 'captured');
-      await appendEvent(tx, cause, 'TicketIssueRequested', order.id, {
-        orderId: order.id,
-        eventId: order.event_id,
-        seatIds: await confirmedSeats(tx, order.id),
-      });
+      await requestTickets(tx, cause, order);
       return;
     }
     if (ENDED_UNPAID.has(order.status)) {
@@ -183,9 +180,16 @@ export const sagaHandlers: Handlers = {
     await requestAuthorizationCancel(tx, cause, order.id, payload.paymentIntentId, 'capture_failed');
   },
 
-  async TicketIssued(tx, { payload }) {
+  async TicketIssued(tx, { payload }, cause) {
     const order = await mustLock(tx, payload.orderId);
-    if (order.status === 'paid') await setOrderStatus(tx, order, 'ticketed');
+    if (order.status !== 'paid') return;
+    if (await ticketsRecorded(tx, order.id, payload.ticketIds)) {
+      await setOrderStatus(tx, order, 'ticketed');
+      return;
+    }
+    // The issuing this event reports is not in the ledger: its commit was lost with a writer failed over
+    // asynchronously after the relay had published it. The order stays paid and asks for its tickets again.
+    await requestTickets(tx, cause, order);
   },
 
   async AuthorizationCanceled(tx, { payload }) {

@@ -256,6 +256,7 @@ interface Tier {
   buyerPays: number;
 }
 interface Bitmaps {
+  asOf: string;
   sections: { section: string; bitmap: string }[];
 }
 const SVG = 'http://www.w3.org/2000/svg';
@@ -371,10 +372,13 @@ async function seats() {
     holder.dataset.free = String(free.size);
   }
 
-  /** The availability document: a bit per seat of each section, its seats sorted by id, most significant bit first. */
-  async function refresh(force = false) {
-    const res = await fetch(`/events/${eventId}/availability/seats`, { cache: force ? 'no-cache' : 'default' });
-    if (!res.ok) return;
+  /**
+   * The availability document: a bit per seat of each section, its seats sorted by id, most significant bit first.
+   * Answers when the cell read it (ms), or 0 when it could not be read.
+   */
+  async function refresh(cache: RequestCache = 'default'): Promise<number> {
+    const res = await fetch(`/events/${eventId}/availability/seats`, { cache });
+    if (!res.ok) return 0;
     const doc = (await res.json()) as Bitmaps;
     const next = new Set<string>();
     for (const section of doc.sections) {
@@ -390,9 +394,10 @@ async function seats() {
     for (const [id, at] of lost) if (Date.now() - at < 10_000) next.delete(id);
     free = next;
     paint();
+    return Date.parse(doc.asOf);
   }
   for (const input of gaInputs) input.addEventListener('input', paint);
-  await refresh(true);
+  await refresh('no-cache');
   ready();
   setInterval(() => void refresh().catch(() => {}), 5000);
 
@@ -428,7 +433,10 @@ async function seats() {
         'seat-problem',
         `Sorry, another buyer just took ${names.join(' and ') || 'one of your seats'}. The map now shows the seats still free: please choose again.`,
       );
-      await refresh(true);
+      // The cell serves a document up to a second old: one read before the refusal would still show the other
+      // buyer's seats free, so the map waits (briefly, boundedly) for one read after it.
+      const checkedAt = Date.parse(String(err.details?.checkedAt)) || 0;
+      for (let tries = 0; (await refresh('no-store')) < checkedAt && tries < 5; tries++) await sleep(400);
       document.body.dataset.lost = 'true';
     } else if (hold.status === 403) {
       localStorage.removeItem(admissionKey);

@@ -1,4 +1,4 @@
-import { and, eq, ne, sql } from 'drizzle-orm';
+import { and, eq, ne, or, sql } from 'drizzle-orm';
 import type { Services } from '../context';
 import type { Tx } from '../db/client';
 import { type CapacityPlan, type Prewarm, type PrewarmWindow, prewarms } from '../db/schema';
@@ -49,11 +49,27 @@ export const overlapping = (eventId: string, window: Pick<PrewarmWindow, 'scaleO
   );
 
 /**
- * An onsale's window changed (or went): the onsales whose windows met the old one or meet the new one are synced
- * again, since a scale-in inside another's window gives back that one's capacity, not the stacks' sizing.
+ * Writes an onsale's pre-warm and marks the neighbours of its windows (old and new) due again: a scale-in inside
+ * another's window gives back that one's capacity, not the stacks' sizing. Every row it will write is locked first,
+ * in event order: an evacuation flips a cell's events side by side, and two flips that each wrote their own row and
+ * then the other's deadlocked.
  */
-async function resyncNeighbours(tx: Tx, eventId: string, windows: (PrewarmWindow | undefined)[], now: Date) {
-  for (const w of windows) if (w) await tx.update(prewarms).set(due(now)).where(overlapping(eventId, w));
+async function change(
+  tx: Tx,
+  eventId: string,
+  windows: (PrewarmWindow | undefined)[],
+  now: Date,
+  write: () => unknown,
+) {
+  const known = windows.filter((w) => w !== undefined);
+  await tx
+    .select({ eventId: prewarms.eventId })
+    .from(prewarms)
+    .where(or(eq(prewarms.eventId, eventId), ...known.map((w) => overlapping(eventId, w))))
+    .orderBy(prewarms.eventId)
+    .for('update');
+  await write();
+  for (const w of known) await tx.update(prewarms).set(due(now)).where(overlapping(eventId, w));
 }
 
 async function windowOf(tx: Tx, eventId: string): Promise<PrewarmWindow | undefined> {
@@ -63,21 +79,24 @@ async function windowOf(tx: Tx, eventId: string): Promise<PrewarmWindow | undefi
 
 /** Records, in the schedule's transaction, the window the onsale's actions must have (a reschedule moves them). */
 export async function recordPrewarm(ctx: Services, tx: Tx, eventId: string, window: PrewarmWindow): Promise<void> {
-  const before = await windowOf(tx, eventId);
-  await tx
-    .insert(prewarms)
-    .values({ eventId, window, nextAttemptAt: ctx.clock.now() })
-    .onConflictDoUpdate({ target: prewarms.eventId, set: { window, cancelled: false, ...due(ctx.clock.now()) } });
-  await resyncNeighbours(tx, eventId, [before, window], ctx.clock.now());
+  const now = ctx.clock.now();
+  await change(tx, eventId, [await windowOf(tx, eventId), window], now, () =>
+    tx
+      .insert(prewarms)
+      .values({ eventId, window, nextAttemptAt: now })
+      .onConflictDoUpdate({ target: prewarms.eventId, set: { window, cancelled: false, ...due(now) } }),
+  );
 }
 
 /** Records, in the cancel's transaction, that the onsale's actions are to go. */
 export async function cancelPrewarm(ctx: Services, tx: Tx, eventId: string): Promise<void> {
-  await tx
-    .update(prewarms)
-    .set({ cancelled: true, ...due(ctx.clock.now()) })
-    .where(eq(prewarms.eventId, eventId));
-  await resyncNeighbours(tx, eventId, [await windowOf(tx, eventId)], ctx.clock.now());
+  const now = ctx.clock.now();
+  await change(tx, eventId, [await windowOf(tx, eventId)], now, () =>
+    tx
+      .update(prewarms)
+      .set({ cancelled: true, ...due(now) })
+      .where(eq(prewarms.eventId, eventId)),
+  );
 }
 
 /**
@@ -85,9 +104,10 @@ export async function cancelPrewarm(ctx: Services, tx: Tx, eventId: string): Pro
  * actions from the cell it left and puts them on the target's services. A cancelled pre-warm stays cancelled.
  */
 export async function movePrewarm(tx: Tx, eventId: string, toCell: string, now: Date): Promise<void> {
-  await tx
-    .update(prewarms)
-    .set({ window: sql`jsonb_set(${prewarms.window}, '{cellId}', to_jsonb(${toCell}::text))`, ...due(now) })
-    .where(and(eq(prewarms.eventId, eventId), eq(prewarms.cancelled, false)));
-  await resyncNeighbours(tx, eventId, [await windowOf(tx, eventId)], now);
+  await change(tx, eventId, [await windowOf(tx, eventId)], now, () =>
+    tx
+      .update(prewarms)
+      .set({ window: sql`jsonb_set(${prewarms.window}, '{cellId}', to_jsonb(${toCell}::text))`, ...due(now) })
+      .where(and(eq(prewarms.eventId, eventId), eq(prewarms.cancelled, false))),
+  );
 }
