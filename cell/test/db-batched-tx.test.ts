@@ -95,7 +95,10 @@ describe('a write transaction sends BEGIN with its first statement', () => {
     );
     expect(states).toEqual(['read committed', 'read committed']);
     expect(
-      await db.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE state LIKE 'idle in transaction%'"),
+      // This file's database only: the packages' other files run beside it on the same server.
+      await db.query(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state LIKE 'idle in transaction%' AND datname = current_database()",
+      ),
     ).toEqual([{ n: 0 }]);
   });
 
@@ -158,7 +161,10 @@ describe('a final statement commits the transaction in its own round trip', () =
     ).rejects.toMatchObject({ cause: { code: '23505' } });
     expect(await db.query('SELECT id FROM t WHERE id = 12')).toEqual([]);
     expect(
-      await db.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE state LIKE 'idle in transaction%'"),
+      // This file's database only: the packages' other files run beside it on the same server.
+      await db.query(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state LIKE 'idle in transaction%' AND datname = current_database()",
+      ),
     ).toEqual([{ n: 0 }]);
   });
 

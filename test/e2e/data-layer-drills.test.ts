@@ -164,6 +164,7 @@ async function drill(
   const recovered = await buyToTickets(failing.eventId, `after-${name}`, 180_000);
   const recoveredInMs = Date.now() - healedAt;
   const stranded = await paying.b.until(paying.orderId, ['ticketed'], 180_000);
+  const strandedInMs = Date.now() - healedAt;
 
   const row = {
     drill: name,
@@ -172,6 +173,7 @@ async function drill(
     healthyHoldP99Ms: { baseline: Math.round(p99(baseline.latencies)), during: Math.round(p99(during.latencies)) },
     healthyRefusals: during.refusals.length,
     recoveredInSeconds: Math.round(recoveredInMs / 1000),
+    payingTicketedInSeconds: Math.round(strandedInMs / 1000),
   };
   report.push(row);
   expect(soldDuring.status).toBe('ticketed');
