@@ -135,6 +135,10 @@ describe('proof of work at the door', () => {
     expect(bad.status).toBe(400);
     expect(JSON.stringify(bad.body.error.details)).toContain('powMaxDifficulty');
     expect((await setDoor(h, eventId, { powDifficulty: 40 })).status).toBe(400);
+    // Found by the fuzzer: a threshold past the column's integer range was a 500.
+    const huge = await setDoor(h, eventId, { powDifficulty: 0, powAdaptiveAbovePerSecond: 1878306415953 });
+    expect(huge.status).toBe(400);
+    expect(JSON.stringify(huge.body.error.details)).toContain('powAdaptiveAbovePerSecond');
     const promoter = await h.req('PUT', `/operator/events/${eventId}/door`, {
       token: tenant.manager,
       body: { powDifficulty: 1 },

@@ -280,7 +280,7 @@ export const PowChallengeSchema = z
 export const DoorSchema = z
   .object({
     powDifficulty: z.number().int().min(0).max(32),
-    powAdaptiveAbovePerSecond: z.number().int().min(1).nullable().default(null).openapi({
+    powAdaptiveAbovePerSecond: z.number().int().min(1).max(10_000_000).nullable().default(null).openapi({
       description:
         'Challenges issued per second at which the difficulty gains a bit, and another per doubling; null: fixed',
     }),
