@@ -2,7 +2,7 @@ import type { GaQuantity } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../db/client';
 import { uuids } from '../db/sql';
-import { DomainError } from '../errors';
+import { DomainError, seatsUnavailable } from '../errors';
 import type { Causation } from '../outbox/append';
 import { expireOrders } from './expire';
 import { areaPrice } from './seat-price';
@@ -73,10 +73,9 @@ export async function takeGaUnits(
         sql`SELECT coalesce(sum(remaining), 0)::int AS n FROM ga_stripes WHERE area_id = ${areaId}`,
       );
       const remaining = free.rows[0]?.n ?? 0;
-      throw new DomainError(
-        'seats_unavailable',
+      throw seatsUnavailable(
         remaining === 0 ? 'this general-admission area is sold out' : `only ${remaining} places left in this area`,
-        { gaAreas: [{ areaId, requested: quantity, remaining }], checkedAt: new Date().toISOString() },
+        { gaAreas: [{ areaId, requested: quantity, remaining }] },
       );
     }
     taken.push(...split);

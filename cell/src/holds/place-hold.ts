@@ -6,7 +6,7 @@ import { committing } from '../db/batched-tx';
 import type { Tx } from '../db/client';
 import { uuids } from '../db/sql';
 import { withWriteTx } from '../db/tx';
-import { DomainError } from '../errors';
+import { DomainError, seatsUnavailable } from '../errors';
 import { MOVING } from '../inventory/freeze';
 import { type Causation, outboxEnvelope, outboxInsert } from '../outbox/append';
 import { expireOrders } from './expire';
@@ -169,11 +169,7 @@ async function refuseOccupied(tx: Tx, cause: Causation, occupied: Occupant[]): P
   await expireOrders(tx, cause, [...new Set(lapsed)]);
   const taken = occupied.filter((r) => !r.lapsed).map((r) => r.seat_id);
   if (taken.length > 0) {
-    // checkedAt: a seat map shows the seats still free once its availability document is at least this recent.
-    throw new DomainError('seats_unavailable', 'some seats are no longer available', {
-      seatIds: [...new Set(taken)].sort(),
-      checkedAt: new Date().toISOString(),
-    });
+    throw seatsUnavailable('some seats are no longer available', { seatIds: [...new Set(taken)].sort() });
   }
 }
 
