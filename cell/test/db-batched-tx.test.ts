@@ -19,6 +19,12 @@ afterAll(async () => {
   await db?.drop();
 });
 
+/** Sessions left idle in a transaction, in this file's database only (other files run beside it on the server). */
+const idleInTransaction = () =>
+  db.query(
+    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state LIKE 'idle in transaction%' AND datname = current_database()",
+  );
+
 /** Round trips the pool's clients made while `fn` ran: each ends with the server's ReadyForQuery. */
 async function roundTrips(fn: () => Promise<unknown>): Promise<number> {
   const clients: pg.PoolClient[] = await Promise.all([database.pool.connect(), database.pool.connect()]);
@@ -94,12 +100,7 @@ describe('a write transaction sends BEGIN with its first statement', () => {
       }),
     );
     expect(states).toEqual(['read committed', 'read committed']);
-    expect(
-      // This file's database only: the packages' other files run beside it on the same server.
-      await db.query(
-        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state LIKE 'idle in transaction%' AND datname = current_database()",
-      ),
-    ).toEqual([{ n: 0 }]);
+    expect(await idleInTransaction()).toEqual([{ n: 0 }]);
   });
 
   it('a transaction that ends before any statement sends nothing, and a thrown one rolls back', async () => {
@@ -160,12 +161,7 @@ describe('a final statement commits the transaction in its own round trip', () =
       }),
     ).rejects.toMatchObject({ cause: { code: '23505' } });
     expect(await db.query('SELECT id FROM t WHERE id = 12')).toEqual([]);
-    expect(
-      // This file's database only: the packages' other files run beside it on the same server.
-      await db.query(
-        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state LIKE 'idle in transaction%' AND datname = current_database()",
-      ),
-    ).toEqual([{ n: 0 }]);
+    expect(await idleInTransaction()).toEqual([{ n: 0 }]);
   });
 
   it('a COMMIT that fails after the final statement succeeded rejects it, and nothing is kept', async () => {
