@@ -6,8 +6,8 @@ import { configDefaults } from 'vitest/config';
  *  1. the packages' files run side by side, `ONSALE_TEST_WORKERS` at a time (3 by default: they wait on
  *     PostgreSQL, Kafka and Redis more than they compute);
  *  2. then the end-to-end files that start a whole platform (a score of processes) and leave the servers alone,
- *     one at a time unless `ONSALE_E2E_WORKERS` says more (two side by side on two cores made the browser tests'
- *     timing flaky: a fresh seat map read before the other buyer's hold showed);
+ *     two side by side (`ONSALE_E2E_WORKERS`; one when `ONSALE_TEST_WORKERS` is 1): one platform idles during
+ *     its sale windows and outages, two keep two cores busy;
  *  3. then, one at a time with the machine to themselves, the files that stop, kill, freeze or restart a shared
  *     server (the drills), which would fail whatever ran beside them.
  */
@@ -22,8 +22,9 @@ const group = (groupOrder: number, workers: number) => ({
   fileParallelism: workers > 1,
 });
 
-export const sideBySide = group(0, count('ONSALE_TEST_WORKERS', 3));
-export const platformsSideBySide = group(1, count('ONSALE_E2E_WORKERS', 1));
+const testWorkers = count('ONSALE_TEST_WORKERS', 3);
+export const sideBySide = group(0, testWorkers);
+export const platformsSideBySide = group(1, count('ONSALE_E2E_WORKERS', Math.min(2, testWorkers)));
 export const alone = group(2, 1);
 
 /**

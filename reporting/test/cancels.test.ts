@@ -21,7 +21,7 @@ import { startCellWorkers } from '../../test/support/workers';
 import { decodeFacts } from '../src/parquet';
 import { startReporter } from '../src/reporter';
 import type { ObjectStore } from '../src/s3';
-import { settledObjects, testReporterConfig } from './support';
+import { cellQuiet, settledObjects, testReporterConfig } from './support';
 
 let h: Harness;
 let identity: TestIdentity;
@@ -272,6 +272,7 @@ describe('sales figures after an event is cancelled', () => {
 
   it('a replay from the first offset rewrites byte-identical objects and changes no figure', async () => {
     const store = reporters[0]!.store;
+    await cellQuiet(cell);
     const before = await settledObjects(store, cellObjects(store));
     const projected = await snapshot();
     const figures = await summary();

@@ -15,7 +15,7 @@ import { decodeFacts } from '../src/parquet';
 import { rebuildProjections } from '../src/rebuild';
 import { startReporter } from '../src/reporter';
 import type { ObjectStore } from '../src/s3';
-import { settledObjects, testReporterConfig } from './support';
+import { cellQuiet, settledObjects, testReporterConfig } from './support';
 
 let h: Harness;
 let identity: TestIdentity;
@@ -218,6 +218,7 @@ describe('cross-cell reporting', () => {
 
   it('a replay from the first offset rewrites byte-identical objects and changes no projection', async () => {
     const store = reporters[0]!.store;
+    for (const s of started) await cellQuiet(s.cell);
     const before = await settledObjects(store, allObjects(store));
     const projected = await snapshot();
     const replay = await startReporter(config(`reporting-replay-${randomUUID().slice(0, 6)}`), log);

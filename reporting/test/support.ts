@@ -1,4 +1,5 @@
 import { parseEnv } from '@onsale/contracts';
+import type { TestDatabase } from '../../test/support/db';
 import { serviceEnv } from '../../test/support/services';
 import { ReportingConfig } from '../src/config';
 import type { ObjectStore } from '../src/s3';
@@ -47,6 +48,27 @@ export async function readObjects(store: ObjectStore, keys: () => Promise<string
     );
   }
   return out;
+}
+
+/**
+ * A cell has stopped writing events: its outbox has nothing unpublished and no new row for 4 s. A replay compared
+ * with what the live reporter wrote is only fair once the topic stops growing: an event written between the two
+ * reads (a late refund or cancel outcome) is a new object, not a replay that differs.
+ */
+export async function cellQuiet(cell: { db: TestDatabase }): Promise<void> {
+  const outbox = async () =>
+    (
+      await cell.db.query<{ rows: string; waiting: string }>(
+        'SELECT count(*) AS rows, count(*) FILTER (WHERE published_at IS NULL) AS waiting FROM outbox',
+      )
+    )[0]!;
+  for (const deadline = Date.now() + 90_000; Date.now() < deadline; ) {
+    const before = await outbox();
+    await new Promise((r) => setTimeout(r, 4_000));
+    const after = await outbox();
+    if (after.rows === before.rows && after.waiting === '0') return;
+  }
+  throw new Error('the cell kept writing events for 90 s');
 }
 
 /** The objects once the reporters stop writing them: two reads 2 s apart that agree. */
