@@ -9,7 +9,8 @@ import { configDefaults } from 'vitest/config';
  *     two side by side (`ONSALE_E2E_WORKERS`; one when `ONSALE_TEST_WORKERS` is 1): one platform idles during
  *     its sale windows and outages, two keep two cores busy;
  *  3. then, one at a time with the machine to themselves, the files that stop, kill, freeze or restart a shared
- *     server (the drills), which would fail whatever ran beside them.
+ *     server (the drills), which would fail whatever ran beside them. The failover drills are not among them: they
+ *     kill and promote servers of their own (`ONSALE_DATA`, ports of their own), so they run in group 2.
  */
 const count = (name: string, fallback: number) => {
   const n = Number(process.env[name] ?? fallback);
@@ -39,10 +40,8 @@ export const exclusiveFiles: Record<string, string[]> = {
     'e2e/broker-faults.test.ts',
     'e2e/data-layer-drills.test.ts',
     'e2e/observability.test.ts',
-    'e2e/region-failover.test.ts',
     'e2e/restart.test.ts',
     'e2e/supervisor.test.ts',
-    'e2e/writer-failover.test.ts',
   ],
 };
 
