@@ -1,11 +1,10 @@
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, signalKafka } from '../support/kafka';
+import { ownServers } from '../support/own-servers';
 import { startTestPlatform, type TestPlatform } from '../support/platform';
-import { repoRoot } from '../support/services';
 import { shopper } from '../support/shopper';
 
 /**
@@ -13,7 +12,8 @@ import { shopper } from '../support/shopper';
  * frozen (SIGSTOP: connections stay open, nothing answers) for longer than the consumers'
  * session timeout, killed with -9 and restarted, and a group rebalance forced while a saga
  * handler is inside its transaction. No worker may exit; every order must end terminal, every
- * paid order be ticketed once, and Stripe must have captured exactly the paid orders.
+ * paid order be ticketed once, and Stripe must have captured exactly the paid orders. The broker
+ * (every cell's and the control plane's) is this file's own, so the other files run beside it.
  */
 
 let t: TestPlatform;
@@ -22,9 +22,15 @@ const SEATS = 400;
 const TERMINAL = ['ticketed', 'failed', 'expired', 'released', 'canceled', 'refunded'];
 const PATIENCE_MS = 240_000;
 const nextSeat = new Map<string, number>();
+const broker = ownServers('broker-faults', { kafka: 27092 });
 
 beforeAll(async () => {
-  t = await startTestPlatform({ seatsPerEvent: SEATS, maxReleaseRate: 100 });
+  await broker.services('start', 'kafka');
+  t = await startTestPlatform({
+    seatsPerEvent: SEATS,
+    maxReleaseRate: 100,
+    servers: { kafkaBrokers: broker.kafkaBrokers },
+  });
   const u = new URL(t.platform.urls.stripe);
   stripe = new Stripe(t.platform.stripeKey, {
     host: u.hostname,
@@ -34,12 +40,12 @@ beforeAll(async () => {
   });
 }, 180_000);
 afterAll(async () => {
-  signalKafka('SIGCONT');
+  signalKafka('SIGCONT', broker.data);
   await t?.stop();
+  await broker.remove();
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const services = (...args: string[]) => execFileSync('bash', ['scripts/services', ...args], { cwd: repoRoot });
 
 /** Seats no earlier purchase in this file took, so every buyer's hold is accepted. */
 async function freshSeats(eventId: string, n: number): Promise<string[]> {
@@ -119,9 +125,9 @@ describe('the broker misbehaves during a live onsale', () => {
     for (const freezeMs of [20_000, 60_000, 20_000]) {
       const wave = purchases(`freeze${freezeMs / 1000}`, 6);
       await sleep(1_500);
-      signalKafka('SIGSTOP');
+      signalKafka('SIGSTOP', broker.data);
       await sleep(freezeMs);
-      signalKafka('SIGCONT');
+      signalKafka('SIGCONT', broker.data);
       const results = await wave;
       for (const r of results) expect(r.status).toBe(r.card === 'pm_card_visa' ? 'ticketed' : 'failed');
     }
@@ -132,9 +138,9 @@ describe('the broker misbehaves during a live onsale', () => {
   it('killed with kill -9 and restarted while buyers hold and pay: nothing lost, no worker exits', async () => {
     const wave = purchases('kill9', 6);
     await sleep(1_500);
-    services('kill', 'kafka');
+    await broker.services('kill', 'kafka');
     await sleep(10_000);
-    services('start', 'kafka');
+    await broker.services('start', 'kafka');
     const results = await wave;
     for (const r of results) expect(r.status).toBe(r.card === 'pm_card_visa' ? 'ticketed' : 'failed');
     expectNoCellProcessExited();

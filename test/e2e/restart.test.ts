@@ -11,21 +11,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { devToken } from '../../scripts/local-platform/demo';
 import { repoRoot } from '../../scripts/local-platform/process';
 import { rotateSecrets } from '../../scripts/local-platform/rotate';
+import { ownServers } from '../support/own-servers';
 import { startTestPlatform, type TestPlatform } from '../support/platform';
-import { platformServices } from '../support/services';
 import { shopper } from '../support/shopper';
 
 /**
  * A restart, as a new user makes one (`platform up`, a purchase, `platform down`, `platform up`), and the
  * same after each rotation runbooks/rotate-keys.md describes and after Redis restarts or loses its data:
  * every time, the order bought first is readable with the buyer's own sign-in, its tickets scan ADMIT at
- * a door that synced afresh, and a new buyer is admitted and buys, through the router.
+ * a door that synced afresh, and a new buyer is admitted and buys, through the router. The Redis it restarts is
+ * this file's own, so the other files run beside it.
  */
 const run = promisify(execFile);
 let t: TestPlatform;
 let dir: string;
 const secretsFile = () => join(dir, 'secrets.json');
 let first: { eventId: string; cellId: string; orderId: string; bearer: string; tickets: OrderView['tickets'] };
+const servers = ownServers('restart', { redis: 27179 });
 
 /** A buyer through the router: queue, admission, two seats, paid, ticketed. */
 async function buyTickets(name: string) {
@@ -74,7 +76,9 @@ async function everythingKept(label: string) {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'onsale-restart-'));
+  await servers.services('start', 'redis');
   t = await startTestPlatform({
+    servers: { redisUrl: servers.redisUrl },
     seatsPerEvent: 60,
     maxReleaseRate: 50,
     secretsFile: secretsFile(),
@@ -86,6 +90,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t?.stop();
+  await servers.remove();
   if (dir) rmSync(dir, { recursive: true, force: true });
 }, 120_000);
 
@@ -144,19 +149,19 @@ describe('a restart loses nothing', () => {
 
   it('after Redis restarts (its append-only file keeps the rooms) and after it loses them (rebuilt from the record)', async () => {
     // It reconnects by itself across the restart; its connection errors meanwhile are expected.
-    const redis = new Redis(platformServices().redisUrl).on('error', () => {});
-    const rooms = async () => (await redis.keys(`${t.redisKeyPrefix}wr:*:meta`)).sort();
+    const client = new Redis(servers.redisUrl!).on('error', () => {});
+    const rooms = async () => (await client.keys(`${t.redisKeyPrefix}wr:*:meta`)).sort();
     const before = await rooms();
     expect(before).toHaveLength(t.demo.events.length);
-    await run('bash', ['scripts/services', 'restart', 'redis'], { cwd: repoRoot, timeout: 60_000 });
+    await servers.services('restart', 'redis');
     expect(await rooms()).toEqual(before);
     await everythingKept('redis-restart');
 
     // Lost: every key of this platform's control plane gone, as after a failover to an empty replica.
-    const keys = await redis.keys(`${t.redisKeyPrefix}*`);
+    const keys = await client.keys(`${t.redisKeyPrefix}*`);
     expect(keys.length).toBeGreaterThan(0);
-    await redis.del(...keys);
-    await redis.quit();
+    await client.del(...keys);
+    await client.quit();
     await everythingKept('redis-lost');
   });
 });

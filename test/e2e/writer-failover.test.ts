@@ -1,14 +1,11 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditAll } from '../support/audit';
 import { startPgProxy } from '../support/db-outage';
+import { ownServers } from '../support/own-servers';
 import { payingBuyers } from '../support/paying-buyers';
 import { startTestPlatform, type TestPlatform } from '../support/platform';
-import { repoRoot } from '../support/services';
 import { shopper } from '../support/shopper';
 
 /**
@@ -22,19 +19,16 @@ import { shopper } from '../support/shopper';
  * behind (what is lost, and every intent of a lost order canceled or refunded by the reconciler).
  * Ends with the audit over both cells clean.
  */
-const exec = promisify(execFile);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TERMINAL = ['ticketed', 'expired', 'released', 'failed', 'canceled', 'refunded'];
 
-const data = mkdtempSync(join(tmpdir(), 'onsale-failover-'));
-const servicesEnv = { ...process.env, ONSALE_DATA: data, ONSALE_PG_PORT: '25432', ONSALE_PG_FAST: '1' };
-const services = (...args: string[]) =>
-  exec('bash', ['scripts/services', ...args], { cwd: repoRoot, env: servicesEnv, timeout: 120_000 });
+const own = ownServers('failover', { postgres: 25432 });
+const services = own.services;
 /** The port of c1's writer now, as scripts/services records it. */
 const writerPort = () =>
   Number(
     /DATABASE_URL_CELL_C1=postgres:\/\/[^@]+@127\.0\.0\.1:(\d+)\//.exec(
-      readFileSync(join(data, 'services.env'), 'utf8'),
+      readFileSync(join(own.data, 'services.env'), 'utf8'),
     )![1],
   );
 
@@ -65,8 +59,7 @@ afterAll(async () => {
   console.log(`writer failover:\n${report.map((r) => JSON.stringify(r)).join('\n')}`);
   await t?.stop();
   await endpoint?.close();
-  await services('down').catch(() => {});
-  rmSync(data, { recursive: true, force: true });
+  await own.remove();
 }, 120_000);
 
 const taken = new Set<string>();

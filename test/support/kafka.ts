@@ -80,9 +80,12 @@ export async function eventually<T>(
   }
 }
 
-/** Freezes (SIGSTOP: connections stay open, nothing answers) or thaws the broker `scripts/services` started. */
-export function signalKafka(signal: 'SIGSTOP' | 'SIGCONT'): void {
+/**
+ * Freezes (SIGSTOP: connections stay open, nothing answers) or thaws the broker `scripts/services` started: the
+ * shared one, or the one kept in `data` (a drill's own servers).
+ */
+export function signalKafka(signal: 'SIGSTOP' | 'SIGCONT', data = resolve(repoRoot, '.data')): void {
   try {
-    process.kill(Number(readFileSync(resolve(repoRoot, '.data/kafka/kafka.pid'), 'utf8').trim()), signal);
+    process.kill(Number(readFileSync(resolve(data, 'kafka/kafka.pid'), 'utf8').trim()), signal);
   } catch {}
 }

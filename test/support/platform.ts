@@ -40,6 +40,8 @@ export async function startTestPlatform(options: {
   cellPostgres?: Record<number, string>;
   /** Per-cell topology: the brokers of the cell at that index instead of its own in services.env. */
   cellKafka?: Record<number, string>;
+  /** The platform's Redis or brokers instead of the shared ones: a drill's own, which it freezes, kills or restarts. */
+  servers?: { redisUrl?: string; kafkaBrokers?: string };
 }) {
   const dbs: TestDatabase[] = [];
   const db = async (prefix: string) => {
@@ -51,6 +53,12 @@ export async function startTestPlatform(options: {
   const run = `e2e-${randomUUID().slice(0, 8)}`;
   const cellIds = Array.from({ length: options.cellCount ?? 2 }, (_, i) => uniqueCellId(`e2e${'abcdefgh'[i]}`));
   const env = serviceEnv();
+  const shared = platformServices();
+  const services = {
+    ...shared,
+    redisUrl: options.servers?.redisUrl ?? shared.redisUrl,
+    kafkaBrokers: options.servers?.kafkaBrokers ?? shared.kafkaBrokers,
+  };
   // The per-cell stores are the manifest's cells', in its order: cell i of this platform runs on the i-th's.
   const stores = manifestCellIds();
   const cells: { id: string; databaseUrl: string; db: TestDatabase; redisUrl?: string; kafkaBrokers?: string }[] = [];
@@ -69,7 +77,7 @@ export async function startTestPlatform(options: {
     startPlatform({
       cells: cells.map(({ id, databaseUrl, redisUrl, kafkaBrokers }) => ({ id, databaseUrl, redisUrl, kafkaBrokers })),
       controlPlaneDatabaseUrl: controlPlane.url,
-      services: platformServices(),
+      services,
       reporting: { prefix: `${run}/`, groupPrefix: `reporting-${run}` },
       logDir: resolve(repoRoot, `.data/e2e/${run}`),
       stateFile: options.stateFile,
@@ -121,7 +129,7 @@ export async function startTestPlatform(options: {
     },
     /** Where this platform's reporting consumer writes in the bucket. */
     reportingPrefix: `${run}/`,
-    /** The prefix of the control plane's Redis keys (its waiting rooms) on the shared Redis. */
+    /** The prefix of the control plane's Redis keys (its waiting rooms) on its Redis. */
     redisKeyPrefix: `${run}:`,
     cellDb,
     /** A cell's own services in the per-cell topology (its Redis URL and broker list); undefined when shared. */
@@ -159,7 +167,7 @@ export async function startTestPlatform(options: {
     },
     async stop() {
       await platform.stop();
-      for (const c of cells) await dropCellTopics(c.id, c.kafkaBrokers?.split(','));
+      for (const c of cells) await dropCellTopics(c.id, (c.kafkaBrokers ?? services.kafkaBrokers).split(','));
       for (const d of dbs) await d.drop();
     },
   };

@@ -1,0 +1,34 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { repoRoot } from './services';
+
+const exec = promisify(execFile);
+
+/**
+ * Servers of a drill's own: `scripts/services` with its state in a temporary directory and its control-plane
+ * instance on these ports (a cell's instance on the next ones, 10 apart). The drill may kill, freeze or promote them
+ * while other files run beside it on the shared servers; `remove` stops them and deletes their state.
+ */
+export function ownServers(name: string, ports: { postgres?: number; redis?: number; kafka?: number }) {
+  const data = mkdtempSync(join(tmpdir(), `onsale-${name}-`));
+  const env: NodeJS.ProcessEnv = { ...process.env, ONSALE_DATA: data, ONSALE_PG_FAST: '1' };
+  if (ports.postgres) env.ONSALE_PG_PORT = String(ports.postgres);
+  if (ports.redis) env.ONSALE_REDIS_PORT = String(ports.redis);
+  if (ports.kafka) env.ONSALE_KAFKA_PORT = String(ports.kafka);
+  const services = (...args: string[]) =>
+    exec('bash', ['scripts/services', ...args], { cwd: repoRoot, env, timeout: 120_000 });
+  return {
+    data,
+    services,
+    /** The control-plane instance's Redis and broker, once `services('start', …)` has started them. */
+    redisUrl: ports.redis ? `redis://127.0.0.1:${ports.redis}` : undefined,
+    kafkaBrokers: ports.kafka ? `127.0.0.1:${ports.kafka}` : undefined,
+    async remove() {
+      await services('down').catch(() => {});
+      rmSync(data, { recursive: true, force: true });
+    },
+  };
+}
