@@ -1,11 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { cellTopics } from '@onsale/contracts';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditAll } from '../support/audit';
 import { startPgProxy } from '../support/db-outage';
+import { ownServers } from '../support/own-servers';
 import { type Ack, payingBuyers } from '../support/paying-buyers';
 import { startTestPlatform, type TestPlatform } from '../support/platform';
 import {
@@ -34,18 +32,8 @@ const TERMINAL = ['ticketed', 'expired', 'released', 'failed', 'canceled', 'refu
 const PRIMARY_PG = 26442;
 const PRIMARY_KAFKA = '127.0.0.1:26102';
 
-const data = mkdtempSync(join(tmpdir(), 'onsale-region-'));
-const region: StandbyRegion = {
-  instance: 'c1',
-  env: {
-    ...process.env,
-    ONSALE_DATA: data,
-    ONSALE_PG_PORT: '26432',
-    ONSALE_KAFKA_PORT: '26092',
-    ONSALE_PG_FAST: '1',
-    ONSALE_SERVICES_TIMEOUT: '300',
-  },
-};
+const own = ownServers('region', { postgres: 26432, kafka: 26092 });
+const region: StandbyRegion = { instance: 'c1', env: { ...own.env, ONSALE_SERVICES_TIMEOUT: '300' } };
 
 // The cell's database as its processes and this test name it: an address the drill moves to the promoted server
 // once the old epoch is fenced, so the lost region's processes still running reach it and are refused.
@@ -78,8 +66,7 @@ afterAll(async () => {
   console.log(`region failover: ${JSON.stringify(report, null, 1)}`);
   await t?.stop();
   await endpoint?.close();
-  await standbyServices(region, 'down').catch(() => {});
-  rmSync(data, { recursive: true, force: true });
+  await own.remove();
 }, 180_000);
 
 async function everyOrderTerminal(timeoutMs = 180_000) {

@@ -22,6 +22,8 @@ export function ownServers(name: string, ports: { postgres?: number; redis?: num
     exec('bash', ['scripts/services', ...args], { cwd: repoRoot, env, timeout: 120_000 });
   return {
     data,
+    /** The environment `scripts/services` runs with for these servers. */
+    env,
     services,
     /** The control-plane instance's Redis and broker, once `services('start', …)` has started them. */
     redisUrl: ports.redis ? `redis://127.0.0.1:${ports.redis}` : undefined,
