@@ -308,14 +308,34 @@ export function createKafkaBroker(options: KafkaBrokerOptions): Broker {
     };
   }
 
-  async function lag(groupId: string, topics: string[]) {
-    const admin = kafka.admin();
-    await admin.connect();
+  /**
+   * One admin connection for the lag and depth reads, kept between them: the release controller asks for lag every
+   * few seconds, and a connection per read cost the process and the broker a handshake (with MSK IAM, a SASL one)
+   * each time. A read that fails drops the connection, so the next one starts afresh after the broker is back.
+   */
+  let admin: Promise<Admin> | null = null;
+  const withAdmin = async <T>(read: (a: Admin) => Promise<T>): Promise<T> => {
+    admin ??= (async () => {
+      const a = kafka.admin();
+      await a.connect();
+      return a;
+    })();
+    const current = admin;
     try {
+      return await read(await current);
+    } catch (err) {
+      if (admin === current) admin = null;
+      await (await current.catch(() => null))?.disconnect().catch(() => {});
+      throw err;
+    }
+  };
+
+  const lag = (groupId: string, topics: string[]) =>
+    withAdmin(async (a) => {
       let total = 0;
-      const committed = await admin.fetchOffsets({ groupId, topics });
+      const committed = await a.fetchOffsets({ groupId, topics });
       for (const t of committed) {
-        const ends = await topicOffsets(admin, t.topic);
+        const ends = await topicOffsets(a, t.topic);
         for (const p of t.partitions) {
           const end = ends.find((e) => e.partition === p.partition);
           const high = Number(end?.high ?? 0);
@@ -325,21 +345,13 @@ export function createKafkaBroker(options: KafkaBrokerOptions): Broker {
         }
       }
       return total;
-    } finally {
-      await admin.disconnect();
-    }
-  }
+    });
 
-  async function depth(topic: string) {
-    const admin = kafka.admin();
-    await admin.connect();
-    try {
-      const offsets = await topicOffsets(admin, topic);
+  const depth = (topic: string) =>
+    withAdmin(async (a) => {
+      const offsets = await topicOffsets(a, topic);
       return offsets.reduce((sum, p) => sum + Math.max(0, Number(p.high) - Number(p.low)), 0);
-    } finally {
-      await admin.disconnect();
-    }
-  }
+    });
 
   return {
     publish,
@@ -352,6 +364,9 @@ export function createKafkaBroker(options: KafkaBrokerOptions): Broker {
       const p = producer;
       producer = null;
       if (p) await (await p.catch(() => null))?.disconnect();
+      const a = admin;
+      admin = null;
+      if (a) await (await a.catch(() => null))?.disconnect();
     },
   };
 }
