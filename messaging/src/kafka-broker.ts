@@ -364,9 +364,10 @@ export function createKafkaBroker(options: KafkaBrokerOptions): Broker {
       const p = producer;
       producer = null;
       if (p) await (await p.catch(() => null))?.disconnect();
+      // Not waited for: a connect still under way to an unreachable broker would hold the close for its retries.
       const a = admin;
       admin = null;
-      if (a) await (await a.catch(() => null))?.disconnect();
+      void a?.then((c) => c.disconnect()).catch(() => {});
     },
   };
 }
