@@ -7,7 +7,6 @@
 import { parseArgs } from 'node:util';
 import { cpuMeter } from '../../load-tests/lib/cpu';
 import { runBench } from '../../load-tests/lib/harness';
-import { round } from '../../load-tests/lib/stats';
 import { startTestPlatform, type TestPlatform } from '../../test/support/platform';
 
 const { values } = parseArgs({
@@ -29,15 +28,18 @@ await runBench('idle', async (bench) => {
         ),
       );
     const starting = cpuMeter(pids);
-    const t0 = performance.now();
     platform = await startTestPlatform({ seatsPerEvent: 20, maxReleaseRate: 50 });
-    bench.defer(platform.stop);
-    const start = { ...starting.read(), wallSeconds: round((performance.now() - t0) / 1000, 1) };
+    // Stopped at the end of its run, or by the harness if the benchmark is interrupted before: once either way.
+    const started = platform;
+    let stopping: Promise<void> | undefined;
+    const stop = () => (stopping ??= started.stop());
+    bench.defer(stop);
+    const start = starting.read();
     await new Promise((r) => setTimeout(r, SETTLE_MS));
     const idling = cpuMeter(pids);
     await new Promise((r) => setTimeout(r, SECONDS * 1000));
     runs.push({ start, idle: idling.read() });
-    await platform.stop();
+    await stop();
   }
   return { seconds: SECONDS, runs };
 });
