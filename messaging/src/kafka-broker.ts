@@ -385,23 +385,48 @@ export async function provisionTopics(
   });
   const admin = kafka.admin();
   await admin.connect();
+  const created: string[] = [];
   try {
-    const existing = new Set(await admin.listTopics());
-    const missing = topics.filter((t) => !existing.has(t.topic));
-    if (missing.length > 0) {
-      await admin.createTopics({
-        waitForLeaders: true,
-        topics: missing.map((t) => ({
-          topic: t.topic,
-          numPartitions: t.partitions,
-          replicationFactor: t.replicationFactor,
-          configEntries: Object.entries(t.configs ?? {}).map(([name, value]) => ({ name, value })),
-        })),
-      });
+    // A broker busy electing leaders answers retriable errors (UNKNOWN_TOPIC_OR_PARTITION while a new
+    // topic's metadata spreads): each attempt lists afresh, creates only what is missing, and ends
+    // when every partition has a leader, so a platform's start does not fail on a moment's lag.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const existing = new Set(await admin.listTopics());
+        const missing = topics.filter((t) => !existing.has(t.topic));
+        if (missing.length > 0) {
+          await admin.createTopics({
+            waitForLeaders: true,
+            topics: missing.map((t) => ({
+              topic: t.topic,
+              numPartitions: t.partitions,
+              replicationFactor: t.replicationFactor,
+              configEntries: Object.entries(t.configs ?? {}).map(([name, value]) => ({ name, value })),
+            })),
+          });
+          created.push(...missing.map((t) => t.topic));
+        }
+        await everyPartitionLed(
+          admin,
+          topics.map((t) => t.topic),
+        );
+        return created;
+      } catch (err) {
+        if (!(err as { retriable?: boolean }).retriable || attempt >= 10) throw err;
+        options.log.warn('topic provisioning retried', { attempt, error: (err as Error).message });
+        await new Promise((r) => setTimeout(r, 300 * attempt));
+      }
     }
-    return missing.map((t) => t.topic);
   } finally {
     await admin.disconnect();
+  }
+}
+
+async function everyPartitionLed(admin: Admin, topics: string[]) {
+  const { topics: meta } = await admin.fetchTopicMetadata({ topics });
+  const leaderless = meta.filter((t) => t.partitions.some((p) => p.leader < 0)).map((t) => t.name);
+  if (leaderless.length > 0) {
+    throw Object.assign(new Error(`no partition leader yet: ${leaderless.join(', ')}`), { retriable: true });
   }
 }
 

@@ -173,8 +173,9 @@ describe('the promoter console in a browser, through the edge router', () => {
     await page.goto(`${router}/console/events/${state.eventId}/live`);
     const live = page.getByTestId('live');
     const map = live.locator('[data-seatmap]');
+    // The map comes from seats.json, the tiles from the stream's first snapshot: wait for both before buying.
     await page.waitForFunction(() => document.querySelector('[data-seatmap]')?.getAttribute('data-available') === '12');
-    await expect(page.locator('[data-stat="paidOrders"]').textContent()).resolves.toBe('0');
+    await page.waitForFunction(() => document.querySelector('[data-stat="paidOrders"]')?.textContent === '0');
 
     const buyer = await shopper(t.platform, state.eventId!, 'console-fan');
     await buyer.admit();
