@@ -10,9 +10,9 @@ import { configDefaults } from 'vitest/config';
  *     its sale windows and outages, two keep two cores busy;
  *  3. then, one at a time with the machine to themselves, the files that stop, kill, freeze or restart a shared
  *     server (the drills), which would fail whatever ran beside them, and the writer-failover drill, whose replica
- *     rebuild once lost its stream beside another platform. The broker, restart and region-failover drills are not
- *     among them: they freeze, kill, restart and promote servers of their own (test/support/own-servers.ts), so they
- *     run in group 2.
+ *     rebuild once lost its stream beside another platform. The broker, restart, region-failover, observability and
+ *     supervisor drills are not among them: they freeze, kill, restart and promote servers of their own
+ *     (test/support/own-servers.ts), so they run in group 2.
  */
 const count = (name: string, fallback: number) => {
   const n = Number(process.env[name] ?? fallback);
@@ -35,15 +35,9 @@ export const alone = group(2, 1);
  * freeze or restart a shared server, and those that measure CPU or hold a time budget, which files beside them skew.
  */
 export const exclusiveFiles: Record<string, string[]> = {
-  cell: ['test/backbone.outage.test.ts'],
   'control-plane': ['test/controller.test.ts'],
   'load-tests': ['test/cpu.test.ts'],
-  test: [
-    'e2e/data-layer-drills.test.ts',
-    'e2e/observability.test.ts',
-    'e2e/supervisor.test.ts',
-    'e2e/writer-failover.test.ts',
-  ],
+  test: ['e2e/data-layer-drills.test.ts', 'e2e/writer-failover.test.ts'],
 };
 
 /** A package project's exclude: vitest's defaults and its files that run in group 3. */

@@ -1,23 +1,26 @@
-import { execFileSync } from 'node:child_process';
 import { cellTopics } from '@onsale/contracts';
-import { describe, expect } from 'vitest';
+import { describe, expect, vi } from 'vitest';
 import { startProcess } from '../../scripts/local-platform/process';
 import { admittedBuyer } from '../../test/support/buyer';
 import type { TestCell } from '../../test/support/cell';
 import { cellTest } from '../../test/support/fixtures';
-import { eventually, kafkaBrokers, readTopic } from '../../test/support/kafka';
-import { repoRoot } from '../../test/support/services';
+import { eventually, kafkaBrokers, provisionCellTopics, readTopic } from '../../test/support/kafka';
+import { ownServers } from '../../test/support/own-servers';
 import { startCellWorkers } from '../../test/support/workers';
 
-const it = cellTest({ prefix: 'out', topics: true, seats: 500 });
+const it = cellTest({ prefix: 'out', seats: 500 });
 const OUTAGE_MS = 30_000;
 
-const services = (...args: string[]) =>
-  execFileSync('bash', ['scripts/services', ...args], { cwd: repoRoot, stdio: 'ignore' });
-
-// Whatever happens in the test, the broker is started again (before the cell's topics are dropped).
-it.afterAll(() => {
-  services('start', 'kafka');
+// The broker this file stops is its own: every helper (topics, workers, the reader) is pointed at it, the files
+// beside this one keep theirs, and the cell's topics go with it.
+const broker = ownServers('backbone-outage', { kafka: 27492 });
+it.beforeAll(async () => {
+  await broker.services('start', 'kafka');
+  vi.stubEnv('KAFKA_BROKERS', broker.kafkaBrokers!);
+}, 120_000);
+it.afterAll(async () => {
+  vi.unstubAllEnvs();
+  await broker.remove();
 });
 
 const unpublished = async (cell: TestCell) =>
@@ -30,6 +33,7 @@ describe('Kafka down for 30 s while buyers keep holding seats', () => {
     cell,
     event,
   }) => {
+    await provisionCellTopics(cellId);
     const relay = await startCellWorkers(cellId, cell.db.url, { relay: true });
     try {
       let seat = 0;
@@ -40,7 +44,7 @@ describe('Kafka down for 30 s while buyers keep holding seats', () => {
       expect(await holdOne()).toBe(202);
       await eventually(async () => (await unpublished(cell)) === 0, 'the first event to be published');
 
-      services('stop', 'kafka');
+      await broker.services('stop', 'kafka');
       // A worker that starts while the broker is away waits for it rather than dying.
       const saga = await startProcess('cell/src/saga/main.ts', {
         CELL_ID: cellId,
@@ -60,7 +64,7 @@ describe('Kafka down for 30 s while buyers keep holding seats', () => {
         const stranded = await unpublished(cell);
         expect(stranded).toBe(statuses.length);
 
-        services('start', 'kafka');
+        await broker.services('start', 'kafka');
         const holds = statuses.length + 1;
         const requested = async () =>
           (await cell.db.query(`SELECT 1 FROM outbox WHERE event_type = 'PaymentAuthorizationRequested'`)).length;

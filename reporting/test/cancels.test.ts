@@ -21,7 +21,7 @@ import { startCellWorkers } from '../../test/support/workers';
 import { decodeFacts } from '../src/parquet';
 import { startReporter } from '../src/reporter';
 import type { ObjectStore } from '../src/s3';
-import { cellQuiet, settledObjects, testReporterConfig } from './support';
+import { cellQuiet, reporterCaughtUp, settledObjects, testReporterConfig } from './support';
 
 let h: Harness;
 let identity: TestIdentity;
@@ -39,6 +39,7 @@ const reporters: Awaited<ReturnType<typeof startReporter>>[] = [];
 let crashesLeft = 0;
 let crashed = 0;
 
+const liveGroups = `reporting-cancel-${randomUUID().slice(0, 6)}`;
 const config = (groupPrefix: string) =>
   testReporterConfig({ controlPlaneDatabaseUrl: h.config.DATABASE_URL_CONTROL_PLANE, prefix, groupPrefix });
 
@@ -156,7 +157,7 @@ beforeAll(async () => {
     { stripe: stripeClient(emulator) },
   );
   reporters.push(
-    await startReporter(config(`reporting-cancel-${randomUUID().slice(0, 6)}`), log, {
+    await startReporter(config(liveGroups), log, {
       beforeCommit: (source) => {
         if (source !== cellId || crashesLeft === 0) return;
         crashesLeft--;
@@ -273,12 +274,15 @@ describe('sales figures after an event is cancelled', () => {
   it('a replay from the first offset rewrites byte-identical objects and changes no figure', async () => {
     const store = reporters[0]!.store;
     await cellQuiet(cell);
+    await reporterCaughtUp(liveGroups, [cellId]);
     const before = await settledObjects(store, cellObjects(store));
     const projected = await snapshot();
     const figures = await summary();
-    const replay = await startReporter(config(`reporting-cancel-replay-${randomUUID().slice(0, 6)}`), log);
+    const replayGroups = `reporting-cancel-replay-${randomUUID().slice(0, 6)}`;
+    const replay = await startReporter(config(replayGroups), log);
     reporters.push(replay);
     await eventually(async () => replay.sources().includes(cellId), 'replay sources');
+    await reporterCaughtUp(replayGroups, [cellId]);
     const after = await settledObjects(store, cellObjects(store));
     expect(Object.keys({ ...before, ...after }).filter((k) => before[k] !== after[k])).toEqual([]);
     expect(await snapshot()).toEqual(projected);

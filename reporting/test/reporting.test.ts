@@ -15,7 +15,7 @@ import { decodeFacts } from '../src/parquet';
 import { rebuildProjections } from '../src/rebuild';
 import { startReporter } from '../src/reporter';
 import type { ObjectStore } from '../src/s3';
-import { cellQuiet, settledObjects, testReporterConfig } from './support';
+import { cellQuiet, reporterCaughtUp, settledObjects, testReporterConfig } from './support';
 
 let h: Harness;
 let identity: TestIdentity;
@@ -24,6 +24,7 @@ const log = createLogger({ role: 'reporting-test' }, 'error');
 const started: { cell: TestCell; workers: Awaited<ReturnType<typeof startCellWorkers>>; cellId: string }[] = [];
 const reporters: Awaited<ReturnType<typeof startReporter>>[] = [];
 
+const liveGroups = `reporting-live-${randomUUID().slice(0, 6)}`;
 const config = (groupPrefix: string) =>
   testReporterConfig({ controlPlaneDatabaseUrl: h.config.DATABASE_URL_CONTROL_PLANE, prefix, groupPrefix });
 
@@ -152,7 +153,7 @@ beforeAll(async () => {
   // A registered cell that never came up: its topic does not exist.
   await addCell(h, uniqueCellId('down'), undefined, { kafkaBrokers: kafkaBrokers().join(',') });
   reporters.push(
-    await startReporter(config(`reporting-live-${randomUUID().slice(0, 6)}`), log, {
+    await startReporter(config(liveGroups), log, {
       beforeCommit: () => {
         // The first batch dies after its objects are durable and before its offsets are committed.
         if (crashes++ === 0) throw new Error('killed between upload and offset commit');
@@ -219,12 +220,15 @@ describe('cross-cell reporting', () => {
   it('a replay from the first offset rewrites byte-identical objects and changes no projection', async () => {
     const store = reporters[0]!.store;
     for (const s of started) await cellQuiet(s.cell);
+    await reporterCaughtUp(liveGroups, [a.cellId, b.cellId]);
     const before = await settledObjects(store, allObjects(store));
     const projected = await snapshot();
-    const replay = await startReporter(config(`reporting-replay-${randomUUID().slice(0, 6)}`), log);
+    const replayGroups = `reporting-replay-${randomUUID().slice(0, 6)}`;
+    const replay = await startReporter(config(replayGroups), log);
     reporters.push(replay);
     await eventually(async () => [a.cellId, b.cellId].every((c) => replay.sources().includes(c)), 'replay sources');
-    // The replay has caught up when its plan objects stop changing: then they must all be the live ones.
+    // Once the replay has committed the end of both topics, its objects must all be the live ones.
+    await reporterCaughtUp(replayGroups, [a.cellId, b.cellId]);
     const after = await settledObjects(store, allObjects(store));
     const changed = Object.keys({ ...before, ...after }).filter((k) => before[k] !== after[k]);
     expect(changed).toEqual([]);

@@ -1,5 +1,7 @@
-import { parseEnv } from '@onsale/contracts';
+import { cellTopics, parseEnv } from '@onsale/contracts';
+import { Kafka, logLevel } from 'kafkajs';
 import type { TestDatabase } from '../../test/support/db';
+import { eventually, kafkaBrokers } from '../../test/support/kafka';
 import { serviceEnv } from '../../test/support/services';
 import { ReportingConfig } from '../src/config';
 import type { ObjectStore } from '../src/s3';
@@ -69,6 +71,37 @@ export async function cellQuiet(cell: { db: TestDatabase }): Promise<void> {
     if (after.rows === before.rows && after.waiting === '0') return;
   }
   throw new Error('the cell kept writing events for 90 s');
+}
+
+/**
+ * The reporter of `groupPrefix` has committed the end of each cell's purchase topic. It commits only after
+ * uploading what it read, so every object those events make is written: what a comparison of objects waits for,
+ * rather than a pause in the writes, which a busy machine stretches (the live reporter once wrote a cell's last
+ * batch after the objects had been read as settled).
+ */
+export async function reporterCaughtUp(groupPrefix: string, cellIds: string[]): Promise<void> {
+  const admin = new Kafka({ clientId: 'test-caught-up', brokers: kafkaBrokers(), logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    for (const cellId of cellIds) {
+      const topic = cellTopics(cellId).purchase;
+      await eventually(
+        async () => {
+          const [ends, [committed]] = await Promise.all([
+            admin.fetchTopicOffsets(topic),
+            admin.fetchOffsets({ groupId: `${groupPrefix}.${cellId}`, topics: [topic] }),
+          ]);
+          const at = new Map(committed!.partitions.map((p) => [p.partition, p.offset]));
+          return ends.every((p) => p.high === p.low || at.get(p.partition) === p.high);
+        },
+        `the reporter ${groupPrefix} to commit the end of ${topic}`,
+        90_000,
+        250,
+      );
+    }
+  } finally {
+    await admin.disconnect();
+  }
 }
 
 /** The objects once the reporters stop writing them: two reads 2 s apart that agree. */

@@ -1,10 +1,10 @@
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TraceFileSpan } from '../../scripts/local-platform/trace-file';
 import { eventually } from '../support/kafka';
+import { ownServers } from '../support/own-servers';
 import { startTestPlatform, type TestPlatform } from '../support/platform';
 import { repoRoot } from '../support/services';
 import { shopper } from '../support/shopper';
@@ -12,9 +12,11 @@ import { shopper } from '../support/shopper';
 /**
  * Every process of the local platform scraped by a real Prometheus, with the repository's alert
  * rules; the outbox alert's window shortened (30 s → 5 s, 1 m → 4 s) so a 30-second broker
- * outage can be watched firing and resolving within a test.
+ * outage can be watched firing and resolving within a test. The broker is the file's own, so the outage touches
+ * no other file's platform.
  */
 let t: TestPlatform;
+const broker = ownServers('observability', { kafka: 27292 });
 const rules = resolve(repoRoot, `.data/e2e/rules-${randomUUID().slice(0, 8)}/alerts.yml`);
 /** Every process's spans, as the launcher's trace collector writes them (scripts/local-platform/trace-file.ts). */
 const tracesFile = resolve(rules, '../traces.ndjson');
@@ -28,16 +30,18 @@ beforeAll(async () => {
   expect(short).not.toBe(source);
   mkdirSync(resolve(rules, '..'), { recursive: true });
   writeFileSync(rules, short);
+  await broker.services('start', 'kafka');
   t = await startTestPlatform({
     seatsPerEvent: 40,
     maxReleaseRate: 50,
     prometheus: { ruleFiles: [rules] },
     traces: { file: tracesFile },
+    servers: { kafkaBrokers: broker.kafkaBrokers },
   });
 }, 240_000);
 afterAll(async () => {
-  execFileSync('bash', ['scripts/services', 'start', 'kafka'], { cwd: repoRoot, stdio: 'ignore' });
   await t?.stop();
+  await broker.remove();
 });
 
 async function query(expr: string): Promise<{ metric: Record<string, string>; value: [number, string] }[]> {
@@ -230,7 +234,7 @@ describe('metrics and alerts on the local platform, through a real Prometheus', 
     await Promise.all(buyers.map((b) => b.admit()));
     expect(await alertState('OutboxDeliveryStalled')).toBeNull();
 
-    execFileSync('bash', ['scripts/services', 'stop', 'kafka'], { cwd: repoRoot, stdio: 'ignore' });
+    await broker.services('stop', 'kafka');
     const stoppedAt = Date.now();
     try {
       for (const [i, b] of buyers.entries()) {
@@ -246,7 +250,7 @@ describe('metrics and alerts on the local platform, through a real Prometheus', 
       const remaining = 30_000 - (Date.now() - stoppedAt);
       if (remaining > 0) await new Promise((r) => setTimeout(r, remaining));
     } finally {
-      execFileSync('bash', ['scripts/services', 'start', 'kafka'], { cwd: repoRoot, stdio: 'ignore' });
+      await broker.services('start', 'kafka');
     }
     await eventually(
       async () => (await alertState('OutboxDeliveryStalled')) === null,

@@ -5,21 +5,33 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { supervise } from '../../scripts/local-platform/supervisor';
 import { eventually, signalKafka } from '../support/kafka';
+import { ownServers } from '../support/own-servers';
 import { startTestPlatform, type TestPlatform } from '../support/platform';
 import { repoRoot } from '../support/services';
 
-/** The local platform keeps its processes alive as ECS would, and their health tells the truth. */
+/**
+ * The local platform keeps its processes alive as ECS would, and their health tells the truth. The broker it
+ * freezes is the file's own.
+ */
 
 let t: TestPlatform;
+const broker = ownServers('supervisor', { kafka: 27392 });
 const stateFile = resolve(repoRoot, `.data/e2e/state-${randomUUID().slice(0, 8)}.json`);
 const run = promisify(execFile);
 
 beforeAll(async () => {
-  t = await startTestPlatform({ seatsPerEvent: 20, maxReleaseRate: 20, stateFile });
+  await broker.services('start', 'kafka');
+  t = await startTestPlatform({
+    seatsPerEvent: 20,
+    maxReleaseRate: 20,
+    stateFile,
+    servers: { kafkaBrokers: broker.kafkaBrokers },
+  });
 }, 180_000);
 afterAll(async () => {
-  signalKafka('SIGCONT');
+  signalKafka('SIGCONT', broker.data);
   await t?.stop();
+  await broker.remove();
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -66,7 +78,7 @@ describe('the local platform supervises its processes', () => {
     expect(consumers).toHaveLength(6);
     for (const c of consumers) expect(await readyz(c.healthUrl!)).toBe(200);
     const restarts = consumers.map((c) => c.restarts);
-    signalKafka('SIGSTOP');
+    signalKafka('SIGSTOP', broker.data);
     try {
       await eventually(
         async () => (await Promise.all(consumers.map((c) => readyz(c.healthUrl!)))).every((s) => s === 503),
@@ -75,7 +87,7 @@ describe('the local platform supervises its processes', () => {
         500,
       );
     } finally {
-      signalKafka('SIGCONT');
+      signalKafka('SIGCONT', broker.data);
     }
     const states = async () =>
       Promise.all(
