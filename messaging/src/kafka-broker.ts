@@ -372,7 +372,10 @@ export function createKafkaBroker(options: KafkaBrokerOptions): Broker {
   };
 }
 
-/** Creates a cell's topics if missing; the broker never auto-creates them. */
+/**
+ * Creates a cell's topics if missing; the broker never auto-creates them. Returns the topics its first
+ * listing lacked (a start beside it may have created some of them first).
+ */
 export async function provisionTopics(
   options: { brokers: string[]; log: Logger; security?: KafkaBrokerOptions['security'] },
   topics: { topic: string; partitions: number; replicationFactor: number; configs?: Record<string, string> }[],
@@ -385,7 +388,7 @@ export async function provisionTopics(
   });
   const admin = kafka.admin();
   await admin.connect();
-  const created: string[] = [];
+  let lacking: string[] | undefined;
   try {
     // A broker busy electing leaders answers retriable errors (UNKNOWN_TOPIC_OR_PARTITION while a new
     // topic's metadata spreads): each attempt lists afresh, creates only what is missing, and ends
@@ -394,6 +397,7 @@ export async function provisionTopics(
       try {
         const existing = new Set(await admin.listTopics());
         const missing = topics.filter((t) => !existing.has(t.topic));
+        lacking ??= missing.map((t) => t.topic);
         if (missing.length > 0) {
           await admin.createTopics({
             waitForLeaders: true,
@@ -404,13 +408,12 @@ export async function provisionTopics(
               configEntries: Object.entries(t.configs ?? {}).map(([name, value]) => ({ name, value })),
             })),
           });
-          created.push(...missing.map((t) => t.topic));
         }
         await everyPartitionLed(
           admin,
           topics.map((t) => t.topic),
         );
-        return created;
+        return lacking;
       } catch (err) {
         if (!(err as { retriable?: boolean }).retriable || attempt >= 10) throw err;
         options.log.warn('topic provisioning retried', { attempt, error: (err as Error).message });
