@@ -58,17 +58,21 @@ const headersOf = (raw: Record<string, unknown> | undefined): Record<string, str
   return out;
 };
 
-/** A topic's offsets; a topic created moments ago may have no partition leader yet (retriable): waited out. */
-async function topicOffsets(admin: Admin, topic: string) {
+/** Runs `read` until it succeeds, waiting out errors Kafka marks retriable (up to 10 attempts, about 17 s). */
+async function retryingRetriable<T>(read: () => Promise<T>, onRetry?: (attempt: number, err: Error) => void) {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await admin.fetchTopicOffsets(topic);
+      return await read();
     } catch (err) {
       if (!(err as { retriable?: boolean }).retriable || attempt >= 10) throw err;
-      await new Promise((r) => setTimeout(r, 300 * attempt));
+      onRetry?.(attempt, err as Error);
+      await sleep(300 * attempt);
     }
   }
 }
+
+/** A topic's offsets; a topic created moments ago may have no partition leader yet (retriable): waited out. */
+const topicOffsets = (admin: Admin, topic: string) => retryingRetriable(() => admin.fetchTopicOffsets(topic));
 
 export function createKafkaBroker(options: KafkaBrokerOptions): Broker {
   const kafka = new Kafka({
@@ -393,8 +397,8 @@ export async function provisionTopics(
     // A broker busy electing leaders answers retriable errors (UNKNOWN_TOPIC_OR_PARTITION while a new
     // topic's metadata spreads): each attempt lists afresh, creates only what is missing, and ends
     // when every partition has a leader, so a platform's start does not fail on a moment's lag.
-    for (let attempt = 1; ; attempt++) {
-      try {
+    return await retryingRetriable(
+      async () => {
         const existing = new Set(await admin.listTopics());
         const missing = topics.filter((t) => !existing.has(t.topic));
         lacking ??= missing.map((t) => t.topic);
@@ -414,12 +418,9 @@ export async function provisionTopics(
           topics.map((t) => t.topic),
         );
         return lacking;
-      } catch (err) {
-        if (!(err as { retriable?: boolean }).retriable || attempt >= 10) throw err;
-        options.log.warn('topic provisioning retried', { attempt, error: (err as Error).message });
-        await new Promise((r) => setTimeout(r, 300 * attempt));
-      }
-    }
+      },
+      (attempt, err) => options.log.warn('topic provisioning retried', { attempt, error: err.message }),
+    );
   } finally {
     await admin.disconnect();
   }

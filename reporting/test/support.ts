@@ -1,5 +1,5 @@
-import { cellTopics, parseEnv } from '@onsale/contracts';
-import { Kafka, logLevel } from 'kafkajs';
+import { cellTopics, createLogger, parseEnv } from '@onsale/contracts';
+import { createKafkaBroker } from '@onsale/messaging/kafka-broker';
 import type { TestDatabase } from '../../test/support/db';
 import { eventually, kafkaBrokers } from '../../test/support/kafka';
 import { serviceEnv } from '../../test/support/services';
@@ -73,6 +73,8 @@ export async function cellQuiet(cell: { db: TestDatabase }): Promise<void> {
   throw new Error('the cell kept writing events for 90 s');
 }
 
+const quiet = createLogger({ role: 'test' }, 'error');
+
 /**
  * The reporter of `groupPrefix` has committed the end of each cell's purchase topic. It commits only after
  * uploading what it read, so every object those events make is written: what a comparison of objects waits for,
@@ -80,27 +82,19 @@ export async function cellQuiet(cell: { db: TestDatabase }): Promise<void> {
  * batch after the objects had been read as settled).
  */
 export async function reporterCaughtUp(groupPrefix: string, cellIds: string[]): Promise<void> {
-  const admin = new Kafka({ clientId: 'test-caught-up', brokers: kafkaBrokers(), logLevel: logLevel.NOTHING }).admin();
-  await admin.connect();
+  const broker = createKafkaBroker({ brokers: kafkaBrokers(), clientId: 'test-caught-up', log: quiet });
   try {
     for (const cellId of cellIds) {
       const topic = cellTopics(cellId).purchase;
       await eventually(
-        async () => {
-          const [ends, [committed]] = await Promise.all([
-            admin.fetchTopicOffsets(topic),
-            admin.fetchOffsets({ groupId: `${groupPrefix}.${cellId}`, topics: [topic] }),
-          ]);
-          const at = new Map(committed!.partitions.map((p) => [p.partition, p.offset]));
-          return ends.every((p) => p.high === p.low || at.get(p.partition) === p.high);
-        },
+        async () => (await broker.lag(`${groupPrefix}.${cellId}`, [topic])) === 0,
         `the reporter ${groupPrefix} to commit the end of ${topic}`,
         90_000,
         250,
       );
     }
   } finally {
-    await admin.disconnect();
+    await broker.close();
   }
 }
 
