@@ -13,7 +13,7 @@ const OUTAGE_MS = 30_000;
 
 // The broker this file stops is its own: every helper (topics, workers, the reader) is pointed at it, the files
 // beside this one keep theirs, and the cell's topics go with it.
-const broker = ownServers('backbone-outage', { kafka: 27492 });
+const broker = ownServers('backbone-outage', { kafka: 18492 });
 it.beforeAll(async () => {
   await broker.services('start', 'kafka');
   vi.stubEnv('KAFKA_BROKERS', broker.kafkaBrokers!);

@@ -7,7 +7,7 @@ import { provisionTopics } from '../src/kafka-broker';
 
 const log = createLogger({ role: 'test' }, 'error');
 // A broker of its own, started for this file: the fault lives in a broker's first moments.
-const broker = ownServers('provision', { kafka: 27192 });
+const broker = ownServers('provision', { kafka: 18192 });
 const brokers = () => [broker.kafkaBrokers!];
 beforeAll(() => broker.services('start', 'kafka'), 120_000);
 afterAll(() => broker.remove());

@@ -69,17 +69,26 @@ export interface CellHandle {
 
 const handedOut = new Set<number>();
 
+/** Ports from here up to the kernel's ephemeral range are handed out; the fixed ones (scripts/services, the drills' own servers) sit below. */
+const FIRST_HANDED_OUT_PORT = 20_000;
+/** Side-by-side test workers, each with a slice of that range of its own (a worker's id is VITEST_POOL_ID). */
+const PORT_SLICES = 8;
+
 /**
  * A port for a child process to listen on later. It is picked below the kernel's ephemeral range:
  * a port from `listen(0)` comes from that range, and in the seconds before the child binds it,
- * any outgoing connection (to PostgreSQL, Kafka, Redis) may take it as its local port.
+ * any outgoing connection (to PostgreSQL, Kafka, Redis) may take it as its local port. Until the
+ * child binds it, only this process knows it is taken, so each test worker picks from a slice of
+ * its own: two platforms started side by side once both handed out one port, and a control plane's
+ * requests reached another platform's health server.
  */
 export async function freePort(): Promise<number> {
   const [ephemeralLow] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
-  const low = 20_000;
-  const high = Math.max(low + 1_000, (ephemeralLow ?? 32_768) - 1);
+  const sliceSize = Math.max(1_000, Math.floor(((ephemeralLow ?? 32_768) - FIRST_HANDED_OUT_PORT) / PORT_SLICES));
+  const worker = Number(process.env.VITEST_POOL_ID ?? 0);
+  const low = FIRST_HANDED_OUT_PORT + (worker % PORT_SLICES) * sliceSize;
   for (;;) {
-    const candidate = low + Math.floor(Math.random() * (high - low));
+    const candidate = low + Math.floor(Math.random() * sliceSize);
     if (handedOut.has(candidate)) continue;
     const bound = await new Promise<boolean>((res) => {
       const srv = createServer();

@@ -22,7 +22,7 @@ const SEATS = 400;
 const TERMINAL = ['ticketed', 'failed', 'expired', 'released', 'canceled', 'refunded'];
 const PATIENCE_MS = 240_000;
 const nextSeat = new Map<string, number>();
-const broker = ownServers('broker-faults', { kafka: 27092 });
+const broker = ownServers('broker-faults', { kafka: 18092 });
 
 beforeAll(async () => {
   await broker.services('start', 'kafka');

@@ -16,7 +16,7 @@ import { shopper } from '../support/shopper';
  * no other file's platform.
  */
 let t: TestPlatform;
-const broker = ownServers('observability', { kafka: 27292 });
+const broker = ownServers('observability', { kafka: 18292 });
 const rules = resolve(repoRoot, `.data/e2e/rules-${randomUUID().slice(0, 8)}/alerts.yml`);
 /** Every process's spans, as the launcher's trace collector writes them (scripts/local-platform/trace-file.ts). */
 const tracesFile = resolve(rules, '../traces.ndjson');

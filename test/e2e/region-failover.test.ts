@@ -18,8 +18,8 @@ import { shopper } from '../support/shopper';
 
 /**
  * Region game day (runbooks/region-failover.md, `pnpm drill:region`): cell 1 runs on a primary region of the drill's
- * own (PostgreSQL on 26442 and a KRaft broker on 26102, in a temporary directory) with a standby region beside it
- * (`scripts/services standby up`: an asynchronous replica on 26443 and a second broker on 26107 fed by MirrorMaker 2).
+ * own (PostgreSQL on 18842 and a KRaft broker on 18902, in a temporary directory) with a standby region beside it
+ * (`scripts/services standby up`: an asynchronous replica on 18843 and a second broker on 18907 fed by MirrorMaker 2).
  * Mid-onsale, buyers holding and paying through the router, the primary region is lost (its PostgreSQL and its
  * broker killed -9) and the runbook is run step by step (test/support/region-drill.ts): admission stopped, the lag
  * recorded, the standby promoted, the old epoch fenced, what the mirror lost published again from the outbox, the
@@ -29,10 +29,10 @@ import { shopper } from '../support/shopper';
  */
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TERMINAL = ['ticketed', 'expired', 'released', 'failed', 'canceled', 'refunded'];
-const PRIMARY_PG = 26442;
-const PRIMARY_KAFKA = '127.0.0.1:26102';
+const PRIMARY_PG = 18842;
+const PRIMARY_KAFKA = '127.0.0.1:18902';
 
-const own = ownServers('region', { postgres: 26432, kafka: 26092 });
+const own = ownServers('region', { postgres: 18832, kafka: 18892 });
 const region: StandbyRegion = { instance: 'c1', env: { ...own.env, ONSALE_SERVICES_TIMEOUT: '300' } };
 
 // The cell's database as its processes and this test name it: an address the drill moves to the promoted server

@@ -27,7 +27,7 @@ let t: TestPlatform;
 let dir: string;
 const secretsFile = () => join(dir, 'secrets.json');
 let first: { eventId: string; cellId: string; orderId: string; bearer: string; tickets: OrderView['tickets'] };
-const servers = ownServers('restart', { redis: 27179 });
+const servers = ownServers('restart', { redis: 18679 });
 
 /** A buyer through the router: queue, admission, two seats, paid, ticketed. */
 async function buyTickets(name: string) {

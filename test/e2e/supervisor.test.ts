@@ -15,7 +15,7 @@ import { repoRoot } from '../support/services';
  */
 
 let t: TestPlatform;
-const broker = ownServers('supervisor', { kafka: 27392 });
+const broker = ownServers('supervisor', { kafka: 18392 });
 const stateFile = resolve(repoRoot, `.data/e2e/state-${randomUUID().slice(0, 8)}.json`);
 const run = promisify(execFile);
 

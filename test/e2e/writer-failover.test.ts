@@ -11,7 +11,7 @@ import { shopper } from '../support/shopper';
 
 /**
  * Writer failover in a cell (runbooks/writer-failover.md): cell 1's ledger is a PostgreSQL primary with a
- * streaming replica (scripts/services `replica up`, on servers of this file's own: ports 25442/25443 in a
+ * streaming replica (scripts/services `replica up`, on servers of this file's own: ports 18742/18743 in a
  * temporary directory, so the shared services are untouched). Buyers hold and pay mid-onsale; the primary is
  * killed (-9), the replica promoted (`scripts/services promote`, the step an Aurora failover takes) and the
  * writer endpoint (the cluster endpoint's part) moved to it; the cell's processes reconnect by themselves.
@@ -23,7 +23,7 @@ import { shopper } from '../support/shopper';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TERMINAL = ['ticketed', 'expired', 'released', 'failed', 'canceled', 'refunded'];
 
-const own = ownServers('failover', { postgres: 25432 });
+const own = ownServers('failover', { postgres: 18732 });
 const services = own.services;
 /** The port of c1's writer now, as scripts/services records it. */
 const writerPort = () =>

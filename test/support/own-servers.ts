@@ -10,7 +10,9 @@ const exec = promisify(execFile);
 /**
  * Servers of a drill's own: `scripts/services` with its state in a temporary directory and its control-plane
  * instance on these ports (a cell's instance on the next ones, 10 apart). The drill may kill, freeze or promote them
- * while other files run beside it on the shared servers; `remove` stops them and deletes their state.
+ * while other files run beside it on the shared servers; `remove` stops them and deletes their state. Their ports
+ * sit in 18000-18999: below the ports `freePort` hands out (20,000 up), so no platform starting beside the drill
+ * picks one before the drill's server binds it, and apart from scripts/services' defaults.
  */
 export function ownServers(name: string, ports: { postgres?: number; redis?: number; kafka?: number }) {
   const data = mkdtempSync(join(tmpdir(), `onsale-${name}-`));
