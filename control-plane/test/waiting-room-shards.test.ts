@@ -6,7 +6,7 @@ import { clusterReady } from '../src/waiting-room/cluster-client';
 import { pseudonymOf, roomFairness, shuffleKey } from '../src/waiting-room/fairness';
 import { joinQueue } from '../src/waiting-room/join';
 import { releaseStep } from '../src/waiting-room/release';
-import { openRoom, roomStats, setRoomControl, startReleasing } from '../src/waiting-room/room';
+import { moveRoom, openRoom, roomStats, setRoomControl, startReleasing } from '../src/waiting-room/room';
 import { shardOf } from '../src/waiting-room/shards';
 import { queueStatus } from '../src/waiting-room/status';
 
@@ -150,6 +150,38 @@ describe.each(CASES)('waiting room, $name', ({ shards, cluster }) => {
       const s = await queueStatus({ ctx: h.services, actor: buyer(b), eventId });
       expect(s).toMatchObject({ status: 'waiting', admission: null });
     }
+  });
+
+  it('an evacuation moves every shard: buyers who collected an admission for the old cell collect one for the new cell', async () => {
+    const { eventId, start } = await room(20);
+    await start();
+    const subs = Array.from({ length: 12 }, (_, i) => `moved-${i}`);
+    for (const b of subs) {
+      h.clock.advance(1);
+      await joinQueue({ ctx: h.services, actor: buyer(b), eventId });
+    }
+    h.clock.advance(1000);
+    expect((await releaseStep(h.services, eventId)).released).toEqual(subs);
+    const collected = subs.slice(0, 8);
+    expect(new Set(collected.map((b) => shardOf(b, shards))).size).toBe(shards);
+    const before = new Map<string, { jti: string; purchaseCell: string; directoryEpoch: number }>();
+    for (const b of collected) {
+      const s = await queueStatus({ ctx: h.services, actor: buyer(b), eventId });
+      expect(s.status).toBe('released');
+      before.set(b, s.admission!);
+    }
+    const source = before.get(collected[0]!)!;
+    const target = { cellId: `${source.purchaseCell}-target`, epoch: source.directoryEpoch + 1 };
+
+    expect(await moveRoom(h.services, eventId, target)).toBe(collected.length);
+    for (const b of subs) {
+      const s = await queueStatus({ ctx: h.services, actor: buyer(b), eventId });
+      expect(s.status, b).toBe('released');
+      expect(s.admission, b).toMatchObject({ purchaseCell: target.cellId, directoryEpoch: target.epoch });
+      if (before.has(b)) expect(s.admission!.jti, b).not.toBe(before.get(b)!.jti);
+    }
+    // Re-admission hands out new admissions for the same turns: nobody counts as released twice.
+    expect(await roomStats(h.services, eventId)).toMatchObject({ waiting: 0, released: subs.length });
   });
 
   it(`answers each waiter's global place from their own shard, ${shards === 1 ? 'exactly' : 'within 4 standard deviations'}`, async () => {

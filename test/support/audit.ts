@@ -320,7 +320,7 @@ export function testMover(t: TestPlatform): {
     log: createLogger({ service: 'evacuation-test' }, 'warn'),
     clock: systemClock,
     cells: createHttpCellClient({ token: t.platform.internalToken, timeoutMs: 15_000 }),
-    claimWindowSeconds: 60,
+    config: { WAITING_ROOM_SHARDS: 1, ADMISSION_CLAIM_WINDOW_SECONDS: 60 },
     pollMs: 100,
   };
   return {

@@ -2,7 +2,7 @@ import type { Logger } from '@onsale/contracts';
 import { DomainError } from '@onsale/contracts';
 import { and, eq, inArray, or, sql } from 'drizzle-orm';
 import type { CellClient, CellTarget } from '../cells/client';
-import type { Services } from '../context';
+import type { Config } from '../config';
 import type { Db } from '../db/client';
 import { type Cell, cells, type EventMove, eventMoves, events, type MoveStep, onsales } from '../db/schema';
 import { bumpDirectoryVersion } from '../db/sql';
@@ -11,10 +11,9 @@ import type { Clock } from '../lib/clock';
 import { conflict, notFound } from '../lib/errors';
 import { buildEventLoad } from '../onsale/load';
 import { movePrewarm } from '../prewarm/record';
-import { setRoomPlacement } from '../waiting-room/room';
+import { moveRoom } from '../waiting-room/room';
 import type { RoomRedis } from '../waiting-room/scripts';
 import { type EvacuationPlan, refuse } from './plan';
-import { readmitReleasedBuyers } from './readmit';
 
 /**
  * Evacuating one on-sale event from its cell (the source) to another (the target), as a row in
@@ -38,10 +37,11 @@ export interface MoverDeps {
   redis: RoomRedis;
   /** The control plane's Redis key prefix (the waiting room's keys). */
   prefix: string;
+  /** The room's shards, and the claim window a re-admitted buyer gets. */
+  config: Pick<Config, 'WAITING_ROOM_SHARDS' | 'ADMISSION_CLAIM_WINDOW_SECONDS'>;
   log: Logger;
   clock: Clock;
   cells: CellClient;
-  claimWindowSeconds: number;
   /** How often drain and settle look at the source. */
   pollMs?: number;
   /** Test hook: stop (as if killed) right after this step is recorded. */
@@ -311,8 +311,7 @@ async function drain(deps: MoverDeps, m: EventMove): Promise<EventMove> {
 async function copy(deps: MoverDeps, m: EventMove): Promise<EventMove> {
   const source = await cellTarget(deps.db, m.fromCell);
   const target = await cellTarget(deps.db, m.toCell);
-  // buildEventLoad and setRoomPlacement read only the database, and Redis with its prefix.
-  const { body } = await buildEventLoad(deps as unknown as Services, m.eventId);
+  const { body } = await buildEventLoad(deps, m.eventId);
   const loaded = await deps.cells.loadEvent(target, { ...body, directoryEpoch: (m.fenceEpoch ?? 0) + 1 });
   if (loaded.seats !== body.seats.length)
     throw new DomainError('conflict', `target reports ${loaded.seats} seats, sent ${body.seats.length}`);
@@ -377,14 +376,7 @@ async function flip(deps: MoverDeps, m: EventMove): Promise<EventMove> {
 async function resume(deps: MoverDeps, m: EventMove): Promise<EventMove> {
   const target = await cellTarget(deps.db, m.toCell);
   await deps.cells.unfreeze(target, m.eventId, await saleStatus(deps.db, m.eventId));
-  await setRoomPlacement(deps as unknown as Services, m.eventId, m.toCell, m.flipEpoch ?? 0);
-  const readmitted = await readmitReleasedBuyers(
-    deps.redis,
-    deps.prefix,
-    m.eventId,
-    deps.clock.now().getTime(),
-    deps.claimWindowSeconds,
-  );
+  const readmitted = await moveRoom(deps, m.eventId, { cellId: m.toCell, epoch: m.flipEpoch ?? 0 });
   return advance(deps, m, 'resumed', { resumedAt: new Date() }, { resume: { readmitted } });
 }
 

@@ -23,10 +23,10 @@ export function moverDeps(s: Services): MoverDeps {
     db: s.db,
     redis: s.redis,
     prefix: s.prefix,
+    config: s.config,
     log: s.log,
     clock: s.clock,
     cells: s.cells,
-    claimWindowSeconds: s.config.ADMISSION_CLAIM_WINDOW_SECONDS,
   };
 }
 

@@ -3,12 +3,12 @@ import { and, eq, inArray, lte, or, sql } from 'drizzle-orm';
 import { CellCallError } from '../cells/client';
 import type { Services } from '../context';
 import { cells, events, onsales } from '../db/schema';
-import { dbOf } from '../db/tx';
+import { type DbScope, dbOf } from '../db/tx';
 import { notFound } from '../lib/errors';
 
 /** The body of the cell's load endpoint (contracts' EventLoad), from the directory and the seat map. */
 export async function buildEventLoad(
-  ctx: Services,
+  ctx: DbScope,
   eventId: string,
 ): Promise<{ body: EventLoad; cell: { id: string; baseUrl: string }; seatMapVersion: number }> {
   const [row] = await dbOf(ctx)

@@ -1,10 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { DomainError } from '@onsale/contracts';
 import { and, eq, inArray } from 'drizzle-orm';
+import type { Config } from '../config';
 import type { Services } from '../context';
 import { events, onsales } from '../db/schema';
+import type { Clock } from '../lib/clock';
 import { releasingSetKey } from './keys';
-import { allShardKeys } from './shards';
+import type { RoomRedis } from './scripts';
+import { allShardKeys, type ShardScope } from './shards';
+
+/** What writing a room's settings takes: its Redis (with the room's scripts) and where its keys are. */
+export type RoomScope = ShardScope & { redis: RoomRedis };
 
 /** The statuses of an event whose waiting room must exist in Redis. */
 export const ROOM_LIVE = ['scheduled', 'on_sale', 'paused', 'sold_out'] as const;
@@ -40,7 +46,7 @@ export interface RoomConfig {
  * Sets fields of a configured room's settings on every shard (one shard unless the room is sharded); a shard that
  * lost the room is left for the scheduler to rebuild whole (restoreLostRooms), not given a partial hash.
  */
-async function setOnEveryShard(ctx: Services, eventId: string, fields: Record<string, string | number>) {
+async function setOnEveryShard(ctx: RoomScope, eventId: string, fields: Record<string, string | number>) {
   const args = Object.entries(fields).flat();
   await Promise.all(allShardKeys(ctx, eventId).map((k) => ctx.redis.wrUpdate(k.meta, ...args)));
 }
@@ -127,6 +133,28 @@ export async function roomStats(ctx: Services, eventId: string) {
 }
 
 /** Keeps the room's purchase cell and epoch (carried by admission tokens) in step with the directory. */
-export async function setRoomPlacement(ctx: Services, eventId: string, cellId: string, epoch: number) {
+export async function setRoomPlacement(ctx: RoomScope, eventId: string, cellId: string, epoch: number) {
   await setOnEveryShard(ctx, eventId, { cell: cellId, epoch });
+}
+
+/**
+ * After an evacuation's flip: the room admits for the event's new cell and epoch, and every buyer it released who
+ * collected an admission (naming the old cell) and has not let it expire collects a fresh one for the new cell on
+ * their next poll, within a new claim window. Nobody loses their turn and nobody is released twice (the release
+ * counters are untouched). On every shard; safe to run again. Returns how many buyers were re-admitted.
+ */
+export async function moveRoom(
+  ctx: RoomScope & { clock: Clock; config: Pick<Config, 'ADMISSION_CLAIM_WINDOW_SECONDS'> },
+  eventId: string,
+  placement: { cellId: string; epoch: number },
+): Promise<number> {
+  await setRoomPlacement(ctx, eventId, placement.cellId, placement.epoch);
+  const nowMs = ctx.clock.now().getTime();
+  const claimWindowMs = ctx.config.ADMISSION_CLAIM_WINDOW_SECONDS * 1000;
+  const readmitted = await Promise.all(
+    allShardKeys(ctx, eventId).map((k) =>
+      ctx.redis.wrReadmit(k.release, k.admitted, nowMs, claimWindowMs, k.token('')),
+    ),
+  );
+  return readmitted.reduce((a, b) => a + b, 0);
 }

@@ -365,6 +365,29 @@ return 1
 `;
 
 /**
+ * Readmit (an evacuation's flip, moveRoom): every release record whose admission was collected and has not expired
+ * goes back to "released, not yet collected" with a new claim deadline, and its token is dropped, so the buyer's
+ * next poll collects an admission for the room's new placement. KEYS: release, admitted. ARGV: now (ms), claim
+ * window (ms), the token keys' prefix (same hash tag). Returns how many records it reset.
+ */
+const READMIT = `
+local rel = redis.call('HGETALL', KEYS[1])
+local n = 0
+for i = 1, #rel, 2 do
+  local member = rel[i]
+  local releasedAt, claimBy, exp = string.match(rel[i + 1], '^([^|]*)|([^|]*)|([^|]*)|')
+  if exp and exp ~= '0' and tonumber(exp) > tonumber(ARGV[1]) then
+    local newClaimBy = string.format('%d', tonumber(ARGV[1]) + tonumber(ARGV[2]))
+    redis.call('HSET', KEYS[1], member, releasedAt .. '|' .. newClaimBy .. '|0|')
+    redis.call('ZADD', KEYS[2], newClaimBy, member)
+    redis.call('DEL', ARGV[3] .. member)
+    n = n + 1
+  end
+end
+return n
+`;
+
+/**
  * JOIN, STATUS and LIMITS take their number of keys first: the room's keys, then the buckets' (none when the
  * caller is not rate limited, as the release's own reads are not).
  */
@@ -383,6 +406,13 @@ export interface RoomRedis extends Redis {
   /** {skipped, upto, ...released}. */
   wrShardRelease(...args: (string | number)[]): Promise<[number, string, ...string[]]>;
   wrUpdate(meta: string, ...fieldsAndValues: (string | number)[]): Promise<number>;
+  wrReadmit(
+    release: string,
+    admitted: string,
+    now: number,
+    claimWindowMs: number,
+    tokenPrefix: string,
+  ): Promise<number>;
 }
 
 /** Registers the scripts (EVALSHA with EVAL fallback, through ioredis). */
@@ -400,6 +430,7 @@ export function withRoomScripts(redis: Redis): RoomRedis {
   redis.defineCommand('wrSeenBatch', { numberOfKeys: 1, lua: SEEN_BATCH });
   redis.defineCommand('wrShardRelease', { numberOfKeys: RELEASE_KEY_COUNT, lua: SHARD_RELEASE });
   redis.defineCommand('wrUpdate', { numberOfKeys: 1, lua: UPDATE });
+  redis.defineCommand('wrReadmit', { numberOfKeys: 2, lua: READMIT });
   return r;
 }
 

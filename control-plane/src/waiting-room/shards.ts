@@ -1,3 +1,4 @@
+import type { Config } from '../config';
 import type { Services } from '../context';
 import { type RoomKeys, roomKeys } from './keys';
 import { releaseKeys } from './scripts';
@@ -16,10 +17,10 @@ import { releaseKeys } from './scripts';
  * either way. Each shard keeps its own queue in that order; the release step (releaseShards) merges the shards'
  * heads and takes each shard's share of the merged first R.
  */
-export const shardCount = (ctx: Services): number =>
-  // The evacuation's mover hands the room's verbs its own dependencies, without a config: a room of one shard
-  // (README: the evacuation's re-admission is not sharded yet).
-  (ctx.config as Services['config'] | undefined)?.WAITING_ROOM_SHARDS ?? 1;
+export const shardCount = (ctx: ShardScope): number => ctx.config.WAITING_ROOM_SHARDS;
+
+/** What finding a room's keys takes: the key prefix and the shard count (the API, the workers and the evacuation's mover). */
+export type ShardScope = Pick<Services, 'prefix'> & { config: Pick<Config, 'WAITING_ROOM_SHARDS'> };
 
 /** FNV-1a (32 bits) of the buyer id, mod K: a buyer's shard, stable across processes and deploys. */
 export function shardOf(buyer: string, shards: number): number {
@@ -33,13 +34,13 @@ export function shardOf(buyer: string, shards: number): number {
 }
 
 /** The keys of the shard that holds this buyer's place. */
-export function buyerRoomKeys(ctx: Services, eventId: string, buyer: string): RoomKeys {
+export function buyerRoomKeys(ctx: ShardScope, eventId: string, buyer: string): RoomKeys {
   const k = shardCount(ctx);
   return k === 1 ? roomKeys(ctx.prefix, eventId) : roomKeys(ctx.prefix, eventId, shardOf(buyer, k));
 }
 
 /** Every shard's keys, shard 0 first (the one that keeps R). */
-export function allShardKeys(ctx: Services, eventId: string): RoomKeys[] {
+export function allShardKeys(ctx: ShardScope, eventId: string): RoomKeys[] {
   const k = shardCount(ctx);
   return k === 1
     ? [roomKeys(ctx.prefix, eventId)]
@@ -47,7 +48,7 @@ export function allShardKeys(ctx: Services, eventId: string): RoomKeys[] {
 }
 
 /** JOIN's numbering of post-opening arrivals: a counter on one shard, the arrival millisecond across several. */
-export const arrivalOrder = (ctx: Services) => (shardCount(ctx) === 1 ? '' : 'ms');
+export const arrivalOrder = (ctx: ShardScope) => (shardCount(ctx) === 1 ? '' : 'ms');
 
 /**
  * The global people ahead of a buyer who has `rank` ahead on their own shard. Buyers spread over K shards by a hash,
