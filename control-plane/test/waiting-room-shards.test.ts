@@ -152,6 +152,18 @@ describe.each(CASES)('waiting room, $name', ({ shards, cluster }) => {
     }
   });
 
+  it('the bot report reads the room from its shards: the fairness seed counts as revealed once the room opens', async () => {
+    const { eventId, start } = await room(5);
+    const revealed = async () => {
+      const r = await h.req('GET', `/events/${eventId}/bot-report`, { token: manager });
+      expect(r.status).toBe(200);
+      return r.body.fairness.revealed;
+    };
+    expect(await revealed()).toBe(false);
+    await start();
+    expect(await revealed()).toBe(true);
+  });
+
   it('an evacuation moves every shard: buyers who collected an admission for the old cell collect one for the new cell', async () => {
     const { eventId, start } = await room(20);
     await start();

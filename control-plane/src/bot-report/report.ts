@@ -5,7 +5,7 @@ import { dbOf } from '../db/tx';
 import { eventForTenant } from '../events/events';
 import type { PromoterActor } from '../lib/actors';
 import { commitmentOf } from '../waiting-room/fairness';
-import { roomKeys } from '../waiting-room/keys';
+import { allShardKeys } from '../waiting-room/shards';
 import { readBotSignals } from './signals';
 
 /**
@@ -23,7 +23,7 @@ export async function botReport({ ctx, actor, eventId }: { ctx: Services; actor:
       .from(presales)
       .where(eq(presales.eventId, eventId)),
     db.select({ n: count() }).from(revocations).where(eq(revocations.eventId, eventId)),
-    ctx.redis.hget(roomKeys(ctx.prefix, eventId).meta, 'open'),
+    ctx.redis.hget(allShardKeys(ctx, eventId)[0]!.meta, 'open'),
   ]);
   return {
     eventId,
