@@ -13,7 +13,7 @@ import { withWriteTx } from '../src/db/tx';
 import { readLedgerFigures } from '../src/ops/signals';
 import { sagaHandlers } from '../src/saga/transitions';
 import { ticketHandlers } from '../src/tickets/issue-tickets';
-import { ticketSigner, verifyTicket } from '../src/tickets/signing';
+import { publicTicketJwks, ticketSigner, verifyTicketWithKeys } from '../src/tickets/signing';
 
 let identity: TestIdentity;
 let cell: TestCell;
@@ -159,8 +159,9 @@ describe('returned seats', () => {
     const paymentIntentId = await recordPaymentIntent(cell, orderId, 6_000);
     await apply('PaymentAuthorized', orderId, { orderId, paymentIntentId, amount: 6_000 });
     await apply('PaymentCaptured', orderId, { orderId, paymentIntentId, amount: 6_000 });
-    const { publicKey, privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
-    const sign = await ticketSigner(JSON.stringify({ ...(await exportJWK(privateKey)), kid: 'k1' }));
+    const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
+    const ticketKey = JSON.stringify({ ...(await exportJWK(privateKey)), kid: 'k1' });
+    const sign = await ticketSigner(ticketKey);
     const handlers = ticketHandlers(sign, cell.api.services.ctx.log);
     const env = envelope(cell.cellId, 'TicketIssueRequested', orderId, {
       orderId,
@@ -181,7 +182,7 @@ describe('returned seats', () => {
     );
     expect(tickets.map((t) => [t.ga_area_id, t.unit_no])).toHaveLength(2);
     expect(new Set(tickets.map((t) => t.unit_no)).size).toBe(2);
-    const claims = await verifyTicket(tickets[0]!.token, publicKey);
+    const claims = await verifyTicketWithKeys(tickets[0]!.token, publicTicketJwks(ticketKey));
     expect(claims.ga).toEqual({ areaId: lawn, area: 'Lawn', unit: tickets[0]!.unit_no });
     // The buyer sees the two tickets in the order, each naming its area and unit instead of a seat.
     const view = await (await buyer.order(orderId)).json();

@@ -332,6 +332,13 @@ describe('ticket documents', () => {
     const other = await ticketSigner(ticketKey);
     const elsewhere = await other({ ...claims, eventId: randomUUID() });
     expect(await checkTicket(elsewhere, state)).toMatchObject({ admit: false, reason: 'wrong_event' });
+    // A genuine signature on claims that are no ticket's (no order): refused, naming what is missing.
+    const { orderId: _orderId, ...noOrder } = claims;
+    expect(await checkTicket(await other(noOrder), state)).toMatchObject({
+      admit: false,
+      reason: 'forged',
+      message: expect.stringContaining('(orderId)'),
+    });
 
     // The command on a PNG of the tampered token: decoded by jsQR, refused with its own exit code.
     const file = join(stateDir, 'tampered.png');

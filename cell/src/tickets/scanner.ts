@@ -96,7 +96,7 @@ export async function checkTicket(token: string, state: ScannerState): Promise<S
   try {
     claims = await verifyTicketWithKeys(token.trim(), keys);
   } catch (err) {
-    return { admit: false, reason: 'forged', message: `signature check failed: ${(err as Error).message}` };
+    return { admit: false, reason: 'forged', message: `not a genuine ticket: ${(err as Error).message}` };
   }
   if (claims.eventId !== state.eventId)
     return {

@@ -1,14 +1,5 @@
 import { createHash } from 'node:crypto';
-import {
-  type CryptoKey,
-  createLocalJWKSet,
-  importJWK,
-  type JSONWebKeySet,
-  type JWK,
-  jwtVerify,
-  type KeyObject,
-  SignJWT,
-} from 'jose';
+import { createLocalJWKSet, importJWK, type JSONWebKeySet, type JWK, jwtVerify, SignJWT } from 'jose';
 import { z } from 'zod';
 
 /** A cell's ticket-signing key, as a private Ed25519 JWK with its kid. */
@@ -20,17 +11,19 @@ export const TicketSigningJwk = z.object({
   kid: z.string().min(1),
 });
 
-export interface TicketClaims {
-  tid: string;
-  orderId: string;
-  eventId: string;
+/** What a ticket says (the claims the cell signs and a gate scanner reads back). */
+export const TicketClaims = z.object({
+  tid: z.string(),
+  orderId: z.string(),
+  eventId: z.string(),
   /** A reserved seat's ticket names the seat... */
-  seatId?: string;
-  seat?: { label: string; section: string; row: string };
+  seatId: z.string().optional(),
+  seat: z.object({ label: z.string(), section: z.string(), row: z.string() }).optional(),
   /** ...a general-admission ticket its area and unit number (its place in the area's issued sequence). */
-  ga?: { areaId: string; area: string; unit: number };
-  cell: string;
-}
+  ga: z.object({ areaId: z.string(), area: z.string(), unit: z.number().int() }).optional(),
+  cell: z.string(),
+});
+export type TicketClaims = z.infer<typeof TicketClaims>;
 
 /** Stable per (order, seat): a retried issue finds the same id and the unique index does the rest. */
 export const ticketIdFor = (orderId: string, seatId: string) =>
@@ -54,11 +47,8 @@ export type TicketSigner = Awaited<ReturnType<typeof ticketSigner>>;
  * scanner trusts it exactly as far as it trusts the tickets: a list edited in transit (a voided
  * ticket taken off it) fails verification.
  */
-export interface VoidListClaims {
-  eventId: string;
-  cell: string;
-  voided: string[];
-}
+export const VoidListClaims = z.object({ eventId: z.string(), cell: z.string(), voided: z.array(z.string()) });
+export type VoidListClaims = z.infer<typeof VoidListClaims>;
 export const VOID_LIST_TYP = 'ticket-voids+jwt';
 
 export async function voidListSigner(jwkJson: string) {
@@ -80,28 +70,23 @@ export function publicTicketJwks(jwkJson: string): { keys: JWK[] } {
   return { keys: [{ ...pub, alg: 'EdDSA', use: 'sig' }] };
 }
 
-/** What a gate scanner does offline: check the signature against the cell's published key. */
-export async function verifyTicket(token: string, key: CryptoKey | KeyObject | Uint8Array) {
-  const { payload } = await jwtVerify(token, key, { typ: 'ticket+jwt' });
-  return payload as unknown as TicketClaims;
-}
-
 /**
  * The scanner's check against a published key set (several keys while one rotates): EdDSA only, the
  * ticket type, and an issuer that names the cell the claims name.
  */
 export async function verifyTicketWithKeys(token: string, jwks: JSONWebKeySet): Promise<TicketClaims> {
   const { payload } = await jwtVerify(token, createLocalJWKSet(jwks), { typ: 'ticket+jwt', algorithms: ['EdDSA'] });
-  const claims = payload as unknown as TicketClaims;
+  const parsed = TicketClaims.safeParse(payload);
+  if (!parsed.success)
+    throw new Error(`the claims are not a ticket's (${parsed.error.issues.map((i) => i.path.join('.')).join(', ')})`);
+  const claims = parsed.data;
   if (payload.iss !== `onsale:cell:${claims.cell}`) throw new Error('issuer does not match the ticket cell');
   return claims;
 }
 
 export async function verifyVoidList(token: string, jwks: JSONWebKeySet): Promise<VoidListClaims & { iat: number }> {
   const { payload } = await jwtVerify(token, createLocalJWKSet(jwks), { typ: VOID_LIST_TYP, algorithms: ['EdDSA'] });
-  const list = z
-    .object({ eventId: z.string(), cell: z.string(), voided: z.array(z.string()), iat: z.number() })
-    .parse(payload);
+  const list = VoidListClaims.extend({ iat: z.number() }).parse(payload);
   if (payload.iss !== `onsale:cell:${list.cell}`) throw new Error('issuer does not match the void list cell');
   return list;
 }
