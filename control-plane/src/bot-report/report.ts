@@ -4,8 +4,7 @@ import { onsales, presales, revocations } from '../db/schema';
 import { dbOf } from '../db/tx';
 import { eventForTenant } from '../events/events';
 import type { PromoterActor } from '../lib/actors';
-import { commitmentOf } from '../waiting-room/fairness';
-import { allShardKeys } from '../waiting-room/shards';
+import { commitmentOf, seedRevealed } from '../waiting-room/fairness';
 import { readBotSignals } from './signals';
 
 /**
@@ -15,7 +14,7 @@ import { readBotSignals } from './signals';
 export async function botReport({ ctx, actor, eventId }: { ctx: Services; actor: PromoterActor; eventId: string }) {
   const db = dbOf(ctx);
   await eventForTenant(db, actor.tenantId, eventId);
-  const [signals, [onsale], [presale], [revoked], open] = await Promise.all([
+  const [signals, [onsale], [presale], [revoked], revealed] = await Promise.all([
     readBotSignals(ctx, eventId),
     db.select({ seed: onsales.fairnessSeed }).from(onsales).where(eq(onsales.eventId, eventId)),
     db
@@ -23,7 +22,7 @@ export async function botReport({ ctx, actor, eventId }: { ctx: Services; actor:
       .from(presales)
       .where(eq(presales.eventId, eventId)),
     db.select({ n: count() }).from(revocations).where(eq(revocations.eventId, eventId)),
-    ctx.redis.hget(allShardKeys(ctx, eventId)[0]!.meta, 'open'),
+    seedRevealed(ctx, eventId),
   ]);
   return {
     eventId,
@@ -45,7 +44,7 @@ export async function botReport({ ctx, actor, eventId }: { ctx: Services; actor:
     fairness: onsale
       ? {
           commitment: commitmentOf(onsale.seed),
-          revealed: open === '1',
+          revealed,
           record: `/events/${eventId}/queue/fairness`,
         }
       : null,

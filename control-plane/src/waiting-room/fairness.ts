@@ -47,6 +47,11 @@ interface RoomFairness extends FairnessSecrets {
   commitment: string;
 }
 
+/** The shuffle seed is revealed once the room opens (its settings are on every shard; shard 0 is read). */
+export async function seedRevealed(ctx: Services, eventId: string): Promise<boolean> {
+  return (await ctx.redis.hget(allShardKeys(ctx, eventId)[0]!.meta, 'open')) === '1';
+}
+
 /**
  * The secrets of each event's room, read from the onsale record once per process: they never change for an
  * onsale, so a join costs no read. A join the room refuses as stale (the event's onsale was scheduled anew, or
@@ -125,8 +130,7 @@ export async function fairnessRecord(ctx: Services, eventId: string): Promise<Fa
     commitment,
     roomOpensAt: row.roomOpensAt.toISOString(),
   } as const;
-  if ((await ctx.redis.hget(shards[0]!.meta, 'open')) !== '1')
-    return { ...base, revealed: false, seed: null, log: null };
+  if (!(await seedRevealed(ctx, eventId))) return { ...base, revealed: false, seed: null, log: null };
 
   // Every shard's early arrivals: shuffle keys order them the same wherever they are kept.
   const perShard = await Promise.all(
