@@ -99,6 +99,13 @@ export function createSourceConsumer(o: SourceConsumerOptions) {
     const { partition } = m;
     const offset = BigInt(m.offset);
     let b = batches.get(partition);
+    if (b && offset <= b.last) {
+      // The partition was sought back: a batch whose flush failed rewound to its first offset while this later one
+      // was buffering. Everything this batch holds is read again after that rewind, so it starts over here; kept,
+      // it would have gathered the earlier offsets too, and written their facts a second time under its own range.
+      batches.delete(partition);
+      b = undefined;
+    }
     if (!b) {
       const plan = await o.store.get(batchPlanKey(o.root, o.topic, partition, offset));
       b = {
