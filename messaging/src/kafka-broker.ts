@@ -174,8 +174,8 @@ export function createKafkaBroker(options: KafkaBrokerOptions): Broker {
         heartbeatInterval: group.heartbeatIntervalMs,
         rebalanceTimeout: group.rebalanceTimeoutMs,
         // kafkajs heartbeats between fetches, and an empty fetch is answered the moment a message lands: a fetch
-        // may wait a whole heartbeat interval without delaying a message or a heartbeat, at a quarter of the
-        // idle fetches a 250 ms wait cost every group on the broker.
+        // may wait a whole heartbeat interval without delaying a message or a heartbeat. With the default 1 s
+        // interval that is a quarter of the idle fetches the former fixed 250 ms wait sent the broker.
         maxWaitTimeInMs: group.heartbeatIntervalMs,
         // After an outage longer than its retries, kafkajs restarts the consumer only if asked to.
         retry: { retries: 8, initialRetryTime: 300, maxRetryTime: 5_000, restartOnFailure: async () => true },
