@@ -91,6 +91,46 @@ describe('admission tokens', () => {
     expect((await res.json()).error.code).toBe('unauthenticated');
   });
 
+  it("refuses a promoter's and an operator's identity token with 403, as the shop refuses their sign-in", async () => {
+    const staff = [{ tenantId: randomUUID(), role: 'owner' }, { role: 'operator' }];
+    for (const claims of staff) {
+      const before = await written();
+      const res = await fetch(`${cell.url}/events/${event.eventId}/holds`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${await identity.buyerToken(userId, claims)}`,
+          'x-admission-token': await identity.admissionToken(valid()),
+          'idempotency-key': randomUUID(),
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ seatIds: [event.seats[9]!.id] }),
+      });
+      expect(res.status, JSON.stringify(claims)).toBe(403);
+      expect((await res.json()).error.code).toBe('forbidden');
+      expect(await written()).toBe(before);
+    }
+  });
+
+  it('refuses a subject with a control character (a NUL, which PostgreSQL cannot store) with 401, not a 500', async () => {
+    for (const sub of ['nul\u0000sub', 'tab\tsub', 'x'.repeat(256)]) {
+      const before = await written();
+      const token = await identity.admissionToken({ ...valid(), sub });
+      const res = await fetch(`${cell.url}/events/${event.eventId}/holds`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${await identity.buyerToken(sub)}`,
+          'x-admission-token': token,
+          'idempotency-key': randomUUID(),
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ seatIds: [event.seats[9]!.id] }),
+      });
+      expect(res.status, JSON.stringify(sub)).toBe(401);
+      expect((await res.json()).error.code).toBe('unauthenticated');
+      expect(await written()).toBe(before);
+    }
+  });
+
   it('refuses a token whose key the JWKS no longer lists, once the cached JWKS lapses', async () => {
     const token = await identity.admissionToken(valid());
     expect((await holdWith(userId, token, event.seats[4]!.id)).status).toBe(202);

@@ -32,6 +32,17 @@ describe('a hold over its life', () => {
     expect(outbox[0]!.envelope.payload.amount).toBe(10_000);
   });
 
+  it('a seat id in capitals holds that seat, as PostgreSQL reads the id', async ({ identity, cell, event }) => {
+    const buyer = await admittedBuyer(identity, cell, event.eventId);
+    const seat = event.seats[2]!.id;
+    const res = await buyer.hold([seat.toUpperCase()]);
+    expect(res.status).toBe(202);
+    const { holdId } = await res.json();
+    expect(await cell.db.query('SELECT seat_id FROM hold_seats WHERE hold_id = $1', [holdId])).toEqual([
+      { seat_id: seat },
+    ]);
+  });
+
   it("an expired hold's seats can be held by another buyer, and the old order is no longer pending", async ({
     identity,
     cell,

@@ -33,6 +33,7 @@ describe('bad hold bodies', () => {
   const cases: [string, () => string, string][] = [
     ['nine seats', () => JSON.stringify({ seatIds: ids().slice(0, 9) }), 'seatIds'],
     ['duplicate ids', () => JSON.stringify({ seatIds: [ids()[0], ids()[0]] }), 'seatIds'],
+    ['one id spelled in two cases', () => JSON.stringify({ seatIds: [ids()[0], ids()[0]!.toUpperCase()] }), 'seatIds'],
     ['a non-uuid', () => JSON.stringify({ seatIds: ['seat-1'] }), 'seatIds.0'],
     ['an empty list', () => JSON.stringify({ seatIds: [] }), 'seatIds'],
     ['an empty object', () => JSON.stringify({}), 'seatIds'],
@@ -48,6 +49,7 @@ describe('bad hold bodies', () => {
       const json = await res.json();
       expect(json.error.code).toBe('validation_failed');
       expect(json.error.details.issues.map((i: { path: string }) => i.path)).toContain(field);
+      expect(json.error.message, 'the message names the first field refused').toMatch(/^[\w.]+: /);
       await nothingWritten();
     });
   }

@@ -2,10 +2,13 @@ import { z } from 'zod';
 
 export const MAX_SEATS_PER_HOLD = 8;
 
+/** An id as PostgreSQL compares it, case aside: two spellings of one seat are one seat, not two distinct ids. */
+const Uuid = z.string().uuid().toLowerCase();
+
 /** A quantity of places from a general-admission area (no seat ids: the cell counts them). */
 export const GaQuantity = z
   .object({
-    areaId: z.string().uuid(),
+    areaId: Uuid,
     quantity: z.number().int().min(1).max(MAX_SEATS_PER_HOLD),
   })
   .strict();
@@ -18,7 +21,7 @@ export type GaQuantity = z.infer<typeof GaQuantity>;
 export const HoldRequest = z
   .object({
     seatIds: z
-      .array(z.string().uuid())
+      .array(Uuid)
       .max(MAX_SEATS_PER_HOLD)
       .refine((ids) => new Set(ids).size === ids.length, { message: 'seat ids must be distinct' })
       .meta({ uniqueItems: true })

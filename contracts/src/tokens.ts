@@ -6,6 +6,7 @@ import {
   type JWTPayload,
   type JWTVerifyGetKey,
 } from 'jose';
+import { z } from 'zod';
 import { ADMISSION_ALGORITHMS, ADMISSION_AUDIENCE, ADMISSION_ISSUER, AdmissionClaims } from './admission';
 import { type JwtOptions, verifyJwt } from './jwt';
 
@@ -16,6 +17,30 @@ import { type JwtOptions, verifyJwt } from './jwt';
  */
 export const IDENTITY_ALGORITHMS = ['RS256', 'EdDSA', 'ES256'];
 export const CLOCK_TOLERANCE_SECONDS = 30;
+
+export const PROMOTER_ROLES = ['viewer', 'manager', 'owner'] as const;
+export type PromoterRole = (typeof PROMOTER_ROLES)[number];
+
+/**
+ * The claims every service reads from an identity token: its subject, and for a staff account a tenant and a role
+ * (a promoter's) or the operator role. The subject keys a buyer's orders, holds and revocations, so it is printable
+ * text of a bounded length: PostgreSQL cannot store a NUL, and a control character has no place in a key or a log.
+ */
+export const IdentityClaims = z.object({
+  sub: z
+    .string()
+    .min(1)
+    .max(255)
+    .regex(/^\P{Cc}+$/u, 'must not contain control characters'),
+  tenantId: z.uuid().optional(),
+  role: z.enum([...PROMOTER_ROLES, 'operator']).optional(),
+});
+export type IdentityClaims = z.infer<typeof IdentityClaims>;
+
+/** A promoter's or an operator's account, which buys nothing: the shop, the waiting room and the cells refuse it. */
+export const isStaffAccount = (claims: Pick<IdentityClaims, 'tenantId' | 'role'>) =>
+  claims.tenantId !== undefined || claims.role !== undefined;
+export const STAFF_NOT_BUYER = "this is a promoter's or an operator's account, not a buyer's";
 
 /**
  * What a token check can say. `keys_unavailable` is no verdict on the token: the keys could not

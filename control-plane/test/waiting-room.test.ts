@@ -222,6 +222,23 @@ describe('waiting room', () => {
     expect((await runSchedulerTick(h.services)).restored).toBe(0);
   });
 
+  it("refuses a promoter's and an operator's token with 403 and a subject with a control character with 401; none joins", async ({
+    h,
+    tenant,
+  }) => {
+    const { eventId } = await scheduledEvent(h, tenant.manager, { opensInMs: 0, onsaleInMs: 120_000 });
+    for (const token of [tenant.owner, h.operatorToken]) {
+      const r = await join(h, eventId, token);
+      expect(r.status).toBe(403);
+      expect(r.body.error.code).toBe('forbidden');
+    }
+    const r = await join(h, eventId, await h.buyer('nul\u0000sub'));
+    expect(r.status).toBe(401);
+    expect(r.body.error.code).toBe('unauthenticated');
+    const first = await join(h, eventId, await h.buyer('first-real-buyer'));
+    expect(first.body).toMatchObject({ joined: true, position: 1 });
+  });
+
   it('answers 404 for an event without a waiting room and 401 without a token', async ({ h }) => {
     const t = await h.buyer('nobody');
     expect((await join(h, '00000000-0000-4000-8000-000000000000', t)).status).toBe(404);

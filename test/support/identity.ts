@@ -66,8 +66,14 @@ export async function startIdentity() {
   return {
     buyerJwksUrl: `${base}/buyer/jwks.json`,
     admissionJwksUrl: `${base}/admission/jwks.json`,
-    /** `claims`: what else the provider says of the buyer (`email`, `email_verified`). */
-    buyerToken: (userId: string, claims: { email?: string; email_verified?: boolean } = {}) =>
+    /**
+     * `claims`: what else the provider says of the account (`email`, `email_verified`; a staff account's `tenantId`
+     * and `role`).
+     */
+    buyerToken: (
+      userId: string,
+      claims: { email?: string; email_verified?: boolean; tenantId?: string; role?: string } = {},
+    ) =>
       new SignJWT(claims)
         .setProtectedHeader({ alg: ALG, kid: buyerKey.kid })
         .setSubject(userId)

@@ -1,15 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import {
-  acceptedInputIssues,
   allowedMethods,
   DomainError,
-  errorResponse,
   httpMetrics,
   httpTracing,
+  refuseInvalidInput,
   renderError,
   routeNotFound,
-  validationIssues,
 } from '@onsale/contracts';
 import { EpochFencedError } from '../db/tx';
 import { TicketStoreUnavailable } from '../tickets/store';
@@ -22,13 +20,7 @@ const ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** The cell's HTTP surface: request ids, one error body, contracts checked by zod, OpenAPI served. */
 export function createCellApp(services: CellServices) {
   const app = new OpenAPIHono<CellEnv>({
-    defaultHook: (result, c) => {
-      const issues = result.success
-        ? acceptedInputIssues({ target: result.target, data: result.data, contentType: c.req.header('content-type') })
-        : validationIssues(result.error, result.target);
-      if (issues.length)
-        return errorResponse(c, 'validation_failed', `invalid ${result.target}`, { details: { issues } });
-    },
+    defaultHook: refuseInvalidInput,
   });
 
   app.use(httpTracing());

@@ -6,11 +6,14 @@ import {
   DPOP_JTI_TTL_SECONDS,
   type DpopRefusal,
   IDENTITY_ALGORITHMS,
+  IdentityClaims,
+  isStaffAccount,
   metrics,
   type RevocationNotice,
   type RevocationNoticeAnswer,
   remoteKeys,
   revocationKeys,
+  STAFF_NOT_BUYER,
   VerifiedTokens,
   verifyToken,
 } from '@onsale/contracts';
@@ -37,11 +40,15 @@ export interface Buyer {
 
 const Email = z.email().max(254);
 
-/** A buyer's identity from their token's claims: its subject, and the address notices go to when it carries one. */
-function buyerFromClaims(payload: JWTPayload): Buyer | undefined {
-  if (!payload.sub) return undefined;
+/**
+ * A buyer's identity from their token's claims: its subject, and the address notices go to when it carries one; a
+ * staff account's token is marked, to be refused as a buyer's.
+ */
+function buyerFromClaims(payload: JWTPayload): (Buyer & { staff: boolean }) | undefined {
+  const claims = IdentityClaims.safeParse(payload).data;
+  if (!claims) return undefined;
   const email = payload.email_verified === false ? undefined : Email.safeParse(payload.email).data;
-  return email ? { userId: payload.sub, email } : { userId: payload.sub };
+  return { userId: claims.sub, ...(email && { email }), staff: isStaffAccount(claims) };
 }
 
 /**
@@ -51,7 +58,7 @@ function buyerFromClaims(payload: JWTPayload): Buyer | undefined {
  */
 export function createVerifiers(config: IdentityConfig, redis: Redis) {
   const identityKeys = remoteKeys(config.identityJwksUrl, config.jwksCacheMs);
-  const verifiedBuyers = new VerifiedTokens<Buyer>({ maxAgeMs: config.jwksCacheMs });
+  const verifiedBuyers = new VerifiedTokens<Buyer & { staff: boolean }>({ maxAgeMs: config.jwksCacheMs });
   const verifyAdmission = createAdmissionVerifier(config.admissionJwksUrl, config.jwksCacheMs);
   const keysUnavailable = () => new DomainError('cell_unavailable', 'token checks are unavailable; retry shortly');
 
@@ -70,7 +77,11 @@ export function createVerifiers(config: IdentityConfig, redis: Redis) {
       buyerFromClaims,
       verifiedBuyers,
     );
-    if (verdict.ok) return verdict.claims;
+    if (verdict.ok) {
+      const { staff, ...buyer } = verdict.claims;
+      if (staff) throw new DomainError('forbidden', STAFF_NOT_BUYER);
+      return buyer;
+    }
     if (verdict.reason === 'keys_unavailable') throw keysUnavailable();
     throw new DomainError('unauthenticated', 'the buyer token is not valid');
   }

@@ -3,6 +3,7 @@ import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z } from 'zod';
 import { ErrorBody, type ErrorCode, errorCodes, type FieldIssue } from '../errors';
+import { acceptedInputIssues } from '../input-rules';
 import type { Logger } from './log';
 
 /**
@@ -84,6 +85,23 @@ export function errorResponse(c: Context, code: ErrorCode, message: string, opts
 /** Zod's issues as the field list of a `validation_failed` answer. */
 export function validationIssues(error: z.ZodError, target: string): FieldIssue[] {
   return error.issues.map((i) => ({ path: i.path.length ? i.path.join('.') : target, message: i.message }));
+}
+
+/**
+ * The `defaultHook` of every OpenAPI app: what a route's schema refused, or what the platform's input rules refuse
+ * in what it accepted, as one 400 whose message names the first field and whose details list every issue.
+ */
+export function refuseInvalidInput(
+  result: { success: true; target: string; data: unknown } | { success: false; target: string; error: z.ZodError },
+  c: Context,
+) {
+  const issues = result.success
+    ? acceptedInputIssues({ target: result.target, data: result.data, contentType: c.req.header('content-type') })
+    : validationIssues(result.error, result.target);
+  const [first] = issues;
+  if (!first) return;
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more in details.issues)` : '';
+  return errorResponse(c, 'validation_failed', `${first.path}: ${first.message}${more}`, { details: { issues } });
 }
 
 /**

@@ -1,9 +1,9 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { PROMOTER_ROLES } from '@onsale/contracts';
 import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { z } from 'zod';
 import type { Services } from '../context';
-import { PROMOTER_ROLES } from '../identity/verifier';
 import type { PromoterActor } from '../lib/actors';
 
 /**

@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import {
-  acceptedInputIssues,
   allowedMethods,
   errorResponse,
   httpMetrics,
   limitBody,
+  refuseInvalidInput,
   renderError,
   routeNotFound,
-  validationIssues,
 } from '@onsale/contracts';
 import { CellCallError, cellCallRefusal } from '../cells/client';
 import { createConsoleApp } from '../console/app';
@@ -58,13 +57,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** The control plane's HTTP API: one error body, request ids, services on the context. */
 export function createApp(services: Services): App {
   const app: App = new OpenAPIHono<AppEnv>({
-    defaultHook: (result, c) => {
-      const issues = result.success
-        ? acceptedInputIssues({ target: result.target, data: result.data, contentType: c.req.header('content-type') })
-        : validationIssues(result.error, result.target);
-      if (issues.length)
-        return errorResponse(c, 'validation_failed', 'the request is not valid', { details: { issues } });
-    },
+    defaultHook: refuseInvalidInput,
   });
 
   app.use(httpMetrics());

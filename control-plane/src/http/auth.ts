@@ -1,4 +1,4 @@
-import { DomainError } from '@onsale/contracts';
+import { DomainError, isStaffAccount, STAFF_NOT_BUYER } from '@onsale/contracts';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Principal } from '../identity/verifier';
 import type { BuyerActor, OperatorActor, PromoterActor } from '../lib/actors';
@@ -36,6 +36,7 @@ async function operator(c: Context<AppEnv>): Promise<OperatorActor> {
 
 async function buyer(c: Context<AppEnv>): Promise<BuyerActor> {
   const p = await principal(c);
+  if (isStaffAccount(p)) throw new DomainError('forbidden', STAFF_NOT_BUYER);
   return { kind: 'buyer', sub: p.sub };
 }
 

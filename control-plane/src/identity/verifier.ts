@@ -2,23 +2,14 @@ import {
   CLOCK_TOLERANCE_SECONDS,
   DomainError,
   IDENTITY_ALGORITHMS,
+  IdentityClaims,
   VerifiedTokens,
   verifyToken,
 } from '@onsale/contracts';
 import type { JWTVerifyGetKey } from 'jose';
-import { z } from 'zod';
 import type { Clock } from '../lib/clock';
 
-export const PROMOTER_ROLES = ['viewer', 'manager', 'owner'] as const;
-export type PromoterRole = (typeof PROMOTER_ROLES)[number];
-
-/** Custom claims the identity provider puts in tokens: promoters carry tenantId + role; operators role=operator. */
-const Claims = z.object({
-  sub: z.string().min(1),
-  tenantId: z.string().uuid().optional(),
-  role: z.enum(['viewer', 'manager', 'owner', 'operator']).optional(),
-});
-export type Principal = z.infer<typeof Claims>;
+export type Principal = IdentityClaims;
 
 export interface IdentityVerifier {
   verify(token: string): Promise<Principal>;
@@ -48,7 +39,7 @@ export function createIdentityVerifier(o: {
           currentDate: o.clock.now(),
           clockTolerance: CLOCK_TOLERANCE_SECONDS,
         },
-        (payload) => Claims.safeParse(payload).data,
+        (payload) => IdentityClaims.safeParse(payload).data,
         verified,
       );
       if (verdict.ok) return verdict.claims;

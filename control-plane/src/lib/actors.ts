@@ -1,5 +1,5 @@
+import type { PromoterRole } from '@onsale/contracts';
 import { DomainError } from '@onsale/contracts';
-import type { PromoterRole } from '../identity/verifier';
 
 export interface PromoterActor {
   kind: 'promoter';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DomainError, ERROR_CODE_HEADER, storeUnreachable } from '@onsale/contracts';
+import { DomainError, ERROR_CODE_HEADER, isStaffAccount, STAFF_NOT_BUYER, storeUnreachable } from '@onsale/contracts';
 import { type Context, Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { z } from 'zod';
@@ -138,7 +138,7 @@ export function createShopApp(
     if (!login?.success) return problem(c, 400, 'this sign-in was not started here or has expired; try again');
     const token = await oidc.exchange(code, login.data.verifier, login.data.redirectUri);
     const who = await services.identity.verify(token);
-    if (who.tenantId || who.role) return problem(c, 403, 'this account is a promoter or operator account, not a buyer');
+    if (isStaffAccount(who)) return problem(c, 403, STAFF_NOT_BUYER);
     return page(c, { title: 'Signed in', page: 'signed-in', body: signedInPage(token, login.data.next) as Html });
   });
 
