@@ -68,6 +68,43 @@ export const HoldResponse = z.object({
 });
 export type HoldResponse = z.infer<typeof HoldResponse>;
 
+/**
+ * The most Stripe charges in one payment, in minor units: its documented maximum for most currencies (999,999.99 of
+ * a two-decimal currency). A larger order's payment is refused, so the platform never prices one.
+ */
+export const MAX_CHARGE = 99_999_999;
+/** The most a buyer pays for one place (price plus an added fee): an order of MAX_SEATS_PER_HOLD places stays within MAX_CHARGE. */
+export const MAX_SEAT_PRICE = Math.floor(MAX_CHARGE / MAX_SEATS_PER_HOLD);
+
+// The ISO 4217 codes in use, from the runtime's ICU, less the IMF's and ALBA's units of account (XDR, XSU), which no
+// card is charged in. A made-up code (XXX, ABC) could be stored but never paid.
+const CURRENCIES = new Set(
+  Intl.supportedValuesOf('currency')
+    .filter((c) => c !== 'XDR' && c !== 'XSU')
+    .map((c) => c.toLowerCase()),
+);
+/** A lower-case ISO 4217 currency code (`eur`), as the platform stores and charges it. */
+export const isCurrency = (code: string) => CURRENCIES.has(code);
+export const CURRENCY_MESSAGE = 'currency must be a three-letter ISO 4217 currency code, such as eur';
+const Currency = z.string().refine(isCurrency, CURRENCY_MESSAGE);
+
+/**
+ * The pricing rule for one tier, wherever a tier is written (the seat-map upload, the fee editor, the cell's load):
+ * a fee included in the price is at most the price, and what a buyer pays for a place is at most MAX_SEAT_PRICE.
+ * The first broken, naming the field to change (none: the tier may be sold).
+ */
+export function tierPriceIssues(t: { price: number; fee: number; fees: 'included' | 'added' }): {
+  field: 'price' | 'fee';
+  message: string;
+}[] {
+  const cap = `at most ${MAX_SEAT_PRICE} minor units a place, so that an order of ${MAX_SEATS_PER_HOLD} stays within the payment provider's largest charge (${MAX_CHARGE})`;
+  if (t.price > MAX_SEAT_PRICE) return [{ field: 'price', message: `price must be ${cap}` }];
+  if (t.fees === 'included' && t.fee > t.price)
+    return [{ field: 'fee', message: 'a fee included in the price cannot exceed the price' }];
+  if (tierSeatPrice(t) > MAX_SEAT_PRICE) return [{ field: 'fee', message: `price plus the added fee must be ${cap}` }];
+  return [];
+}
+
 /** Seat map loaded into a cell by the control plane (all or nothing). */
 export const SEATS_PER_LOAD_MAX = 100_000;
 export const SeatLoad = z.object({
@@ -75,8 +112,8 @@ export const SeatLoad = z.object({
   label: z.string().min(1).max(64),
   section: z.string().min(1).max(64),
   row: z.string().min(1).max(16),
-  price: z.number().int().positive(),
-  currency: z.string().regex(/^[a-z]{3}$/),
+  price: z.number().int().positive().max(MAX_SEAT_PRICE),
+  currency: Currency,
   /** The price tier's code; reporting groups sales by it. A tier declared in `tiers` prices the seat. */
   tier: z.string().min(1).max(64).optional(),
 });
@@ -86,14 +123,18 @@ export const SeatLoad = z.object({
  * With fees `included` the fee is part of `price` (the buyer pays `price`); with fees `added`
  * the buyer pays `price + fee`. The cell computes every order's amount from these.
  */
-export const PriceTierLoad = z.object({
-  code: z.string().min(1).max(64),
-  name: z.string().min(1).max(200),
-  price: z.number().int().positive(),
-  currency: z.string().regex(/^[a-z]{3}$/),
-  fee: z.number().int().nonnegative().default(0),
-  fees: z.enum(['included', 'added']).default('included'),
-});
+export const PriceTierLoad = z
+  .object({
+    code: z.string().min(1).max(64),
+    name: z.string().min(1).max(200),
+    price: z.number().int().positive(),
+    currency: Currency,
+    fee: z.number().int().nonnegative().default(0),
+    fees: z.enum(['included', 'added']).default('included'),
+  })
+  .superRefine((t, ctx) => {
+    for (const i of tierPriceIssues(t)) ctx.addIssue({ code: 'custom', path: [i.field], message: i.message });
+  });
 export type PriceTierLoad = z.infer<typeof PriceTierLoad>;
 
 /**
@@ -123,7 +164,7 @@ export const EventLoad = z
     name: z.string().min(1).max(200),
     startsAt: z.string().datetime({ offset: true }),
     holdTtlSeconds: z.number().int().min(30).max(3600).default(600),
-    maxSeatsPerOrder: z.number().int().min(1).max(8).default(8),
+    maxSeatsPerOrder: z.number().int().min(1).max(MAX_SEATS_PER_HOLD).default(MAX_SEATS_PER_HOLD),
     directoryEpoch: z.number().int().nonnegative().default(0),
     /** Reserved seats; an event of general-admission areas only has none. */
     seats: z.array(SeatLoad).max(SEATS_PER_LOAD_MAX),

@@ -175,6 +175,48 @@ describe('release controller', () => {
     );
   });
 
+  it("a promoter's decisions show the cell's health and their own event's seats, nothing of another tenant's event on the cell", async ({
+    h,
+    fakeCell: cell,
+    tenant: t,
+  }) => {
+    const rival = await h.tenant('Rival');
+    const ours = await scheduledEvent(h, t.manager, { opensInMs: 0, onsaleInMs: 1000, cellId: 'cell-ctl' });
+    const theirs = await scheduledEvent(h, rival.manager, { opensInMs: 0, onsaleInMs: 1000, cellId: 'cell-ctl' });
+    h.clock.advance(1000);
+    await runSchedulerTick(h.services);
+    cell.signals.availableSeats = { [ours.eventId]: 1983, [theirs.eventId]: 3 };
+    cell.signals.holdLatencyP99Ms = 120;
+    try {
+      await tick(h);
+      // The rival's event is not ours to read, and its decisions tell us nothing of it either.
+      expect((await h.req('GET', `/events/${theirs.eventId}`, { token: t.owner })).status).toBe(404);
+      const mine = await h.req('GET', `/events/${ours.eventId}/release-decisions?limit=1`, { token: t.owner });
+      expect(mine.status).toBe(200);
+      expect(JSON.stringify(mine.body)).not.toContain(theirs.eventId);
+      expect(mine.body.decisions[0]).toMatchObject({ cellId: 'cell-ctl', actor: 'controller' });
+      expect(mine.body.decisions[0].signals).toMatchObject({
+        cellId: 'cell-ctl',
+        holdLatencyP99Ms: 120,
+        lockWaits: 0,
+        availableSeats: { [ours.eventId]: 1983 },
+      });
+      expect(Object.keys(mine.body.decisions[0].signals.availableSeats)).toEqual([ours.eventId]);
+      // The same holds the other way round, and for the operator's view of one event.
+      const theirsSeen = await h.req('GET', `/events/${theirs.eventId}/release-decisions?limit=1`, {
+        token: rival.owner,
+      });
+      expect(JSON.stringify(theirsSeen.body)).not.toContain(ours.eventId);
+      expect(theirsSeen.body.decisions[0].signals.availableSeats).toEqual({ [theirs.eventId]: 3 });
+      const operator = await h.req('GET', `/operator/events/${ours.eventId}/release-decisions?limit=1`, {
+        token: h.operatorToken,
+      });
+      expect(operator.body.decisions[0].signals.availableSeats).toEqual({ [ours.eventId]: 1983 });
+    } finally {
+      cell.signals.availableSeats = {};
+    }
+  });
+
   it('decide() is AIMD within [floor, ceiling]', ({ h, fakeCell: cell }) => {
     const thresholds = thresholdsFrom(h.config);
     const base = {

@@ -1,6 +1,6 @@
 import { NUL_MESSAGE } from '@onsale/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addCell, createHarness, type Harness } from '../../test/support/control-plane';
+import { addCell, createHarness, type Harness, smallSeatMap } from '../../test/support/control-plane';
 
 let h: Harness;
 let t: Awaited<ReturnType<Harness['tenant']>>;
@@ -146,6 +146,98 @@ describe('an event start: one rule for create and update, and a refused write wr
     expect(r.body.startsAt).toBe(later);
     expect((await event()).startsAt).toBe(later);
     await h.req('PATCH', `/events/${eventId}`, { token: t.manager, body: { startsAt } });
+  });
+});
+
+describe("the dates before an event's start: one rule, whichever verb moves one, and a refused write writes nothing", () => {
+  const DAY = 86_400_000;
+  const at = (days: number) => new Date(h.clock.now().getTime() + days * DAY).toISOString();
+  const iso = (v: string) => new Date(v).toISOString();
+
+  async function onsaleEvent() {
+    const ev = await h.req('POST', '/events', {
+      token: t.manager,
+      body: { name: 'Dated', venue: 'Hall', startsAt: at(30) },
+    });
+    expect(ev.status).toBe(201);
+    const id = ev.body.id as string;
+    expect((await h.req('PUT', `/events/${id}/seat-map`, { token: t.manager, body: smallSeatMap(4) })).status).toBe(
+      200,
+    );
+    const onsale = await h.req('PUT', `/events/${id}/onsale`, {
+      token: t.manager,
+      body: { roomOpensAt: at(19.9), onsaleAt: at(20), perBuyerLimit: 4, maxReleaseRate: 50 },
+    });
+    expect(onsale.status, JSON.stringify(onsale.body)).toBe(200);
+    return id;
+  }
+  const get = async (id: string) => (await h.req('GET', `/events/${id}`, { token: t.manager })).body;
+
+  it('PATCH cannot move the start to or before the onsale; PUT onsale cannot move the onsale to or past the start', async () => {
+    const id = await onsaleEvent();
+    const before = await get(id);
+    for (const startsAt of [at(10), before.onsaleAt]) {
+      const r = await h.req('PATCH', `/events/${id}`, { token: t.manager, body: { startsAt } });
+      expectFieldRefused(r, 'startsAt', `must be after the onsale starts (${iso(before.onsaleAt)})`);
+    }
+    expect(await get(id)).toEqual(before);
+    const late = await h.req('PUT', `/events/${id}/onsale`, {
+      token: t.manager,
+      body: { roomOpensAt: at(30), onsaleAt: before.startsAt, perBuyerLimit: 4, maxReleaseRate: 50 },
+    });
+    expectFieldRefused(late, 'onsaleAt', 'the onsale must start before the event');
+    expect(await get(id)).toEqual(before);
+    // A start still after the onsale is taken.
+    const ok = await h.req('PATCH', `/events/${id}`, { token: t.manager, body: { startsAt: at(21) } });
+    expect(ok.status).toBe(200);
+  });
+
+  it("a presale must end before the event starts, and PATCH cannot move the start to or before the presale's end", async () => {
+    const id = await onsaleEvent();
+    const start = (await get(id)).startsAt;
+    const presale = (presaleEndsAt: string) => ({
+      registrationOpensAt: at(0),
+      registrationClosesAt: at(1),
+      presaleStartsAt: at(2),
+      presaleEndsAt,
+      invitations: 10,
+    });
+    const presales = async () =>
+      Number(
+        (await h.services.pool.query('select count(*)::int as n from presales where event_id = $1', [id])).rows[0].n,
+      );
+    for (const end of [start, at(31)]) {
+      const r = await h.req('PUT', `/events/${id}/presale`, { token: t.manager, body: presale(end) });
+      expectFieldRefused(r, 'presaleEndsAt', 'the presale must end before the event starts');
+    }
+    expect(await presales()).toBe(0);
+    const opened = await h.req('PUT', `/events/${id}/presale`, { token: t.manager, body: presale(at(25)) });
+    expect(opened.status, JSON.stringify(opened.body)).toBe(200);
+    const before = await get(id);
+    for (const startsAt of [at(24), opened.body.presaleEndsAt]) {
+      const r = await h.req('PATCH', `/events/${id}`, { token: t.manager, body: { startsAt } });
+      expectFieldRefused(r, 'startsAt', `must be after the presale ends (${opened.body.presaleEndsAt})`);
+    }
+    expect(await get(id)).toEqual(before);
+    expect((await h.req('PATCH', `/events/${id}`, { token: t.manager, body: { startsAt: at(26) } })).status).toBe(200);
+  });
+});
+
+describe('the sales timeline range', () => {
+  it('is refused, naming to, when it ends at or before it starts; a range in order is answered', async () => {
+    const path = (q: string) => `/events/${eventId}/sales/timeline?${q}`;
+    for (const q of [
+      'from=2027-03-02T00:00:00Z&to=2027-03-01T00:00:00Z',
+      'from=2027-03-01T00:00:00Z&to=2027-03-01T00:00:00Z',
+    ])
+      expectFieldRefused(await h.req('GET', path(q), { token: t.viewer }), 'to', 'must be after from');
+    for (const q of ['bucket=-1m', 'bucket=100000d', 'from=yesterday'])
+      expect((await h.req('GET', path(q), { token: t.viewer })).status).toBe(400);
+    const ok = await h.req('GET', path('bucket=1h&from=2027-03-01T00:00:00Z&to=2027-03-02T00:00:00Z'), {
+      token: t.viewer,
+    });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body).toMatchObject({ eventId, bucket: '1h', points: [] });
   });
 });
 

@@ -1,3 +1,4 @@
+import { MAX_CHARGE, MAX_SEAT_PRICE, MAX_SEATS_PER_HOLD, PriceTierLoad } from '@onsale/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addCell, createHarness, type Harness } from '../../test/support/control-plane';
 
@@ -117,6 +118,16 @@ describe('seat-map upload', () => {
       'section,row,seat,tier,price,currency\nS1,A,1,STD,5000,euro\n',
       { row: 1, field: 'currency', message: /three-letter/ },
     ],
+    [
+      'currency no payment is made in',
+      'section,row,seat,tier,price,currency\nS1,A,1,STD,5000,eur\nS1,A,2,VIP,5000,xxx\n',
+      { row: 2, field: 'currency', message: /ISO 4217/ },
+    ],
+    [
+      'price an order could not be charged at',
+      `section,row,seat,tier,price,currency\nS1,A,1,STD,5000,eur\nS1,A,2,VIP,${MAX_SEAT_PRICE + 1},eur\n`,
+      { row: 2, field: 'price', message: /largest charge \(99999999\)/ },
+    ],
   ];
 
   it.each(bad)('rejects a %s with its row and field, storing nothing', async (_name, csv, expected) => {
@@ -134,6 +145,60 @@ describe('seat-map upload', () => {
     expect(await seatCount(eventId)).toBe(0);
     const ev = await h.req('GET', `/events/${eventId}`, { token: t.viewer });
     expect(ev.body).toMatchObject({ seatCount: 0, seatMapVersion: 0 });
+  });
+
+  it('refuses a tier whose currency is not ISO 4217 or whose price plus added fee makes an order Stripe cannot charge, naming row and field', async () => {
+    const eventId = await newEvent();
+    const seats = [{ section: 'S', row: 'A', seat: 1, tier: 'A' }];
+    const upload = (tier: Record<string, unknown>) =>
+      h.req('PUT', `/events/${eventId}/seat-map`, {
+        token: t.manager,
+        body: { tiers: [{ code: 'A', name: 'A', currency: 'eur', ...tier }], seats },
+      });
+    const refused: [Record<string, unknown>, string, RegExp][] = [
+      [{ price: 7500, currency: 'XXX' }, 'tiers[0].currency', /ISO 4217/],
+      [{ price: 7500, currency: 'xdr' }, 'tiers[0].currency', /ISO 4217/],
+      [{ price: 100_000_000 }, 'tiers[0].price', /at most 12499999 minor units/],
+      [{ price: 100_000_000, fee: 100_000_000, fees: 'added' }, 'tiers[0].price', /at most 12499999/],
+      [{ price: MAX_SEAT_PRICE, fee: 1, fees: 'added' }, 'tiers[0].fee', /price plus the added fee/],
+      [{ price: 7500, fee: MAX_SEAT_PRICE, fees: 'added' }, 'tiers[0].fee', /price plus the added fee/],
+      [{ price: 7500, fee: 7501, fees: 'included' }, 'tiers[0].fee', /cannot exceed the price/],
+    ];
+    for (const [tier, path, message] of refused) {
+      const r = await upload(tier);
+      expect(r.status, JSON.stringify(tier)).toBe(400);
+      expect(r.body.error.details.issues).toContainEqual(
+        expect.objectContaining({ path, field: path.split('.')[1], message: expect.stringMatching(message) }),
+      );
+    }
+    expect(await seatCount(eventId)).toBe(0);
+    expect((await h.req('GET', `/events/${eventId}`, { token: t.viewer })).body.seatMapVersion).toBe(0);
+    // The most a place may cost, in a currency without minor units too: a full order is still one Stripe charges.
+    const most = await upload({ price: MAX_SEAT_PRICE - 99, fee: 99, fees: 'added', currency: 'JPY' });
+    expect(most.status, JSON.stringify(most.body)).toBe(200);
+    expect(MAX_SEATS_PER_HOLD * MAX_SEAT_PRICE).toBeLessThanOrEqual(MAX_CHARGE);
+    // The fee editor applies the same rule: an added fee that takes a place past the maximum is refused, not stored.
+    const fees = await h.req('PUT', `/events/${eventId}/tiers/A/fees`, {
+      token: t.manager,
+      body: { fee: 100, fees: 'added' },
+    });
+    expect(fees.status).toBe(400);
+    expect(fees.body.error.details.issues).toEqual([
+      { path: 'fee', message: expect.stringMatching(/price plus the added fee/) },
+    ]);
+    expect((await h.req('GET', `/events/${eventId}/seat-map`, { token: t.viewer })).body.tiers[0]).toMatchObject({
+      fee: 99,
+      fees: 'added',
+    });
+  });
+
+  it('the cell refuses the same tiers in a load: the rule is the shared schema', () => {
+    const tier = { code: 'A', name: 'A', price: 7500, currency: 'eur', fee: 0, fees: 'included' as const };
+    expect(PriceTierLoad.safeParse(tier).success).toBe(true);
+    const paths = (t: object) => PriceTierLoad.safeParse(t).error?.issues.map((i) => i.path.join('.'));
+    expect(paths({ ...tier, currency: 'xxx' })).toEqual(['currency']);
+    expect(paths({ ...tier, price: 100_000_000 })).toEqual(['price']);
+    expect(paths({ ...tier, fee: 100_000_000, fees: 'added' })).toEqual(['fee']);
   });
 
   it('rejects a bad row inside 100,000 good ones and keeps the previous map intact', async () => {

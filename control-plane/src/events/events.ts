@@ -1,9 +1,9 @@
-import { DomainError } from '@onsale/contracts';
+import { DomainError, type FieldIssue } from '@onsale/contracts';
 import { and, desc, eq, sql } from 'drizzle-orm';
 import { getActiveCell, leastLoadedCell } from '../cells/cells';
 import type { Services } from '../context';
 import type { DbOrTx } from '../db/client';
-import { type EventRow, events, onsales, tenants } from '../db/schema';
+import { type EventRow, events, onsales, presales, tenants } from '../db/schema';
 import { bumpDirectoryVersion } from '../db/sql';
 import { dbOf, withTransaction } from '../db/tx';
 import { assertRole, type PromoterActor } from '../lib/actors';
@@ -59,6 +59,33 @@ function assertFutureStart(ctx: Services, startsAt: Date) {
       issues: [{ path: 'startsAt', message: 'must be in the future' }],
     });
   }
+}
+
+/** The dates that must come before the event's start, each named by the field that sets it. */
+const BEFORE_START = {
+  onsaleAt: { rule: 'the onsale must start before the event', when: 'the onsale starts' },
+  presaleEndsAt: { rule: 'the presale must end before the event starts', when: 'the presale ends' },
+} as const;
+type BeforeStart = keyof typeof BEFORE_START;
+
+/**
+ * The one rule between an event's start and the dates that must precede it (its onsale's start, its presale's end;
+ * the presale's and the waiting room's other dates come before these), whichever verb changes one of them: the issue
+ * names the field the caller changed.
+ */
+export function startOrderIssues(
+  dates: { startsAt: Date } & Partial<Record<BeforeStart, Date | null>>,
+  changed: 'startsAt' | BeforeStart,
+): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  for (const field of Object.keys(BEFORE_START) as BeforeStart[]) {
+    const at = dates[field];
+    if (!at || at.getTime() < dates.startsAt.getTime()) continue;
+    if (changed === field) issues.push({ path: field, message: BEFORE_START[field].rule });
+    else if (changed === 'startsAt')
+      issues.push({ path: 'startsAt', message: `must be after ${BEFORE_START[field].when} (${at.toISOString()})` });
+  }
+  return issues;
 }
 
 export async function createEvent({
@@ -142,6 +169,17 @@ export async function updateEvent({
     const ev = await eventForTenant(tx, actor.tenantId, eventId, { lock: true });
     if (ev.status !== 'draft' && ev.status !== 'scheduled')
       throw conflict(`event is ${ev.status}; it can no longer be edited`);
+    if (input.startsAt) {
+      const [presale] = await tx
+        .select({ presaleEndsAt: presales.presaleEndsAt })
+        .from(presales)
+        .where(eq(presales.eventId, ev.id));
+      const issues = startOrderIssues(
+        { startsAt: input.startsAt, onsaleAt: ev.onsaleAt, presaleEndsAt: presale?.presaleEndsAt },
+        'startsAt',
+      );
+      if (issues.length) throw new DomainError('validation_failed', 'the event is not valid', { issues });
+    }
     const [row] = await tx
       .update(events)
       .set({ ...input, updatedAt: new Date() })

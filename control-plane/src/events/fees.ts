@@ -1,4 +1,4 @@
-import { DomainError, tierSeatPrice } from '@onsale/contracts';
+import { DomainError, tierPriceIssues, tierSeatPrice } from '@onsale/contracts';
 import { and, eq, inArray } from 'drizzle-orm';
 import type { Services } from '../context';
 import { events, onsales, priceTiers } from '../db/schema';
@@ -55,9 +55,11 @@ export async function setTierFees({
       .where(and(eq(priceTiers.eventId, eventId), eq(priceTiers.code, code)))
       .for('update');
     if (!tier) throw new DomainError('not_found', `price tier '${code}' not found`, { code });
-    if (input.fees === 'included' && input.fee > tier.price)
-      throw new DomainError('validation_failed', 'a fee included in the price cannot exceed the price', {
-        issues: [{ path: 'fee', message: `at most the tier's price (${tier.price}) when fees are included` }],
+    // The body carries only the fee: whatever the rule refuses, the fee is what to change.
+    const priced = tierPriceIssues({ price: tier.price, ...input });
+    if (priced.length)
+      throw new DomainError('validation_failed', `the fee does not fit the tier's price (${tier.price})`, {
+        issues: priced.map((i) => ({ path: 'fee', message: i.message })),
       });
     const [updated] = await tx
       .update(priceTiers)

@@ -1,4 +1,4 @@
-import { SEATS_PER_LOAD_MAX } from '@onsale/contracts';
+import { CURRENCY_MESSAGE, isCurrency, SEATS_PER_LOAD_MAX, tierPriceIssues } from '@onsale/contracts';
 
 export interface TierDecl {
   code: string;
@@ -38,7 +38,6 @@ export interface ParsedSeatMap {
 }
 
 const MAX_ISSUES = 100;
-const MAX_PRICE = 100_000_000; // minor units
 export const GA_CAPACITY_MAX = 1_000_000;
 
 class Issues {
@@ -68,19 +67,18 @@ function parsePrice(raw: unknown): number | string {
   if (!/^\d+$/.test(s)) return 'price must be a positive whole number of minor units (e.g. 7500 for 75.00)';
   const n = Number(s);
   if (n <= 0) return 'price must be greater than zero';
-  if (n > MAX_PRICE) return `price must be at most ${MAX_PRICE} minor units`;
   return n;
 }
 
 function parseFee(raw: unknown): number | string {
-  if (typeof raw !== 'number' || !Number.isInteger(raw) || raw < 0 || raw > MAX_PRICE)
-    return `fee must be a whole number of minor units from 0 to ${MAX_PRICE}`;
+  if (typeof raw !== 'number' || !Number.isInteger(raw) || raw < 0)
+    return 'fee must be a whole number of minor units, 0 or more';
   return raw;
 }
 
 function parseCurrency(raw: unknown): string | null {
   const s = str(raw).toLowerCase();
-  return /^[a-z]{3}$/.test(s) ? s : null;
+  return isCurrency(s) ? s : null;
 }
 
 /**
@@ -171,23 +169,19 @@ export function parseSeatMapJson(body: unknown, knownTiers: TierDecl[]): SeatMap
       const price = parsePrice(t?.price);
       if (typeof price === 'string') issues.add({ ...at('price'), message: price });
       const currency = parseCurrency(t?.currency);
-      if (!currency) issues.add({ ...at('currency'), message: 'currency must be a three-letter ISO code' });
+      if (!currency) issues.add({ ...at('currency'), message: CURRENCY_MESSAGE });
       if (code && tiers.has(code)) issues.add({ ...at('code'), message: `duplicate tier '${code}'` });
       const fee = t?.fee === undefined ? 0 : parseFee(t.fee);
       if (typeof fee === 'string') issues.add({ ...at('fee'), message: fee });
       const fees = t?.fees === undefined ? 'included' : t.fees;
       if (fees !== 'included' && fees !== 'added')
         issues.add({ ...at('fees'), message: "fees must be 'included' or 'added'" });
-      if (fees === 'included' && typeof fee === 'number' && typeof price === 'number' && fee > price)
-        issues.add({ ...at('fee'), message: 'a fee included in the price cannot exceed the price' });
-      if (
-        code &&
-        typeof price === 'number' &&
-        currency &&
-        typeof fee === 'number' &&
-        (fees === 'included' || fees === 'added')
-      )
-        tiers.set(code, { code, name: str(t?.name) || code, price, currency, fee, fees });
+      if (typeof price === 'number' && typeof fee === 'number' && (fees === 'included' || fees === 'added')) {
+        const priced = tierPriceIssues({ price, fee, fees });
+        for (const i of priced) issues.add({ ...at(i.field), message: i.message });
+        if (code && currency && !priced.length)
+          tiers.set(code, { code, name: str(t?.name) || code, price, currency, fee, fees });
+      }
     });
   }
   if (b.gaAreas !== undefined && !Array.isArray(b.gaAreas))
@@ -349,9 +343,15 @@ export function parseSeatMapCsv(text: string, knownTiers: TierDecl[]): SeatMapPa
       const price = parsePrice(rawPrice);
       const currency = parseCurrency(rawCurrency);
       if (typeof price === 'string') issues.add({ ...at('price'), message: price });
-      if (!currency) issues.add({ ...at('currency'), message: 'currency must be a three-letter ISO code' });
-      if (typeof price === 'number' && currency) {
-        const prev = tiers.get(tier);
+      if (!currency) issues.add({ ...at('currency'), message: CURRENCY_MESSAGE });
+      const prev = tiers.get(tier);
+      // A row sets its tier's price; the fee stays the one the event's tier already has.
+      const priced =
+        typeof price === 'number'
+          ? tierPriceIssues({ price, fee: prev?.fee ?? 0, fees: prev?.fees ?? 'included' })
+          : [];
+      for (const i of priced) issues.add({ ...at('price'), message: i.message });
+      if (typeof price === 'number' && currency && !priced.length) {
         const first = tierRow.get(tier);
         if (prev && first !== undefined && (prev.price !== price || prev.currency !== currency)) {
           issues.add({

@@ -172,7 +172,11 @@ export const DecisionSchema = z
     newRate: z.number(),
     reason: z.string(),
     actor: z.string(),
-    signals: z.unknown(),
+    signals: z.unknown().openapi({
+      description:
+        "The cell's health figures the controller decided on, with availableSeats of this event only; " +
+        '{unavailable: true} when the cell could not be read; null for a change made by hand',
+    }),
   })
   .openapi('ReleaseDecision');
 

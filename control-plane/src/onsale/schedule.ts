@@ -5,7 +5,7 @@ import type { Services } from '../context';
 import { type CapacityPlan, events, gaAreas, onsales, releaseRates } from '../db/schema';
 import { bumpDirectoryVersion } from '../db/sql';
 import { withTransaction } from '../db/tx';
-import { eventForTenant } from '../events/events';
+import { eventForTenant, startOrderIssues } from '../events/events';
 import { assertRole, type PromoterActor } from '../lib/actors';
 import { conflict } from '../lib/errors';
 import { prewarmWindow, recordPrewarm } from '../prewarm/record';
@@ -59,8 +59,7 @@ export async function scheduleOnsale({
     const ev = await eventForTenant(tx, actor.tenantId, eventId, { lock: true });
     if (ev.status !== 'draft' && ev.status !== 'scheduled')
       throw conflict(`event is ${ev.status}; its onsale can no longer be rescheduled`);
-    if (input.onsaleAt.getTime() >= ev.startsAt.getTime())
-      issues.push({ path: 'onsaleAt', message: 'the onsale must start before the event' });
+    issues.push(...startOrderIssues({ startsAt: ev.startsAt, onsaleAt: input.onsaleAt }, 'onsaleAt'));
     if (ev.seatCount === 0) {
       // An event of general-admission areas only has no seats and is still ready to sell.
       const [area] = await tx.select({ id: gaAreas.id }).from(gaAreas).where(eq(gaAreas.eventId, ev.id)).limit(1);

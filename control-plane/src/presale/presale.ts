@@ -13,7 +13,7 @@ import {
   presales,
 } from '../db/schema';
 import { dbOf, type Tx, withTransaction } from '../db/tx';
-import { eventForTenant } from '../events/events';
+import { eventForTenant, startOrderIssues } from '../events/events';
 import { assertRole, type PromoterActor } from '../lib/actors';
 import { conflict, notFound } from '../lib/errors';
 import { commitmentOf } from '../waiting-room/fairness';
@@ -94,6 +94,7 @@ export async function openPresale({
       });
     if (t(input.presaleEndsAt) <= t(onsale.onsaleAt))
       issues.push({ path: 'presaleEndsAt', message: 'the presale must still run once the onsale has started' });
+    issues.push(...startOrderIssues({ startsAt: ev.startsAt, presaleEndsAt: input.presaleEndsAt }, 'presaleEndsAt'));
     if (issues.length) throw new DomainError('validation_failed', 'the presale is not valid', { issues });
     const [prev] = await tx.select().from(presales).where(eq(presales.eventId, ev.id)).for('update');
     if (prev?.drawnAt) throw conflict('the lottery has been drawn; the presale can no longer change');

@@ -1,5 +1,6 @@
-import { DomainError } from '@onsale/contracts';
+import { CellSignals, DomainError } from '@onsale/contracts';
 import { and, desc, eq, inArray } from 'drizzle-orm';
+import { z } from 'zod';
 import type { Services } from '../context';
 import { controllerDecisions, events, onsales, type ReleaseMode, releaseRates } from '../db/schema';
 import { dbOf, withTransaction } from '../db/tx';
@@ -77,6 +78,26 @@ export async function setReleaseMode({
   });
 }
 
+const RecordedSignals = z.union([z.object({ unavailable: z.literal(true) }), CellSignals.partial()]);
+
+/**
+ * What a decision's recorded signals may tell a reader of one event's decisions. The controller records the cell's
+ * whole answer, whose availableSeats names every event on the cell with its live inventory, other tenants' too: the
+ * reader gets the cell's health figures (what R was decided on) and the seats of the event asked about, and no other
+ * event's id or figure. Parsing keeps only the fields CellSignals declares, so a field the cell adds later stays out
+ * until it is declared (and scoped) here.
+ */
+function signalsFor(eventId: string, recorded: unknown) {
+  if (recorded === null) return null;
+  const parsed = RecordedSignals.safeParse(recorded);
+  if (!parsed.success) return null;
+  if ('unavailable' in parsed.data) return parsed.data;
+  const { availableSeats, ...cell } = parsed.data;
+  const seats = availableSeats?.[eventId];
+  return { ...cell, availableSeats: seats === undefined ? {} : { [eventId]: seats } };
+}
+
+/** One event's decisions, newest first; the caller has checked the event is theirs to read. */
 export async function listDecisions({ ctx, eventId, limit }: { ctx: Services; eventId: string; limit: number }) {
   const rows = await dbOf(ctx)
     .select()
@@ -93,6 +114,6 @@ export async function listDecisions({ ctx, eventId, limit }: { ctx: Services; ev
     newRate: r.newRate,
     reason: r.reason,
     actor: r.actor,
-    signals: r.signals,
+    signals: signalsFor(eventId, r.signals),
   }));
 }

@@ -1,3 +1,4 @@
+import { DomainError } from '@onsale/contracts';
 import {
   type Bucket,
   migrateReporting,
@@ -63,6 +64,11 @@ export async function getSalesTimeline({
   from?: Date;
   to?: Date;
 }) {
+  // The range is from (inclusive) to to (exclusive): one that ends where it starts, or before, holds nothing.
+  if (from && to && to.getTime() <= from.getTime())
+    throw new DomainError('validation_failed', 'the timeline range is not valid', {
+      issues: [{ path: 'to', message: 'must be after from' }],
+    });
   const ev = await scoped(ctx, actor, eventId);
   return { eventId: ev.id, bucket, points: await salesTimeline(ctx.pool, actor.tenantId, ev.id, bucket, { from, to }) };
 }

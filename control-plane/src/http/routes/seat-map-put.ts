@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { DomainError, errorResponses, SEATS_PER_LOAD_MAX } from '@onsale/contracts';
+import { DomainError, errorResponses, MAX_SEAT_PRICE, SEATS_PER_LOAD_MAX } from '@onsale/contracts';
 import { uploadSeatMap } from '../../events/seat-map';
 import { GA_CAPACITY_MAX } from '../../events/seat-map-parse';
 import { asPromoter, bearerSecurity } from '../auth';
@@ -39,9 +39,9 @@ const SeatMapUpload = {
         properties: {
           code: text(32),
           name: text(200),
-          price: { type: 'integer' as const, minimum: 1, maximum: 100_000_000 },
+          price: { type: 'integer' as const, minimum: 1, maximum: MAX_SEAT_PRICE },
           currency: { type: 'string' as const, pattern: '^[A-Za-z]{3}$' },
-          fee: { type: 'integer' as const, minimum: 0, maximum: 100_000_000 },
+          fee: { type: 'integer' as const, minimum: 0, maximum: MAX_SEAT_PRICE },
           fees: { type: 'string' as const, enum: ['included', 'added'] },
         },
       },
@@ -79,6 +79,8 @@ const route = createRoute({
   description:
     "JSON: `{ tiers: [{code, name, price (minor units), currency, fee?, fees?: 'included' | 'added'}], seats: [{section, row, seat | label, tier}], gaAreas?: [{name, capacity, tier}] }` " +
     '(general-admission areas: a capacity and a tier, no seats). ' +
+    `A tier's currency is an ISO 4217 code; its price plus an added fee is at most ${MAX_SEAT_PRICE} minor units, so an ` +
+    "order of the most places a buyer may take stays within the payment provider's largest charge. " +
     'CSV (text/csv): header with section,row,seat|label,tier and optionally price,currency and capacity ' +
     '(a row with a capacity is a GA area named by its section, its row and seat empty). ' +
     'A 400 lists each problem with its row (1-based data row; CSV also gives the file line) and field; nothing is stored.',

@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { errorResponses } from '@onsale/contracts';
+import { errorResponses, MAX_SEAT_PRICE } from '@onsale/contracts';
 import { setTierFees } from '../../events/fees';
 import { asPromoter, bearerSecurity } from '../auth';
 import type { App } from '../env';
@@ -15,7 +15,14 @@ const Params = EventIdParam.extend({
 
 const Body = z
   .object({
-    fee: z.number().int().min(0).max(100_000_000).openapi({ description: 'Service fee per ticket, minor units' }),
+    fee: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_SEAT_PRICE)
+      .openapi({
+        description: `Service fee per ticket, minor units; price plus an added fee at most ${MAX_SEAT_PRICE}`,
+      }),
     fees: z
       .enum(['included', 'added'])
       .openapi({ description: "'included': the buyer pays the price (fee inside it); 'added': price + fee" }),
