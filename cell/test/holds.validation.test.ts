@@ -143,4 +143,16 @@ describe("the cell's document says what the routes do", () => {
     expect(res.headers.get('allow')).toBe('POST');
     expect((await res.json()).error.code).toBe('method_not_allowed');
   });
+
+  it('a trailing slash is another path, which no route serves: 404, not a 405 allowing the method used', async () => {
+    for (const [method, path] of [
+      ['POST', `/events/${event.eventId}/holds/`],
+      ['GET', `/events/${event.eventId}/availability/`],
+    ] as const) {
+      const res = await fetch(`${cell.url}${path}`, { method, headers: { 'content-type': 'application/json' } });
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(res.headers.get('allow'), `${method} ${path}`).toBeNull();
+      expect((await res.json()).error.code).toBe('not_found');
+    }
+  });
 });

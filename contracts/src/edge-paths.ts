@@ -14,7 +14,11 @@ export const EDGE_PATHS = {
   ],
   /** Stripe's webhooks name their cell in the path; the cell answers them at WEBHOOK_UPSTREAM_PATH. */
   webhook: ['/cells/{cellId}/webhooks/stripe'],
-  /** The public catalog, the waiting room, the promoters' API and console, the buyers' pages, the admission keys and the directory. */
+  /**
+   * The public catalog, the waiting room, the promoters' API and console, the buyers' pages and the admission keys.
+   * Not the directory: it lists every tenant's events and each cell's internal address, and the router polls it
+   * from the control plane's own port (CONTROL_PLANE_URL), not through the edge.
+   */
   controlPlane: [
     '/events',
     '/events/{eventId}',
@@ -29,7 +33,6 @@ export const EDGE_PATHS = {
     '/events/{eventId}/presale/**',
     '/events/{eventId}/bot-report',
     '/.well-known/jwks.json',
-    '/directory',
     '/console/**',
     '/shop/**',
   ],

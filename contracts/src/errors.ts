@@ -20,6 +20,8 @@ export const errorCodes = {
   /** The ticket was voided (event cancelled, order refunded): it admits nobody. */
   ticket_voided: 410,
   method_not_allowed: 405,
+  /** The client did not send its whole request body in time: nothing of it went on to a service. */
+  request_timeout: 408,
   seats_not_found: 404,
   event_not_found: 404,
   seats_unavailable: 409,

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ConfigError, DirectoryFeed } from '@onsale/contracts';
+import { ConfigError, DirectoryFeed, EDGE_PATHS, pathPattern } from '@onsale/contracts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { addCell, createHarness, type Harness, scheduledEvent } from '../../test/support/control-plane';
 import { loadConfig } from '../src/config';
@@ -84,6 +84,12 @@ describe('cells, placement and the directory feed', () => {
     expect(Object.keys(doc.body.paths)).toEqual(
       expect.arrayContaining(['/events/{eventId}/queue', '/events/{eventId}/seat-map', '/directory']),
     );
+  });
+
+  it("keeps the feed off the public edge: it lists every tenant's events and each cell's internal address", () => {
+    const publicPaths = Object.values(EDGE_PATHS).flat().map(pathPattern);
+    expect(publicPaths.filter((p) => p.test('/directory'))).toEqual([]);
+    expect(publicPaths.some((p) => p.test('/events/{eventId}/queue'))).toBe(true);
   });
 });
 

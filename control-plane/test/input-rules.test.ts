@@ -278,6 +278,15 @@ describe('requests the documents describe', () => {
     expect((await h.req('PUT', '/no/such/path')).status).toBe(404);
   });
 
+  it('a trailing slash is another path, which no route serves: 404, not a 405 allowing the method used', async () => {
+    for (const path of [`/events/${eventId}/catalog/`, `/events/${eventId}/`]) {
+      const r = await h.req('GET', path, { token: t.manager });
+      expect(r.status, path).toBe(404);
+      expect(r.headers.get('allow'), path).toBeNull();
+      expect(r.body.error.code, path).toBe('not_found');
+    }
+  });
+
   it('the revocation body is exactly one of jti or sub, in the schema', async () => {
     const doc = (await h.req('GET', '/openapi.json')).body;
     // Two closed objects, one requiring jti and one sub: a body matches exactly one of them.

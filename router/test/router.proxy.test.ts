@@ -1,5 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Agent, request } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startIdentity, type TestIdentity } from '../../test/support/identity';
 import type { RunningRouter } from '../src/router';
@@ -109,6 +110,38 @@ function rawRequest(
     req.on('error', reject);
     for (const chunk of opts.chunks ?? []) req.write(chunk);
     req.end();
+  });
+}
+
+/** The control plane's requests other than the router's own directory polls: what the router forwarded to it. */
+const forwardedToControlPlane = () => controlPlane.requests.filter((r) => r.url !== '/directory').length;
+
+/**
+ * A request written byte for byte on a socket: no client library resolves its path or completes its body. `head` is
+ * the request line and headers without the blank line; `body` goes after it, whatever the head declared. Resolves
+ * with the answer once the router closes the connection (`Connection: close` is sent unless the head says otherwise).
+ */
+function onSocket(head: string, body = ''): Promise<{ status: number; head: string; body: string; ms: number }> {
+  const { port } = new URL(router.url);
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1', () => {
+      const close = /\r\nconnection:/i.test(head) ? '' : '\r\nConnection: close';
+      socket.write(`${head}\r\nHost: edge${close}\r\n\r\n${body}`);
+    });
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const text = Buffer.concat(chunks).toString();
+      const at = text.indexOf('\r\n\r\n');
+      resolve({
+        status: Number(text.slice(9, 12)),
+        head: text.slice(0, at),
+        body: text.slice(at + 4),
+        ms: performance.now() - started,
+      });
+    });
   });
 }
 
@@ -252,7 +285,7 @@ describe('forwarding', () => {
     expect(lastAt(echo)).toMatchObject({ method: 'POST' });
   });
 
-  it('routes waiting-room, console, sales, JWKS and directory paths to the control plane, and nothing else', async () => {
+  it('routes waiting-room, console, sales and JWKS paths to the control plane, and nothing else', async () => {
     for (const [method, path] of [
       ['POST', `/events/${echoEvent}/queue`],
       ['GET', `/events/${echoEvent}/queue/me`],
@@ -264,9 +297,109 @@ describe('forwarding', () => {
       expect(res.status, path).toBe(200);
       expect(await res.json()).toEqual({ servedBy: 'control-plane', method, url: path });
     }
-    expect((await fetch(`${router.url}/directory`)).status).toBe(200);
     expect((await fetch(`${router.url}/operator/cells`)).status).toBe(404);
     expect((await fetch(`${router.url}/internal/events/${echoEvent}`, { method: 'PUT' })).status).toBe(404);
+  });
+});
+
+describe('paths the router does not serve', () => {
+  it("keeps the control plane's directory off the edge: every event of every tenant and each cell's address", async () => {
+    const before = forwardedToControlPlane();
+    const res = await fetch(`${router.url}/directory`);
+    expect(res.status).toBe(404);
+    expect(await res.json()).toMatchObject({ error: { code: 'not_found' } });
+    expect(forwardedToControlPlane()).toBe(before);
+  });
+
+  it('answers a trailing slash on its own endpoints 404, not a 405 that allows the method used', async () => {
+    for (const path of ['/healthz/', '/metrics/', '/openapi.json/']) {
+      const res = await fetch(`${router.url}${path}`);
+      expect(res.status, path).toBe(404);
+      expect(res.headers.get('allow'), path).toBeNull();
+      expect((await res.json()).error.code, path).toBe('not_found');
+    }
+  });
+});
+
+describe('a path the upstream would resolve otherwise than the router reads it', () => {
+  const E = echoEvent;
+  it.each([
+    ['GET', `/events/${E}/holds/../../../internal/signals`, 'dot_segment'],
+    ['GET', `/events/${E}/queue/../../../operator/tenants`, 'dot_segment'],
+    ['GET', `/events/${E}/holds/%2e%2e/%2e%2e/%2e%2e/metrics`, 'dot_segment'],
+    ['GET', `/events/${E}/holds/%2E%2E/%2E%2E/%2E%2E/openapi.json`, 'dot_segment'],
+    ['GET', `/events/${E}/availability/.%2e/%2E./.%2E/readyz`, 'dot_segment'],
+    ['GET', `/events/${E}/queue/%2e%2e/%2e%2e/%2e%2e/metrics`, 'dot_segment'],
+    ['GET', `/events/${E}/holds/./x`, 'dot_segment'],
+    ['GET', `/events/${E}/holds/%2e`, 'dot_segment'],
+    ['DELETE', `/events/${E}/holds/..`, 'dot_segment'],
+    ['GET', `/events/${E}/holds/..%2f..%2f..%2finternal%2fsignals`, 'encoded_separator'],
+    ['GET', `/events/${E}/queue/..%2F..%2F..%2Foperator%2Ftenants`, 'encoded_separator'],
+    ['GET', `/events/${E}/holds/..%5c..%5c..%5cinternal`, 'encoded_separator'],
+    ['POST', '/cells/..%2F/webhooks/stripe', 'encoded_separator'],
+    ['GET', `/events/${E}/holds\\..\\..\\..\\internal\\signals`, 'backslash'],
+    ['GET', `/events/${E}/holds/x#/y`, 'not_canonical'],
+    ['GET', `/events/${E}/holds/"x"`, 'not_canonical'],
+  ])('%s %s is refused with 400 (%s) and reaches no upstream', async (method, path, reason) => {
+    const atCell = echo.requests.length;
+    const atControlPlane = forwardedToControlPlane();
+    const res = await onSocket(`${method} ${path} HTTP/1.1\r\nContent-Length: 2`, '{}');
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.body)).toMatchObject({ error: { code: 'bad_request', details: { path, reason } } });
+    expect(echo.requests.length).toBe(atCell);
+    expect(forwardedToControlPlane()).toBe(atControlPlane);
+  });
+
+  it('still forwards a plain path, percent-encoded characters and a query with dots untouched', async () => {
+    const path = `/events/${E}/availability/x%22y?next=../../internal&dot=.`;
+    const res = await onSocket(`GET ${path} HTTP/1.1`);
+    expect(res.status).toBe(200);
+    expect(lastAt(echo).url).toBe(path);
+  });
+});
+
+describe('a client that stops sending its body', () => {
+  it('gets 408 request_timeout, the cell is sent nothing and blamed for nothing', async () => {
+    const atCell = echo.requests.length;
+    const timeouts = () => metricValue(router.url, 'router_upstream_errors_total{cell="cell-echo",reason="timeout"}');
+    const before = await timeouts();
+    // 12 of the 100 bytes declared, then silence.
+    const res = await onSocket(
+      `POST /events/${echoEvent}/holds HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 100`,
+      '{"seatIds":[',
+    );
+    expect(res.status).toBe(408);
+    expect(JSON.parse(res.body)).toMatchObject({ error: { code: 'request_timeout' } });
+    expect(res.head).toMatch(/\r\nconnection: close/i);
+    expect(res.ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 20);
+    expect(echo.requests.length).toBe(atCell);
+    expect(await timeouts()).toBe(before);
+  });
+
+  it('gets 408 too when its chunked body stalls on the way to the cell', async () => {
+    const atCell = echo.requests.length;
+    const timeouts = () => metricValue(router.url, 'router_upstream_errors_total{cell="cell-echo",reason="timeout"}');
+    const before = await timeouts();
+    const res = await onSocket(
+      `POST /events/${echoEvent}/holds HTTP/1.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked`,
+      'c\r\n{"seatIds":[\r\n',
+    );
+    expect(res.status).toBe(408);
+    expect(JSON.parse(res.body)).toMatchObject({ error: { code: 'request_timeout' } });
+    // The cell had the start of it and saw the request cut; it recorded no request.
+    expect(echo.requests.length).toBe(atCell);
+    expect(await timeouts()).toBe(before);
+  });
+
+  it('leaves a cell that does not answer a whole body its 504', async () => {
+    const res = await onSocket(
+      `POST /events/${slowEvent}/holds HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2`,
+      '{}',
+    );
+    expect(res.status).toBe(504);
+    expect(JSON.parse(res.body)).toMatchObject({
+      error: { code: 'upstream_timeout', details: { cellId: 'cell-slow' } },
+    });
   });
 });
 
@@ -310,6 +443,43 @@ describe('Stripe webhooks', () => {
       body: Buffer.alloc(MAX_BODY + 1),
     });
     expect(big.status).toBe(413);
+  });
+});
+
+describe('metric labels', () => {
+  const series = async () =>
+    (await (await fetch(`${router.url}/metrics`)).text()).split('\n').filter((l) => l && !l.startsWith('#'));
+
+  it('a webhook for a cell the directory does not list is 404 and no label of its own, however many are tried', async () => {
+    const post = (cellId: string) =>
+      fetch(`${router.url}/cells/${cellId}/webhooks/stripe`, { method: 'POST', body: '{}' });
+    // The series of requests the router answers before choosing an upstream exist from the first such answer.
+    expect((await post('attacker-first')).status).toBe(404);
+    const before = await series();
+    const ids = [...Array.from({ length: 40 }, () => `attacker-${randomBytes(4).toString('hex')}`), 'x%22y'];
+    for (const id of ids) {
+      const res = await post(id);
+      expect(res.status, id).toBe(404);
+      expect(await res.json()).toMatchObject({ error: { code: 'not_found', details: { cellId: id } } });
+    }
+    const after = await series();
+    expect(after.length).toBe(before.length);
+    const text = after.join('\n');
+    for (const id of ['attacker-first', ...ids]) expect(text).not.toContain(id);
+    expect(text).not.toMatch(/class="5xx"[^\n]*cell="none"|cell="none",class="5xx"/);
+  });
+
+  it("a token naming a cell the directory does not list is 503 as before, under no label of the token's", async () => {
+    const cellId = `cell-unlisted-${randomBytes(4).toString('hex')}`;
+    const eventId = randomUUID();
+    const res = await fetch(`${router.url}/events/${eventId}/availability`, {
+      headers: { 'x-admission-token': await identity.admissionToken({ sub: 'u1', eventId, purchaseCell: cellId }) },
+    });
+    expect(res.status).toBe(503);
+    expect(await res.json()).toMatchObject({
+      error: { code: 'cell_unavailable', details: { cellId, status: 'unknown' } },
+    });
+    expect((await series()).join('\n')).not.toContain(cellId);
   });
 });
 

@@ -89,11 +89,11 @@ describe('routeToCell', () => {
 });
 
 describe('routeWebhook', () => {
-  it('delivers to active and draining cells, not to down or unknown ones', () => {
+  it('delivers to active and draining cells, not to down ones; an unknown one is not found', () => {
     expect(routeWebhook(dir, 'cell-1')).toMatchObject({ ok: true });
     expect(routeWebhook(dir, 'cell-3')).toMatchObject({ ok: true });
     expect(routeWebhook(dir, 'cell-4')).toMatchObject({ ok: false, details: { status: 'down' } });
-    expect(routeWebhook(dir, 'cell-9')).toMatchObject({ ok: false, details: { status: 'unknown' } });
+    expect(routeWebhook(dir, 'cell-9')).toMatchObject({ ok: false, code: 'not_found', details: { cellId: 'cell-9' } });
   });
 });
 
@@ -117,7 +117,14 @@ describe('classify', () => {
     [`/events/${EVENT}/sales/summary`, 'control-plane'],
     ['/promoter', 'unknown'],
     ['/.well-known/jwks.json', 'control-plane'],
-    ['/directory', 'control-plane'],
+    ['/directory', 'unknown'],
+    [`/events/${EVENT}/holds/../../../internal/signals`, 'malformed'],
+    [`/events/${EVENT}/holds/%2E%2e/metrics`, 'malformed'],
+    [`/events/${EVENT}/queue/..%2Foperator`, 'malformed'],
+    [`/events/${EVENT}/holds\\..\\internal`, 'malformed'],
+    ['http://elsewhere/internal/signals', 'malformed'],
+    [`/events/${EVENT}/holds/%2e%2ex`, 'cell'],
+    [`/events/${EVENT}/holds/..x`, 'cell'],
     ['/cells/cell-1/webhooks/stripe', 'webhook'],
     ['/operator/cells', 'unknown'],
     [`/internal/events/${EVENT}`, 'unknown'],

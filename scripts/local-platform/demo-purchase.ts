@@ -78,7 +78,9 @@ async function main() {
   const auth = { authorization: `Bearer ${bearer}` };
   say('got a buyer JWT (not shown)');
 
-  step(`Find an event: the public directory (${controlPlaneUrl}/directory), then availability through the router`);
+  step(
+    `Find an event: the control plane's directory (${controlPlaneUrl}/directory, not on the edge), then availability through the router`,
+  );
   const directory = await request(`${controlPlaneUrl}/directory`);
   expectStatus('GET /directory', directory, 200);
   const events = (directory.body as { events: { eventId: string; cellId: string }[] }).events;

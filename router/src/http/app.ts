@@ -55,6 +55,10 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
   async function routeAndForward(x: Exchange, url: string, pathname: string): Promise<void> {
     const { incoming } = x;
     const target = classify(pathname);
+    if (target.kind === 'malformed')
+      return answerError(x, 'bad_request', 'the path is not in its plain form', {
+        details: { path: pathname, reason: target.fault },
+      });
     if (target.kind === 'unknown') return answerError(x, 'not_found', 'no such route');
     // Refused before a byte of it is read or a connection is taken.
     if ((declaredLength(incoming) ?? 0) > config.MAX_BODY_BYTES) return tooLarge(x);
@@ -130,8 +134,9 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
     if (route.code === 'event_moving')
       return answerError(x, route.code, route.message, { details: route.details, retryAfter: movingRetryAfter });
     if (route.code !== 'cell_unavailable') return answerError(x, route.code, route.message, { details: route.details });
-    // Counted against the cell, so its 5xx rate shows it is out of service.
-    x.upstream = route.details.cellId;
+    // Counted against the cell, so its 5xx rate shows it is out of service; a cell the directory does not list is no
+    // label (its id may come from a client), so the series stay as few as the directory's cells.
+    if (route.details.status !== 'unknown') x.upstream = route.details.cellId;
     return answerError(x, route.code, route.message, { details: route.details, retryAfter });
   }
 
@@ -197,6 +202,10 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
         return tooLarge(x);
       case 'bad_request':
         return answerError(x, 'bad_request', 'the request body does not match its Content-Length');
+      case 'client_timeout':
+        // The rest of the body may still come: the connection cannot carry another request.
+        x.outgoing.setHeader('connection', 'close');
+        return answerError(x, 'request_timeout', `no request body within ${config.UPSTREAM_TIMEOUT_MS} ms`);
       case 'timeout':
         metrics.upstreamError(label, 'timeout');
         return answerError(x, 'upstream_timeout', `no answer within ${config.UPSTREAM_TIMEOUT_MS} ms`, {
@@ -214,7 +223,7 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
 }
 
 /** A new hold (POST to the collection), as opposed to releasing one (DELETE /holds/{id}) or reading an order. */
-const NEW_HOLD_PATH = /^\/events\/[^/]+\/holds\/?$/;
+const NEW_HOLD_PATH = /^\/events\/[^/]+\/holds$/;
 /** An order and what hangs off it (its tickets, its hold): it lives in the cell that took it. */
 const ORDER_PATH = /^\/events\/[^/]+\/orders\/[^/]+/;
 /** A move pauses new holds for seconds: buyers come back soon. */

@@ -159,10 +159,12 @@ export function routerDocument(config: RouterConfig) {
 }
 
 const routerErrors = {
-  bad_request: 'a body that does not match its Content-Length',
+  bad_request:
+    'a body that does not match its Content-Length, or a path not in its plain form (dot segments, encoded slashes, backslashes): details.path, details.reason',
+  request_timeout: 'a request body that did not arrive in time',
   admission_invalid:
     'an admission token with a bad signature or expired, or a device-bound one (cnf.jkt) without a valid DPoP proof by its key: details.reason dpop_*',
-  not_found: 'a path no service serves',
+  not_found: 'a path no service serves, or a webhook for a cell the directory does not list',
   method_not_allowed: "a method the router's own endpoints do not serve",
   event_not_found: 'an event the directory does not know',
   payload_too_large: 'a body over the limit',

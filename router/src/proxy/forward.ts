@@ -37,6 +37,8 @@ export type ForwardOutcome =
   | { kind: 'timeout' }
   | { kind: 'too_large' }
   | { kind: 'bad_request' }
+  /** The client stopped sending its body: the router was ready for more, so the wait is not the upstream's. */
+  | { kind: 'client_timeout' }
   | { kind: 'client_gone' };
 
 /** The codes of a 404 that means "not in this cell", as opposed to "here, but not yet" (tickets not issued). */
@@ -48,7 +50,9 @@ class ClientGone extends Error {}
 /**
  * Sends one request to an upstream and streams its response back. One deadline covers queueing for a connection,
  * connecting and waiting for the response headers; once they arrive, a body that stalls longer than the same time
- * is cut. Nothing is retried: a hold may have committed before a connection broke, so the client retries with its
+ * is cut. A small body read whole before sending has the same time to arrive, and the upstream's deadline starts
+ * when it has; a deadline that finds the client's body incomplete while the router waits for it is the client's.
+ * Nothing is retried: a hold may have committed before a connection broke, so the client retries with its
  * Idempotency-Key, which the cell makes safe.
  *
  * Through undici's dispatch handler, not its request(): the response's chunks go straight onto the client's socket
@@ -96,14 +100,17 @@ export function forward(input: ForwardInput): Promise<ForwardOutcome> {
     /** Before the answer began, the caller answers in its place; once it began, only a cut connection is left. */
     const giveUp = (reason: Deadline | ClientGone) => {
       gaveUp = reason;
+      // Settled before the abort: the failure the abort reports must not decide whose fault the deadline was.
+      if (status) settle({ kind: 'answered', status, broken: true, waitedMs });
+      else if (reason instanceof ClientGone) settle({ kind: 'client_gone' });
+      else settle(awaitingClient(incoming) ? { kind: 'client_timeout' } : { kind: 'timeout' });
       // A request still queued for a connection has no controller yet: it is aborted the moment it gets one.
       controller?.abort(reason);
-      if (status) settle({ kind: 'answered', status, broken: true, waitedMs });
-      else settle(reason instanceof Deadline ? { kind: 'timeout' } : { kind: 'client_gone' });
     };
-    const deadline = setTimeout(() => {
+    const onDeadline = () => {
       if (!status) giveUp(new Deadline());
-    }, input.timeoutMs);
+    };
+    let deadline = setTimeout(onDeadline, input.timeoutMs);
     const onClose = () => {
       if (!outgoing.writableFinished) giveUp(new ClientGone());
     };
@@ -174,9 +181,21 @@ export function forward(input: ForwardInput): Promise<ForwardOutcome> {
     const chunks: Buffer[] = [];
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
     incoming.once('end', () => {
-      if (!gaveUp) dispatch(Buffer.concat(chunks));
+      if (gaveUp) return;
+      clearTimeout(deadline);
+      deadline = setTimeout(onDeadline, input.timeoutMs);
+      dispatch(Buffer.concat(chunks));
     });
   });
+}
+
+/**
+ * Whether the client owes the router body bytes the router is ready to take: the body is incomplete and flowing
+ * (read whole, or streamed to an upstream that is taking it). A paused body is held back by the upstream, and one
+ * not yet flowing waits for a connection to it: those waits are the upstream's.
+ */
+function awaitingClient(incoming: IncomingMessage): boolean {
+  return !incoming.complete && incoming.readableFlowing === true && !incoming.isPaused();
 }
 
 /** Declared bodies up to this size are read whole before the upstream request starts. */

@@ -3,6 +3,7 @@ import type { CellEntry, DirectorySnapshot } from '../directory/directory';
 
 export type Refusal =
   | { code: 'event_not_found'; message: string; details: { eventId: string } }
+  | { code: 'not_found'; message: string; details: { cellId: string } }
   | { code: 'admission_invalid'; message: string; details: { reason: 'event' | 'stale_cell' } }
   | { code: 'cell_unavailable'; message: string; details: { cellId: string; status: CellStatus | 'unknown' } }
   | { code: 'event_moving'; message: string; details: { eventId: string; cellId: string } }
@@ -106,10 +107,11 @@ export function orderTrail(dir: DirectorySnapshot, eventId: string, tried: strin
 /**
  * Stripe webhooks go to the cell named in the path. A draining cell still takes them: draining means finishing the
  * payments already in flight, and their authorizations arrive as webhooks. Stripe retries a 503 for days.
+ * A cell the directory does not list is the caller's mistake (anyone can post to any path), not an outage: 404.
  */
 export function routeWebhook(dir: DirectorySnapshot, cellId: string): CellRoute {
   const cell = dir.cells.get(cellId);
-  if (!cell) return refuse('cell_unavailable', 'no such cell', { cellId, status: 'unknown' });
+  if (!cell) return refuse('not_found', 'no such cell', { cellId });
   if (cell.status !== 'active' && cell.status !== 'draining')
     return refuse('cell_unavailable', `the cell is ${cell.status}`, { cellId, status: cell.status });
   return { ok: true, cell, by: 'directory' };
