@@ -15,7 +15,9 @@ export function serviceEnv(): Record<string, string> {
       if (m) env[m[1]!] = m[2]!.replace(/^['"]|['"]$/g, '');
     }
   }
-  for (const k of Object.keys(env)) if (process.env[k]) env[k] = process.env[k]!;
+  // The environment wins for every variable the file names, and stands in for the file where there is none (a git
+  // worktree sourcing the services.env of the checkout that started the services).
+  for (const [k, v] of Object.entries(process.env)) if (v && (k in env || !existsSync(file))) env[k] = v;
   if (!env.ONSALE_PG_URL) throw new Error('services are not up: run `bash scripts/services up` first');
   return env;
 }
