@@ -267,13 +267,19 @@ describe("the buyer's pages in a browser, through the edge router", () => {
       [`/shop/events/${eventId}/nope`, 404],
       ['/shop/auth/callback', 400],
       ['/shop/auth/callback?code=x&state=forged-state-value', 400],
-      ['/shop/assets/..%2Fpackage.json', 404],
     ] as const;
     for (const [path, status] of html) {
       const res = await fetch(`${router}${path}`);
       expect(res.status, path).toBe(status);
       expect(await res.text(), path).toContain('role="alert"');
     }
+    // A path the shop's server would read otherwise than the edge (an encoded slash) is refused at the edge.
+    const traversal = await fetch(`${router}/shop/assets/..%2Fpackage.json`);
+    expect(traversal.status).toBe(400);
+    expect(((await traversal.json()) as { error: { code: string; details: unknown } }).error).toMatchObject({
+      code: 'bad_request',
+      details: { reason: 'encoded_separator' },
+    });
     // A sign-in may only return to a page of the shop.
     const away = await fetch(`${router}/shop/auth/login?next=https://evil.example/`, { redirect: 'manual' });
     expect(away.status).toBe(302);
