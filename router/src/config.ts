@@ -8,6 +8,13 @@ const positiveInt = (def: number) => z.coerce.number().int().positive().default(
 export const RouterConfig = z.object({
   HOST: z.string().default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  /**
+   * Where the router answers /healthz, /readyz (a directory is loaded) and /metrics for the collector beside it in
+   * its task, over the loopback: never on PORT, which the internet reaches. Unset: no listener, so no metrics, as a
+   * worker without one; the router still routes, and its load balancer checks PORT's /readyz.
+   */
+  HEALTH_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  HEALTH_HOST: z.string().default('127.0.0.1'),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   /** Base URL of the control plane: the directory feed is polled from it, and its own paths are forwarded to it. */
   CONTROL_PLANE_URL: z.string().url(),

@@ -1,6 +1,12 @@
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createAdmissionVerifier, createLogger, keepAliveBehindLoadBalancer, routerMetrics } from '@onsale/contracts';
+import {
+  createAdmissionVerifier,
+  createLogger,
+  keepAliveBehindLoadBalancer,
+  routerMetrics,
+  serveHealth,
+} from '@onsale/contracts';
 import type { RouterConfig } from './config';
 import { Directory } from './directory/directory';
 import { startDirectoryPoller } from './directory/poller';
@@ -42,25 +48,42 @@ export async function startRouter(config: RouterConfig) {
   // Requests are served from the start (control-plane paths need no directory); cell paths wait for a first copy.
   await poller.first;
   const server = keepAliveBehindLoadBalancer(createServer(listener));
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
-    server.listen(config.PORT, config.HOST);
-  });
+  await listening(server.listen(config.PORT, config.HOST));
   const url = `http://${config.HOST}:${(server.address() as AddressInfo).port}`;
-  log.info('router listening', { url, directoryVersion: directory.current?.version ?? null });
+  // The metrics name every cell's request rate and error classes: they are served apart from the public port.
+  const health =
+    config.HEALTH_PORT === undefined
+      ? null
+      : serveHealth(
+          config.HEALTH_HOST,
+          config.HEALTH_PORT,
+          new Map([['directory', () => ({ ready: directory.current !== null, version: directory.current?.version })]]),
+          metrics.render,
+        );
+  if (health) await listening(health);
+  const healthUrl = health && `http://${config.HEALTH_HOST}:${(health.address() as AddressInfo).port}`;
+  log.info('router listening', { url, healthUrl, directoryVersion: directory.current?.version ?? null });
 
   return {
     url,
+    /** Where its /metrics (and its /healthz and /readyz again) are served, if it has a HEALTH_PORT. */
+    healthUrl,
     directory,
     metrics,
     /** Polls the control plane now instead of at the next tick (tests, and operators after a directory flip). */
     refreshDirectory: poller.pollOnce,
     async close() {
       poller.stop();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await Promise.all([server, health].map((s) => s && new Promise<void>((resolve) => s.close(() => resolve()))));
       await upstreams.close();
     },
   };
+}
+
+function listening(server: Server): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
 }
 export type RunningRouter = Awaited<ReturnType<typeof startRouter>>;

@@ -90,7 +90,10 @@ export async function startFakeControlPlane() {
 }
 export type FakeControlPlane = Awaited<ReturnType<typeof startFakeControlPlane>>;
 
-/** A router on a free port in front of the fake control plane, with the test identity's admission keys. */
+/**
+ * A router on a free port in front of the fake control plane, with the test identity's admission keys, and its
+ * metrics on a free health port of their own.
+ */
 export function routerFor(
   controlPlane: FakeControlPlane,
   admissionJwksUrl: string,
@@ -99,6 +102,7 @@ export function routerFor(
   return startRouter(
     RouterConfig.parse({
       PORT: '0',
+      HEALTH_PORT: '0',
       CONTROL_PLANE_URL: controlPlane.url,
       ADMISSION_JWKS_URL: admissionJwksUrl,
       // The tests refresh the directory themselves after each edit; the poll only has to keep running.
@@ -109,8 +113,16 @@ export function routerFor(
   );
 }
 
-export async function metricValue(routerUrl: string, series: string): Promise<number> {
-  const text = await (await fetch(`${routerUrl}/metrics`)).text();
+/** The router's metrics, as the collector beside it reads them: from its health port, never its public one. */
+export async function routerMetricsText(router: RunningRouter): Promise<string> {
+  if (!router.healthUrl) throw new Error('the router has no HEALTH_PORT: it serves no metrics');
+  const res = await fetch(`${router.healthUrl}/metrics`);
+  if (res.status !== 200) throw new Error(`the router's /metrics answered ${res.status}`);
+  return res.text();
+}
+
+export async function metricValue(router: RunningRouter, series: string): Promise<number> {
+  const text = await routerMetricsText(router);
   const line = text.split('\n').find((l) => l.startsWith(`${series} `));
   return line ? Number(line.slice(series.length + 1)) : 0;
 }

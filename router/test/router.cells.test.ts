@@ -5,7 +5,7 @@ import { startTestCell, type TestCell } from '../../test/support/cell';
 import { startIdentity, type TestIdentity } from '../../test/support/identity';
 import { eventLoad, loadIntoCell } from '../../test/support/seed';
 import type { RunningRouter } from '../src/router';
-import { type FakeControlPlane, metricValue, routerFor, startFakeControlPlane } from './fakes';
+import { type FakeControlPlane, metricValue, routerFor, routerMetricsText, startFakeControlPlane } from './fakes';
 
 /** Two real cells (each its own database) behind the router, with a fake control plane serving the directory. */
 let identity: TestIdentity;
@@ -198,19 +198,19 @@ describe('routing to real cells', () => {
     });
     expect(elapsed).toBeLessThan(1_000);
     expect((await fetch(`${router.url}/events/${eventA.eventId}/availability`)).status).toBe(200);
-    expect(await metricValue(router.url, 'router_upstream_errors_total{cell="cell-c",reason="unreachable"}')).toBe(1);
+    expect(await metricValue(router, 'router_upstream_errors_total{cell="cell-c",reason="unreachable"}')).toBe(1);
   });
 
   it('counts requests per cell and status class', async () => {
-    const before = await metricValue(router.url, 'router_requests_total{cell="cell-a",class="2xx"}');
+    const before = await metricValue(router, 'router_requests_total{cell="cell-a",class="2xx"}');
     for (let i = 0; i < 3; i++) await fetch(`${router.url}/events/${eventA.eventId}/availability`);
     await fetch(`${router.url}/events/${eventB.eventId}/availability`);
 
-    expect(await metricValue(router.url, 'router_requests_total{cell="cell-a",class="2xx"}')).toBe(before + 3);
-    expect(await metricValue(router.url, 'router_requests_total{cell="cell-b",class="2xx"}')).toBeGreaterThan(0);
+    expect(await metricValue(router, 'router_requests_total{cell="cell-a",class="2xx"}')).toBe(before + 3);
+    expect(await metricValue(router, 'router_requests_total{cell="cell-b",class="2xx"}')).toBeGreaterThan(0);
     // The draining and down refusals of cell-b were counted against cell-b.
-    expect(await metricValue(router.url, 'router_requests_total{cell="cell-b",class="5xx"}')).toBe(4);
-    const text = await (await fetch(`${router.url}/metrics`)).text();
+    expect(await metricValue(router, 'router_requests_total{cell="cell-b",class="5xx"}')).toBe(4);
+    const text = await routerMetricsText(router);
     expect(text).toMatch(/router_request_duration_seconds_bucket\{le="0.1",cell="cell-a"\} \d+/);
     expect(text).toMatch(/router_directory_version \d+/);
     expect(text).toMatch(/router_directory_age_seconds [\d.e+-]+\n/);

@@ -38,7 +38,7 @@ afterAll(async () => {
 });
 
 const holdsUrl = () => `${router.url}/events/${event.eventId}/holds`;
-const refusedAtRouter = (reason: string) => metricValue(router.url, `router_dpop_proofs_total{outcome="${reason}"}`);
+const refusedAtRouter = (reason: string) => metricValue(router, `router_dpop_proofs_total{outcome="${reason}"}`);
 const ordersOf = (userId: string) =>
   cell.db.query<{ id: string }>('SELECT id FROM orders WHERE user_id = $1', [userId]);
 

@@ -9,6 +9,7 @@ import {
   metricValue,
   type Recorded,
   routerFor,
+  routerMetricsText,
   startFakeControlPlane,
   startFakeServer,
 } from './fakes';
@@ -193,9 +194,9 @@ describe('forwarding', () => {
   it("counts its own time apart from the cell's: a cell that thinks for a while does not make the router look slow", async () => {
     for (let i = 0; i < 3; i++)
       expect((await fetch(`${router.url}/events/${laggingEvent}/availability`)).status).toBe(200);
-    const total = await metricValue(router.url, 'router_request_duration_seconds_sum{cell="cell-lagging"}');
-    const own = await metricValue(router.url, 'router_own_duration_seconds_sum{cell="cell-lagging"}');
-    expect(await metricValue(router.url, 'router_own_duration_seconds_count{cell="cell-lagging"}')).toBe(3);
+    const total = await metricValue(router, 'router_request_duration_seconds_sum{cell="cell-lagging"}');
+    const own = await metricValue(router, 'router_own_duration_seconds_sum{cell="cell-lagging"}');
+    expect(await metricValue(router, 'router_own_duration_seconds_count{cell="cell-lagging"}')).toBe(3);
     expect(total).toBeGreaterThanOrEqual((3 * LAG_MS) / 1000);
     // The cell's 3 x 150 ms are not the router's; what is left is the router's own work, far below one lag.
     expect(own).toBeGreaterThan(0);
@@ -210,7 +211,7 @@ describe('forwarding', () => {
     expect(await res.json()).toMatchObject({ error: { code: 'upstream_timeout', details: { cellId: 'cell-slow' } } });
     expect(elapsed).toBeGreaterThanOrEqual(TIMEOUT_MS - 20);
     expect(elapsed).toBeLessThan(TIMEOUT_MS * 3);
-    expect(await metricValue(router.url, 'router_upstream_errors_total{cell="cell-slow",reason="timeout"}')).toBe(1);
+    expect(await metricValue(router, 'router_upstream_errors_total{cell="cell-slow",reason="timeout"}')).toBe(1);
   });
 
   it('streams a large answer to a slow reader byte for byte, and cuts the client when the cell breaks mid-body', async () => {
@@ -254,7 +255,7 @@ describe('forwarding', () => {
     expect(cut.status).toBe(200);
     expect(cut.complete).toBe(false);
     expect(cut.received).toBeLessThan(BIG.length);
-    expect(await metricValue(router.url, 'router_upstream_errors_total{cell="cell-big",reason="broken"}')).toBe(1);
+    expect(await metricValue(router, 'router_upstream_errors_total{cell="cell-big",reason="broken"}')).toBe(1);
   });
 
   it('refuses a body over MAX_BODY_BYTES with 413, declared or chunked', async () => {
@@ -312,7 +313,7 @@ describe('paths the router does not serve', () => {
   });
 
   it('answers a trailing slash on its own endpoints 404, not a 405 that allows the method used', async () => {
-    for (const path of ['/healthz/', '/metrics/', '/openapi.json/']) {
+    for (const path of ['/healthz/', '/readyz/', '/openapi.json/']) {
       const res = await fetch(`${router.url}${path}`);
       expect(res.status, path).toBe(404);
       expect(res.headers.get('allow'), path).toBeNull();
@@ -361,7 +362,7 @@ describe('a path the upstream would resolve otherwise than the router reads it',
 describe('a client that stops sending its body', () => {
   it('gets 408 request_timeout, the cell is sent nothing and blamed for nothing', async () => {
     const atCell = echo.requests.length;
-    const timeouts = () => metricValue(router.url, 'router_upstream_errors_total{cell="cell-echo",reason="timeout"}');
+    const timeouts = () => metricValue(router, 'router_upstream_errors_total{cell="cell-echo",reason="timeout"}');
     const before = await timeouts();
     // 12 of the 100 bytes declared, then silence.
     const res = await onSocket(
@@ -378,7 +379,7 @@ describe('a client that stops sending its body', () => {
 
   it('gets 408 too when its chunked body stalls on the way to the cell', async () => {
     const atCell = echo.requests.length;
-    const timeouts = () => metricValue(router.url, 'router_upstream_errors_total{cell="cell-echo",reason="timeout"}');
+    const timeouts = () => metricValue(router, 'router_upstream_errors_total{cell="cell-echo",reason="timeout"}');
     const before = await timeouts();
     const res = await onSocket(
       `POST /events/${echoEvent}/holds HTTP/1.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked`,
@@ -447,8 +448,7 @@ describe('Stripe webhooks', () => {
 });
 
 describe('metric labels', () => {
-  const series = async () =>
-    (await (await fetch(`${router.url}/metrics`)).text()).split('\n').filter((l) => l && !l.startsWith('#'));
+  const series = async () => (await routerMetricsText(router)).split('\n').filter((l) => l && !l.startsWith('#'));
 
   it('a webhook for a cell the directory does not list is 404 and no label of its own, however many are tried', async () => {
     const post = (cellId: string) =>
@@ -535,7 +535,7 @@ describe("the router's own document", () => {
     const res = await fetch(`${router.url}/openapi.json`);
     expect(res.status).toBe(200);
     const doc = await res.json();
-    expect(Object.keys(doc.paths).sort()).toEqual(['/healthz', '/me/orders', '/metrics', '/openapi.json', '/readyz']);
+    expect(Object.keys(doc.paths).sort()).toEqual(['/healthz', '/me/orders', '/openapi.json', '/readyz']);
     expect(Object.keys(doc.components.headers)).toEqual(['X-Request-Id', 'X-Correlation-Id', 'Retry-After']);
     expect(doc.info.description).toContain(`over ${MAX_BODY} bytes`);
     expect(doc.info.description).toContain('504 upstream_timeout');

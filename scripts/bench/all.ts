@@ -264,7 +264,7 @@ export function rows(bench: BenchName, r: Result): Row[] {
         added('half load', r.ratios.halfLoad.routerAddedP50Ms, r.ratios.halfLoad.nginxAddedP50Ms),
         information(
           "router's own time per hold, half load",
-          'p50 from its /metrics (router_own_duration_seconds)',
+          'p50 from its /metrics on its health port (router_own_duration_seconds)',
           r.ratios.halfLoad.routerOwnP50Ms,
           'ms',
           { name: 'router added p50 vs direct', value: r.ratios.halfLoad.routerAddedP50Ms },

@@ -130,11 +130,17 @@ async function settleAll(steps: Promise<unknown>[]): Promise<void> {
   if (failed) throw failed.reason;
 }
 
-/** Control-plane processes without an HTTP port of their own that serve their health on HEALTH_PORT. */
+/**
+ * Processes that answer /healthz, /readyz and /metrics on a HEALTH_PORT of their own: the workers (a cell's, the
+ * control plane's, the fact relay and the reporting consumer), which have no HTTP port, and the router, whose
+ * HTTP port is the public one and serves no metrics.
+ */
 const OWN_HEALTH_PORT = new Set([
+  ...CELL_ROLE_NAMES.map((role) => CELL_ROLES[role].entry),
   'control-plane/src/worker.ts',
   'control-plane/src/outbox/relay-main.ts',
   'reporting/src/main.ts',
+  'router/src/main.ts',
 ]);
 
 /**
@@ -148,6 +154,8 @@ export async function startPlatform(options: PlatformOptions) {
   const port = async (fixed?: number) => fixed ?? (await freePort());
   const ports = {
     router: await port(options.ports?.router),
+    // Chosen here, not in `run`, because the platform names it (urls.routerMetrics).
+    routerHealth: await freePort(),
     controlPlane: await port(options.ports?.controlPlane),
     identity: await port(options.ports?.identity),
     stripe: await port(options.ports?.stripe),
@@ -197,7 +205,6 @@ export async function startPlatform(options: PlatformOptions) {
     if (code !== 0) throw new Error(`${name} exited with ${code}: see ${resolve(options.logDir, `${name}.log`)}`);
   };
 
-  /** A long-running role, restarted by the supervisor when it exits. Workers serve their health on a port of their own. */
   const prometheus = options.prometheus
     ? prometheusSetup(resolve(options.logDir, 'prometheus'), {
         port: await port(options.prometheus.port),
@@ -205,6 +212,10 @@ export async function startPlatform(options: PlatformOptions) {
       })
     : null;
 
+  /**
+   * A long-running role, restarted by the supervisor when it exits. Workers and the router serve their health and
+   * metrics on a port of their own (OWN_HEALTH_PORT).
+   */
   const run = async (
     name: string,
     entry: string,
@@ -212,20 +223,17 @@ export async function startPlatform(options: PlatformOptions) {
     readyUrl?: string,
     scrape?: { job: ScrapeJob; labels?: Record<string, string> },
   ) => {
-    let healthUrl = readyUrl;
-    const extra: Record<string, string> = {};
-    // Workers (the fact relay and the reporting consumer among them) answer /healthz, /readyz and /metrics on a port of their own.
-    if (!readyUrl && (entry.startsWith('cell/') || OWN_HEALTH_PORT.has(entry))) {
-      extra.HEALTH_PORT = String(await freePort());
-      healthUrl = `${url(Number(extra.HEALTH_PORT))}/readyz`;
-    }
+    // A port given in `env` (the router's) is kept; a worker gets a free one.
+    const healthPort = OWN_HEALTH_PORT.has(entry) ? (env.HEALTH_PORT ?? String(await freePort())) : undefined;
+    const health = healthPort && url(Number(healthPort));
     const p = await supervise(
       entry,
-      { ...common, ...env, ...extra },
+      { ...common, ...env, ...(healthPort && { HEALTH_PORT: healthPort }) },
       {
         name,
-        readyUrl: readyUrl ?? (extra.HEALTH_PORT ? `${url(Number(extra.HEALTH_PORT))}/healthz` : undefined),
-        healthUrl,
+        // A process with an HTTP port (the router) is watched there, where it serves; a worker on its health port.
+        readyUrl: readyUrl ?? (health && `${health}/healthz`),
+        healthUrl: readyUrl ?? (health && `${health}/readyz`),
         logFile: resolve(options.logDir, `${name}.log`),
         command: command(entry),
         report,
@@ -235,7 +243,8 @@ export async function startPlatform(options: PlatformOptions) {
     processes.set(name, p);
     writeState();
     if (scrape) {
-      const served = new URL(extra.HEALTH_PORT ? url(Number(extra.HEALTH_PORT)) : readyUrl!);
+      // Its /metrics: on its health port when it has one, else beside the HTTP endpoint it is ready on.
+      const served = new URL(health || readyUrl!);
       prometheus?.add(name, scrape.job, served.host, scrape.labels);
     }
     return p;
@@ -323,6 +332,7 @@ export async function startPlatform(options: PlatformOptions) {
         'router/src/main.ts',
         {
           PORT: String(ports.router),
+          HEALTH_PORT: String(ports.routerHealth),
           CONTROL_PLANE_URL: url(ports.controlPlane),
           ADMISSION_JWKS_URL: admissionJwks,
           DIRECTORY_POLL_MS: '500',
@@ -510,6 +520,8 @@ export async function startPlatform(options: PlatformOptions) {
     return {
       urls: {
         router: url(ports.router),
+        /** The router's Prometheus metrics: on its health port, not on `router`, which buyers reach. */
+        routerMetrics: `${url(ports.routerHealth)}/metrics`,
         controlPlane: url(ports.controlPlane),
         identity: url(ports.identity),
         stripe: url(ports.stripe),

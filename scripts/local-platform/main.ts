@@ -77,6 +77,7 @@ The onsale platform is running.
   edge router (buyers, webhooks)  ${r}
   promoter console                ${r}/console   sign in as ${promoterLogin.username} / ${promoterLogin.password} (owner of the demo tenant)
   prometheus (metrics, alerts)    ${platform.urls.prometheus}   rules: ops/prometheus/alerts.yml
+  edge router's own metrics       ${platform.urls.routerMetrics}
   control plane (console, room)   ${platform.urls.controlPlane}   OpenAPI: ${platform.urls.controlPlane}/openapi.json
   sales API (reporting)           ${platform.urls.controlPlane}/events/{eventId}/sales/summary | timeline | sections | settlement.csv
   reporting facts (Parquet, S3)   ${env.S3_ENDPOINT}/${env.S3_BUCKET}/facts/   rebuild: source .data/services.env; pnpm --filter @onsale/reporting rebuild

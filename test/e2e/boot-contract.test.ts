@@ -205,7 +205,8 @@ describe('every task definition of a two-cell manifest with DR boots the real pr
       return;
     }
     const deadline = Date.now() + READY_WITHIN_MS;
-    const port = r.env.HEALTH_PORT ?? r.env.PORT;
+    // An HTTP service where its load balancer asks (the router has a HEALTH_PORT too, for its metrics).
+    const port = r.env.PORT ?? r.env.HEALTH_PORT;
     expect(port, `${where} has neither HEALTH_PORT nor PORT, so nothing can tell whether it works`).toBeDefined();
     const path = r.task.family === 'onsale-cp-api' ? '/healthz' : '/readyz';
     let last = '';

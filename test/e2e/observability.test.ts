@@ -76,6 +76,11 @@ describe('metrics and alerts on the local platform, through a real Prometheus', 
       'router',
     ]);
     expect(await query('up == 0')).toEqual([]);
+    // The router is scraped on its health port; the port buyers reach serves no metrics.
+    expect(up.filter((r) => r.metric.job === 'router').map((r) => r.metric.instance)).toEqual([
+      new URL(t.platform.urls.routerMetrics).host,
+    ]);
+    expect((await fetch(`${t.platform.urls.router}/metrics`)).status).toBe(404);
   });
 
   it('a purchase moves the counters of the cell API, the saga, payments and tickets, the control plane and the router', async () => {

@@ -6,9 +6,15 @@ export type ReadinessProbe = () => { ready: boolean };
 
 /**
  * /healthz: the process answers. /readyz: every registered part is doing its job (200), else
- * 503 naming it. /metrics: the process's counters, with each consumer's readiness as a gauge.
+ * 503 naming it. /metrics: the process's counters, with each consumer's readiness as a gauge; a process that keeps
+ * a registry of its own (the router's, routerMetrics) passes its `render` instead.
  */
-export function serveHealth(host: string, port: number, probes: Map<string, ReadinessProbe>): Server {
+export function serveHealth(
+  host: string,
+  port: number,
+  probes: Map<string, ReadinessProbe>,
+  render: () => Promise<string> = metrics.render,
+): Server {
   const evaluate = () => {
     const parts = Object.fromEntries([...probes].map(([name, probe]) => [name, probe()]));
     for (const part of Object.values(parts)) {
@@ -29,7 +35,7 @@ export function serveHealth(host: string, port: number, probes: Map<string, Read
     }
     if (path === '/metrics') {
       evaluate();
-      void metrics.render().then((body) => res.writeHead(200, { 'content-type': METRICS_CONTENT_TYPE }).end(body));
+      void render().then((body) => res.writeHead(200, { 'content-type': METRICS_CONTENT_TYPE }).end(body));
       return;
     }
     json(404, { code: 'not_found' });

@@ -153,10 +153,37 @@ describe('long-running services: a health check, and traces to the collector bes
       })[];
       expect(app?.healthCheck, `${family} has a container health check`).toBeDefined();
       const env = Object.fromEntries(app!.environment.map((v) => [v.name, v.value]));
-      const port = env.HEALTH_PORT ?? env.PORT;
+      const port = env.PORT ?? env.HEALTH_PORT;
       expect(port, family).toBeDefined();
       expect(app!.healthCheck!.command.join(' '), family).toContain(`127.0.0.1:${port}/healthz`);
     }
+  });
+
+  it("has the collector scrape a process's health port when it has one, else its HTTP port: the router's off the port CloudFront reaches", () => {
+    const all = services();
+    for (const { family, containers } of all) {
+      const app = containers.find((c) => c.name !== METRICS_SIDECAR_NAME)!;
+      const collector = containers.find((c) => c.name === METRICS_SIDECAR_NAME);
+      if (!collector) continue;
+      const env = Object.fromEntries(app.environment.map((v) => [v.name, v.value]));
+      const config = JSON.parse(collector.environment.find((v) => v.name === 'AOT_CONFIG_CONTENT')?.value ?? '{}');
+      const [job] = config.receivers.prometheus.config.scrape_configs;
+      expect({ family, path: job.metrics_path, targets: job.static_configs[0].targets }).toEqual({
+        family,
+        path: '/metrics',
+        targets: [`127.0.0.1:${env.HEALTH_PORT ?? env.PORT}`],
+      });
+    }
+    // Only the port its load balancer forwards is mapped; its metrics are on its loopback health port.
+    const router = all.find((s) => s.family === 'onsale-cp-router')!;
+    const app = router.containers.find((c) => c.name !== METRICS_SIDECAR_NAME) as (typeof router.containers)[number] & {
+      portMappings: { containerPort: number }[];
+    };
+    const env = Object.fromEntries(app.environment.map((v) => [v.name, v.value]));
+    expect(env.HEALTH_PORT).toBeDefined();
+    expect(env.HEALTH_PORT).not.toBe(env.PORT);
+    expect(env.HEALTH_HOST).toBeUndefined();
+    expect(app.portMappings.map((p) => String(p.containerPort))).toEqual([env.PORT]);
   });
 
   it('sends every service its spans to an OTLP collector beside it, which exports them to X-Ray with its task role', () => {

@@ -49,7 +49,8 @@ export function routerDocument(config: RouterConfig) {
         'directory), control-plane paths to the control plane, and Stripe webhooks to the cell they name.',
         `Limits: a request body over ${config.MAX_BODY_BYTES} bytes is refused (413, before it is read);`,
         `an upstream that does not answer within ${config.UPSTREAM_TIMEOUT_MS} ms is a 504; every 503 carries`,
-        `Retry-After (${config.RETRY_AFTER_SECONDS} s). Errors the router makes itself on forwarded paths:`,
+        `Retry-After (${config.RETRY_AFTER_SECONDS} s). Its Prometheus metrics are not served here but on its`,
+        'HEALTH_PORT, on the loopback of its own task. Errors the router makes itself on forwarded paths:',
         Object.entries(routerErrors)
           .map(([code, why]) => `${errorCodes[code as keyof typeof routerErrors]} ${code} (${why})`)
           .join('; '),
@@ -82,21 +83,6 @@ export function routerDocument(config: RouterConfig) {
               }),
             },
             503: error('No directory loaded yet', retryAfter),
-          },
-        },
-      },
-      '/metrics': {
-        get: {
-          summary:
-            'Prometheus metrics: requests by upstream and status, latency, the router’s own share of it, directory age, upstream errors',
-          description:
-            'For the collector in the router’s own task, over its loopback; the edge’s web ACL answers this path with 404 from the internet.',
-          responses: {
-            200: {
-              description: 'Prometheus text format',
-              headers: traced,
-              content: { 'text/plain': { schema: { type: 'string' } } },
-            },
           },
         },
       },

@@ -1,11 +1,4 @@
-import {
-  errorResponse,
-  type Logger,
-  METRICS_CONTENT_TYPE,
-  methodsByPath,
-  type RouterMetrics,
-  routeNotFound,
-} from '@onsale/contracts';
+import { errorResponse, type Logger, methodsByPath, type RouterMetrics, routeNotFound } from '@onsale/contracts';
 import { Hono } from 'hono';
 import type { RouterConfig } from '../config';
 import type { Directory } from '../directory/directory';
@@ -24,9 +17,10 @@ interface OwnDeps {
 }
 
 /**
- * What the router answers itself: /healthz, /readyz, /metrics, its OpenAPI document and the buyer's orders gathered
+ * What the router answers itself: /healthz, /readyz, its OpenAPI document and the buyer's orders gathered
  * from every cell (/me/orders, my-orders.ts), and 405 with Allow for
- * another method on them. `serves` tells the router's front door which paths these are.
+ * another method on them. `serves` tells the router's front door which paths these are. Not /metrics: the internet
+ * reaches this port, and the metrics are served on HEALTH_PORT (router.ts).
  */
 export function createOwnEndpoints({ config, directory, metrics, upstreams, log }: OwnDeps) {
   const app = new Hono<RouterEnv>();
@@ -53,7 +47,6 @@ export function createOwnEndpoints({ config, directory, metrics, upstreams, log 
           retryAfter: config.RETRY_AFTER_SECONDS,
         });
   });
-  app.get('/metrics', async (c) => c.body(await metrics.render(), 200, { 'content-type': METRICS_CONTENT_TYPE }));
   app.get('/me/orders', gatherMyOrders({ config, directory, upstreams, log }));
   const document = routerDocument(config);
   app.get('/openapi.json', (c) => c.json(document));

@@ -78,7 +78,10 @@ export interface CellRuntimeProps {
   readonly mail: CellMailSender;
 }
 
-/** Workers answer /healthz and /readyz here (HEALTH_PORT); the API answers on its HTTP port. */
+/**
+ * Workers answer /healthz, /readyz and /metrics here (HEALTH_PORT), on the task's loopback; the API answers on its
+ * HTTP port. The control plane's router has both: its metrics are here, off the port the internet reaches.
+ */
 export const WORKER_HEALTH_PORT = 8081;
 /** Replication factor of a cell's topics: one broker per AZ, min ISR 2, so acks=all survives losing one. */
 export const TOPIC_REPLICATION_FACTOR = 3;

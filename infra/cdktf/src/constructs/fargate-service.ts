@@ -69,11 +69,15 @@ export interface FargateServiceProps {
   readonly prewarmed?: boolean;
   /** A task run to completion by a deploy step (migrations, topics): a task definition and no service. */
   readonly oneOff?: boolean;
-  /** Where a worker answers /healthz, for the container health check. */
+  /**
+   * Where the process answers /healthz, /readyz and /metrics on the task's loopback (HEALTH_PORT): a worker's only
+   * listener, probed by the container health check; beside an HTTP port (the router's), where its metrics are
+   * scraped, the HTTP port staying the one probed.
+   */
   readonly healthPort?: number;
   /**
    * The CloudWatch namespace for the process's Prometheus metrics: a collector beside it scrapes /metrics
-   * on its HTTP port (else its health port). Unset for one-off tasks and processes with no listener.
+   * on its health port (else its HTTP port). Unset for one-off tasks and processes with no listener.
    */
   readonly metricsNamespace?: string;
 }
@@ -210,7 +214,7 @@ export class FargateService extends Construct {
       ],
     });
 
-    const metricsPort = props.http?.port ?? props.healthPort;
+    const metricsPort = props.healthPort ?? props.http?.port;
     const sidecar =
       props.metricsNamespace !== undefined && metricsPort !== undefined && !props.oneOff
         ? {
@@ -236,7 +240,7 @@ export class FargateService extends Construct {
     if (problems.length > 0) {
       throw new ProcessContractError(`${name} (${props.process}):\n  ${problems.join('\n  ')}`);
     }
-    const probePort = props.oneOff ? undefined : (props.healthPort ?? props.http?.port);
+    const probePort = props.oneOff ? undefined : (props.http?.port ?? props.healthPort);
     const environment = Object.entries(variables)
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([envName, value]) => ({ name: envName, value }));

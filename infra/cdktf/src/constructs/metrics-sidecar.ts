@@ -33,7 +33,7 @@ export const METRICS_SIDECAR_IMAGE = 'public.ecr.aws/aws-observability/aws-otel-
 export interface MetricsSidecarProps {
   /** The CloudWatch namespace the stack's metrics land in. */
   readonly namespace: string;
-  /** Where the process answers GET /metrics inside the task (its HTTP or health port). */
+  /** Where the process answers GET /metrics inside the task (its health port, else its HTTP port). */
   readonly port: number;
   readonly region: string;
   /** The service's own log group: the embedded-metric-format records go to a `metrics/` stream in it. */

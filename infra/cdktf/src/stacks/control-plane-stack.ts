@@ -209,7 +209,9 @@ export class ControlPlaneStack extends OnsaleStack {
       if (role.http) {
         Object.assign(environment, { HOST: '0.0.0.0', PORT: String(role.http.port), TRUST_PROXY: 'true' });
       }
-      const healthPort = role.http ? undefined : WORKER_HEALTH_PORT;
+      // A worker answers /healthz, /readyz and /metrics on a port of its own, having no HTTP port. So does the router:
+      // the internet reaches its HTTP port, and its metrics name every cell's request rates and error classes.
+      const healthPort = !role.http || roleName === 'router' ? WORKER_HEALTH_PORT : undefined;
       if (healthPort !== undefined) environment.HEALTH_PORT = String(healthPort);
       // Promoters open the console through the edge: its sign-in redirect and Secure cookie follow from this.
       if (role.process === 'control-plane-api')

@@ -71,8 +71,9 @@ function stripeWebhookStatement(ipSetArn: string) {
 
 /**
  * The router's /metrics is for the Prometheus collector beside it in its task (metrics-sidecar.ts), which reads it
- * over the task's loopback, never through the edge: from the internet it answers 404 before it reaches the router.
- * The path is URL-decoded and lowercased first, so no spelling of it gets through.
+ * on the router's health port over the task's loopback; the port the edge reaches serves no /metrics (a 404). The
+ * edge answers the path 404 itself as well, before it reaches the router, so no later change to the router's
+ * public paths can publish it. The path is URL-decoded and lowercased first, so no spelling of it gets through.
  */
 function operatorPathsOnlyInside(priority: number): Wafv2WebAclRule {
   return {
