@@ -74,3 +74,5 @@ export const asPromoter = requireActor(promoter);
 export const asOperator = requireActor(operator);
 /** A buyer on a waiting-room path (rate limited per IP, then per buyer). */
 export const asQueuedBuyer = requireActor(rateLimitedBuyer);
+/** What asQueuedBuyer refuses, for a route's documented responses: no token, a staff account's, too many calls. */
+export const QUEUED_BUYER_REFUSALS = ['unauthenticated', 'forbidden', 'rate_limited'] as const;

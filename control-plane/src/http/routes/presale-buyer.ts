@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { errorResponses } from '@onsale/contracts';
 import { declineInvitation, presaleOutcome, registerForPresale } from '../../presale/buyer';
 import { enforceRateLimits } from '../../waiting-room/rate-limit';
-import { asQueuedBuyer, bearerSecurity } from '../auth';
+import { asQueuedBuyer, bearerSecurity, QUEUED_BUYER_REFUSALS } from '../auth';
 import { clientIp } from '../client-ip';
 import type { App } from '../env';
 import { PresaleOutcomeSchema } from '../presale-schemas';
@@ -36,7 +36,7 @@ const register = createRoute({
   },
   responses: {
     201: { description: 'Registered', content: { 'application/json': { schema: PresaleOutcomeSchema } } },
-    ...errorResponses('validation_failed', 'unauthenticated', 'not_found', 'conflict', 'rate_limited'),
+    ...errorResponses('validation_failed', ...QUEUED_BUYER_REFUSALS, 'not_found', 'conflict'),
   },
 });
 
@@ -50,7 +50,7 @@ const me = createRoute({
   request: { params: EventIdParam },
   responses: {
     200: { description: 'Your presale', content: { 'application/json': { schema: PresaleOutcomeSchema } } },
-    ...errorResponses('validation_failed', 'unauthenticated', 'not_found', 'conflict', 'rate_limited'),
+    ...errorResponses('validation_failed', ...QUEUED_BUYER_REFUSALS, 'not_found', 'conflict'),
   },
 });
 
@@ -64,7 +64,7 @@ const decline = createRoute({
   request: { params: EventIdParam },
   responses: {
     200: { description: 'Declined', content: { 'application/json': { schema: PresaleOutcomeSchema } } },
-    ...errorResponses('validation_failed', 'unauthenticated', 'not_found', 'conflict', 'rate_limited'),
+    ...errorResponses('validation_failed', ...QUEUED_BUYER_REFUSALS, 'not_found', 'conflict'),
   },
 });
 

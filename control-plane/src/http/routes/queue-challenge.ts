@@ -1,7 +1,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import { errorResponses } from '@onsale/contracts';
 import { issueChallenge } from '../../waiting-room/door';
-import { asQueuedBuyer, bearerSecurity } from '../auth';
+import { asQueuedBuyer, bearerSecurity, QUEUED_BUYER_REFUSALS } from '../auth';
 import type { App } from '../env';
 import { EventIdParam, PowChallengeSchema } from '../schemas';
 
@@ -20,7 +20,7 @@ const route = createRoute({
   request: { params: EventIdParam },
   responses: {
     200: { description: 'Your challenge', content: { 'application/json': { schema: PowChallengeSchema } } },
-    ...errorResponses('validation_failed', 'unauthenticated', 'rate_limited'),
+    ...errorResponses('validation_failed', ...QUEUED_BUYER_REFUSALS),
   },
 });
 

@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { errorResponses } from '@onsale/contracts';
 import { joinQueue } from '../../waiting-room/join';
-import { asQueuedBuyer, bearerSecurity } from '../auth';
+import { asQueuedBuyer, bearerSecurity, QUEUED_BUYER_REFUSALS } from '../auth';
 import type { App } from '../env';
 import { EventIdParam, JoinQueueSchema, QueueStatusSchema } from '../schemas';
 
@@ -33,12 +33,10 @@ const route = createRoute({
     200: { description: 'Your place', content: { 'application/json': { schema: QueueStatusSchema } } },
     ...errorResponses(
       'validation_failed',
-      'unauthenticated',
+      ...QUEUED_BUYER_REFUSALS,
       'proof_of_work_invalid',
-      'forbidden',
       'not_found',
       'conflict',
-      'rate_limited',
       'waiting_room_unavailable',
       'signing_key_unavailable',
     ),

@@ -1,7 +1,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import { errorResponses } from '@onsale/contracts';
 import { queueStatus } from '../../waiting-room/status';
-import { asQueuedBuyer, bearerSecurity } from '../auth';
+import { asQueuedBuyer, bearerSecurity, QUEUED_BUYER_REFUSALS } from '../auth';
 import type { App } from '../env';
 import { EventIdParam, QueueStatusSchema } from '../schemas';
 
@@ -24,9 +24,8 @@ const route = createRoute({
     },
     ...errorResponses(
       'validation_failed',
-      'unauthenticated',
+      ...QUEUED_BUYER_REFUSALS,
       'not_found',
-      'rate_limited',
       'waiting_room_unavailable',
       'signing_key_unavailable',
     ),
