@@ -186,7 +186,8 @@ export async function startPlatform(options: PlatformOptions) {
     const state: PlatformState = {
       launcherPid: process.pid,
       updatedAt: new Date().toISOString(),
-      processes: [...processes.values()].map((p) => p.status()),
+      // By name: the parts start together, so the order they registered in changes from one start to the next.
+      processes: [...processes.values()].map((p) => p.status()).sort((a, b) => a.name.localeCompare(b.name)),
       services: platformServiceAddresses(options),
     };
     mkdirSync(dirname(options.stateFile), { recursive: true });
