@@ -34,9 +34,14 @@ const written = async () =>
     )
   )[0]!.n;
 
-async function holdWith(userId: string, admission: string | undefined, seat = event.seats[0]!.id) {
+async function holdWith(
+  userId: string,
+  admission: string | undefined,
+  seat = event.seats[0]!.id,
+  claims?: Parameters<TestIdentity['buyerToken']>[1],
+) {
   const headers: Record<string, string> = {
-    authorization: `Bearer ${await identity.buyerToken(userId)}`,
+    authorization: `Bearer ${await identity.buyerToken(userId, claims)}`,
     'idempotency-key': randomUUID(),
     'content-type': 'application/json',
   };
@@ -95,16 +100,7 @@ describe('admission tokens', () => {
     const staff = [{ tenantId: randomUUID(), role: 'owner' }, { role: 'operator' }];
     for (const claims of staff) {
       const before = await written();
-      const res = await fetch(`${cell.url}/events/${event.eventId}/holds`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${await identity.buyerToken(userId, claims)}`,
-          'x-admission-token': await identity.admissionToken(valid()),
-          'idempotency-key': randomUUID(),
-          'content-type': 'application/json',
-        },
-        body: JSON.stringify({ seatIds: [event.seats[9]!.id] }),
-      });
+      const res = await holdWith(userId, await identity.admissionToken(valid()), event.seats[9]!.id, claims);
       expect(res.status, JSON.stringify(claims)).toBe(403);
       expect((await res.json()).error.code).toBe('forbidden');
       expect(await written()).toBe(before);
@@ -114,17 +110,7 @@ describe('admission tokens', () => {
   it('refuses a subject with a control character (a NUL, which PostgreSQL cannot store) with 401, not a 500', async () => {
     for (const sub of ['nul\u0000sub', 'tab\tsub', 'x'.repeat(256)]) {
       const before = await written();
-      const token = await identity.admissionToken({ ...valid(), sub });
-      const res = await fetch(`${cell.url}/events/${event.eventId}/holds`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${await identity.buyerToken(sub)}`,
-          'x-admission-token': token,
-          'idempotency-key': randomUUID(),
-          'content-type': 'application/json',
-        },
-        body: JSON.stringify({ seatIds: [event.seats[9]!.id] }),
-      });
+      const res = await holdWith(sub, await identity.admissionToken({ ...valid(), sub }), event.seats[9]!.id);
       expect(res.status, JSON.stringify(sub)).toBe(401);
       expect((await res.json()).error.code).toBe('unauthenticated');
       expect(await written()).toBe(before);
