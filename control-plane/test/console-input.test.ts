@@ -322,6 +322,19 @@ describe('forms show the server’s error by field', () => {
     expect(fieldsIn(r.text)).toContain('timeZone');
   });
 
+  it('create event: a date no calendar has (30 February, month 13, hour 25) is named, not rolled over', async () => {
+    const before = (await h.req('GET', '/events', { token: t.manager })).body.events.length;
+    for (const startsAt of ['2030-02-30T20:00', '2030-13-45T25:61', '2030-04-31T20:00', '2030-01-01T24:00']) {
+      const r = await send('POST', '/console/events', {
+        body: new URLSearchParams({ name: 'Rollover', venue: 'Hall', startsAt }).toString(),
+        contentType: urlencoded,
+      });
+      expect(r.status, startsAt).toBe(400);
+      expect(fieldsIn(r.text), startsAt).toContain('startsAt');
+    }
+    expect((await h.req('GET', '/events', { token: t.manager })).body.events.length).toBe(before);
+  });
+
   it('edit event: a NUL in the venue is named', async () => {
     const r = await send('POST', `/console/events/${eventId}`, {
       body: new URLSearchParams({ name: 'Show', venue: 'x\u0000', startsAt: '2030-01-01T20:00' }).toString(),
@@ -345,6 +358,24 @@ describe('forms show the server’s error by field', () => {
     expect(fieldsIn(r.text)).toEqual(
       expect.arrayContaining(['onsaleAt', 'roomOpensAt', 'perBuyerLimit', 'maxReleaseRate']),
     );
+  });
+
+  it('schedule onsale: more seats per buyer than a hold takes (the cell would refuse the load) is named, nothing scheduled', async () => {
+    const day = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    for (const perBuyerLimit of ['9', '20']) {
+      const r = await send('POST', `/console/events/${eventId}/onsale`, {
+        body: new URLSearchParams({
+          onsaleAt: `${day}T20:00`,
+          roomOpensAt: `${day}T19:30`,
+          perBuyerLimit,
+          maxReleaseRate: '10',
+        }).toString(),
+        contentType: urlencoded,
+      });
+      expect(r.status, perBuyerLimit).toBe(400);
+      expect(fieldsIn(r.text), perBuyerLimit).toContain('perBuyerLimit');
+    }
+    expect((await h.req('GET', `/events/${eventId}/onsale`, { token: t.manager })).status).toBe(404);
   });
 
   it('seat map: no file, or a text field in its place, is named', async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admittedBuyer } from '../../test/support/buyer';
 import { startTestCell, type TestCell } from '../../test/support/cell';
-import { addCell, createHarness, type Harness, scheduledEvent } from '../../test/support/control-plane';
+import { addCell, consoleSession, createHarness, type Harness, scheduledEvent } from '../../test/support/control-plane';
 import { startIdentity, type TestIdentity } from '../../test/support/identity';
 import type { PromoterActor } from '../src/lib/actors';
 import { cancelOnsale, pauseOnsale, resumeOnsale } from '../src/onsale/sales-control';
@@ -73,6 +73,17 @@ describe('the promoter pauses, resumes and cancels a live onsale in its cell', (
     expect((await h.req('GET', `/events/${eventId}`, { token: t.viewer })).body.status).toBe('ended');
     // Repeating the cancel of an ended event is refused; the cell already ended everything.
     await expect(cancelOnsale({ ctx: h.services, actor, eventId })).rejects.toThrow(/ended/);
+  });
+
+  it("the console's cancel of a live onsale announces the event ended, not a draft again", async () => {
+    const { eventId } = await liveOnsale();
+    const promoter = await consoleSession(h, t);
+    const cancelled = await promoter.post(`/console/events/${eventId}/onsale/cancel`);
+    expect(cancelled.status).toBe(303);
+    expect(cancelled.location).toMatch(/notice=ended/);
+    const page = await promoter.get(cancelled.location!);
+    expect(page.text).toContain('Event cancelled: its unpaid orders are cancelled');
+    expect(page.text).not.toContain('draft again');
   });
 });
 

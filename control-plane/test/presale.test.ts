@@ -1,12 +1,10 @@
 import { createHash, createHmac } from 'node:crypto';
 import { eq } from 'drizzle-orm';
-import { Hono } from 'hono';
 import { compactVerify, createLocalJWKSet } from 'jose';
 import { describe, expect } from 'vitest';
 import { type LotteryRecordDoc, verifyLotteryRecord } from '../../scripts/lottery-verify';
-import { type Harness, scheduledEvent } from '../../test/support/control-plane';
+import { consoleSession, type Harness, scheduledEvent } from '../../test/support/control-plane';
 import { controlPlaneTest, type TestTenant } from '../../test/support/fixtures';
-import { createSessionStore, SESSION_COOKIE } from '../src/console/session';
 import { onsales, presales } from '../src/db/schema';
 import { presaleTick } from '../src/presale/tick';
 
@@ -57,33 +55,6 @@ const outcomeOf = async (h: Harness, eventId: string, token: string) =>
 const joinWith = (h: Harness, eventId: string, token: string, code?: string) =>
   h.req('POST', `/events/${eventId}/queue`, { token, headers: code ? { 'x-presale-code': code } : {} });
 const toTime = (h: Harness, start: number, ms: number) => h.clock.set(new Date(start + ms));
-
-/** A console session of the tenant's manager, made by the console's own store: its cookie and CSRF token. */
-async function consoleSession(h: Harness, tenant: TestTenant) {
-  const sessions = createSessionStore(h.services, { ttlSeconds: 600, secure: false });
-  const mint = new Hono();
-  mint.get('/', async (c) => {
-    await sessions.create(c, { sub: `manager@${tenant.id.slice(0, 8)}`, tenantId: tenant.id, role: 'manager' });
-    return c.text('ok');
-  });
-  const res = await mint.request('/');
-  const cookie = `${SESSION_COOKIE}=${/onsale_console=([^;]+)/.exec(res.headers.get('set-cookie') ?? '')?.[1]}`;
-  const team = await (await h.app.request('/console/team', { headers: { cookie } })).text();
-  const csrf = /<meta name="csrf-token" content="([^"]+)"/.exec(team)?.[1] ?? '';
-  const get = async (path: string) => {
-    const r = await h.app.request(path, { headers: { cookie } });
-    return { status: r.status, text: await r.text() };
-  };
-  const post = async (path: string, form: Record<string, string> = {}) => {
-    const r = await h.app.request(path, {
-      method: 'POST',
-      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ ...form, _csrf: csrf }).toString(),
-    });
-    return { status: r.status, location: r.headers.get('location'), text: await r.text() };
-  };
-  return { get, post };
-}
 
 describe('presale registration and lottery', () => {
   it('draws exactly the configured number of invitations and waitlist places, verifiably, once registration closes', async ({

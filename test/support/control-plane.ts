@@ -3,12 +3,14 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { createLogger } from '@onsale/contracts';
 import { type Config, loadConfig } from '@onsale/control-plane/config';
+import { createSessionStore, SESSION_COOKIE } from '@onsale/control-plane/console/session';
 import { closeServices, createServices, type ServiceOverrides, type Services } from '@onsale/control-plane/context';
 import { startDevIdentityServer } from '@onsale/control-plane/dev-identity/server';
 import { createApp } from '@onsale/control-plane/http/app';
 import type { App } from '@onsale/control-plane/http/env';
 import { ManualClock } from '@onsale/control-plane/lib/clock';
 import { buildEventLoad } from '@onsale/control-plane/onsale/load';
+import { Hono } from 'hono';
 import { createTestDatabase } from './db';
 import { serviceEnv } from './services';
 
@@ -282,4 +284,38 @@ export async function startFakeCell(cellId: string): Promise<FakeCell> {
   state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   state.close = () => new Promise((r) => server.close(() => r()));
   return state;
+}
+
+/**
+ * A console session of one of the tenant's promoters, made by the console's own store (the OIDC sign-in is driven in
+ * a browser by test/e2e/console.test.ts): pages read and forms posted with its cookie and CSRF token.
+ */
+export async function consoleSession(
+  h: Harness,
+  tenant: { id: string },
+  role: 'owner' | 'manager' | 'viewer' = 'manager',
+) {
+  const sessions = createSessionStore(h.services, { ttlSeconds: 600, secure: false });
+  const mint = new Hono();
+  mint.get('/', async (c) => {
+    await sessions.create(c, { sub: `${role}@${tenant.id.slice(0, 8)}`, tenantId: tenant.id, role });
+    return c.text('ok');
+  });
+  const res = await mint.request('/');
+  const cookie = `${SESSION_COOKIE}=${/onsale_console=([^;]+)/.exec(res.headers.get('set-cookie') ?? '')?.[1]}`;
+  const team = await (await h.app.request('/console/team', { headers: { cookie } })).text();
+  const csrf = /<meta name="csrf-token" content="([^"]+)"/.exec(team)?.[1] ?? '';
+  const get = async (path: string) => {
+    const r = await h.app.request(path, { headers: { cookie } });
+    return { status: r.status, text: await r.text() };
+  };
+  const post = async (path: string, form: Record<string, string> = {}) => {
+    const r = await h.app.request(path, {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ ...form, _csrf: csrf }).toString(),
+    });
+    return { status: r.status, location: r.headers.get('location'), text: await r.text() };
+  };
+  return { get, post };
 }

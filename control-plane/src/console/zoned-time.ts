@@ -32,8 +32,20 @@ export function toZonedInput(d: Date, timeZone: string): string {
 export function fromZonedInput(value: string, timeZone: string): Date | null {
   const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(value.trim());
   if (!m) return null;
-  const wall = Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +(m[6] ?? 0));
-  if (Number.isNaN(wall)) return null;
+  const fields = m.slice(1, 7).map((x) => Number(x ?? 0)) as [number, number, number, number, number, number];
+  const [year, month, day, hour, minute, second] = fields;
+  const wall = Date.UTC(year, month - 1, day, hour, minute, second);
+  // Date.UTC rolls an impossible field over (30 February is 2 March, hour 25 the next day): that is not a value typed.
+  const back = new Date(wall);
+  const same = [
+    back.getUTCFullYear(),
+    back.getUTCMonth() + 1,
+    back.getUTCDate(),
+    back.getUTCHours(),
+    back.getUTCMinutes(),
+    back.getUTCSeconds(),
+  ].every((v, i) => v === fields[i]);
+  if (!same) return null;
   // Two passes settle the offset across a daylight-saving change.
   let t = wall - offsetMs(new Date(wall), timeZone);
   t = wall - offsetMs(new Date(t), timeZone);

@@ -1,4 +1,4 @@
-import { DomainError } from '@onsale/contracts';
+import { DomainError, MAX_SEATS_PER_HOLD } from '@onsale/contracts';
 import { eq } from 'drizzle-orm';
 import { leastLoadedCell } from '../cells/cells';
 import type { Services } from '../context';
@@ -55,6 +55,10 @@ export async function scheduleOnsale({
     issues.push({ path: 'roomOpensAt', message: 'the waiting room must open at or before the onsale' });
   if (floor > input.maxReleaseRate)
     issues.push({ path: 'minReleaseRate', message: 'the floor must not exceed maxReleaseRate' });
+  // The cell loads the limit as the event's largest order, which a hold bounds: a larger one would fail the load
+  // after the room opened, and the onsale would never start.
+  if (!Number.isInteger(input.perBuyerLimit) || input.perBuyerLimit < 1 || input.perBuyerLimit > MAX_SEATS_PER_HOLD)
+    issues.push({ path: 'perBuyerLimit', message: `a whole number from 1 to ${MAX_SEATS_PER_HOLD}` });
   return withTransaction(ctx, async (tx, inner) => {
     const ev = await eventForTenant(tx, actor.tenantId, eventId, { lock: true });
     if (ev.status !== 'draft' && ev.status !== 'scheduled')

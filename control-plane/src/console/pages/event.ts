@@ -1,3 +1,4 @@
+import { MAX_SEATS_PER_HOLD } from '@onsale/contracts';
 import { html } from 'hono/html';
 import type { EventRow } from '../../db/schema';
 import type { SeatMapIssue } from '../../events/seat-map-parse';
@@ -152,7 +153,7 @@ function scheduleForm(d: EventPageData) {
     ${formError(f?.error)} ${csrfField(d.s)}
     ${field({ name: 'onsaleAt', label: 'Onsale opens', type: 'datetime-local', value: v.onsaleAt, issues: f?.issues, required: true })}
     ${field({ name: 'roomOpensAt', label: 'Waiting room opens (blank: with the onsale)', type: 'datetime-local', value: v.roomOpensAt, issues: f?.issues })}
-    ${field({ name: 'perBuyerLimit', label: 'Seats per buyer', type: 'number', value: v.perBuyerLimit, issues: f?.issues, required: true, attrs: html`min="1" max="20"` })}
+    ${field({ name: 'perBuyerLimit', label: 'Seats per buyer', type: 'number', value: v.perBuyerLimit, issues: f?.issues, required: true, attrs: html`min="1" max="${MAX_SEATS_PER_HOLD}"` })}
     ${field({ name: 'maxReleaseRate', label: 'Release-rate ceiling (buyers per second)', type: 'number', value: v.maxReleaseRate, issues: f?.issues, required: true, attrs: html`min="1"` })}
     ${f?.issues?.seatMap ? html`<p class="field-error" data-field="seatMap">${f.issues.seatMap}</p>` : ''}
     <button type="submit">${onsale ? 'Save schedule' : 'Schedule onsale'}</button>

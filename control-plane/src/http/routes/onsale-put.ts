@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { errorResponses, Instant } from '@onsale/contracts';
+import { errorResponses, Instant, MAX_SEATS_PER_HOLD } from '@onsale/contracts';
 import { scheduleOnsale } from '../../onsale/schedule';
 import { getOnsale } from '../../onsale/status';
 import { asPromoter, bearerSecurity } from '../auth';
@@ -27,7 +27,7 @@ export const ScheduleBody = z
   .object({
     roomOpensAt: Instant,
     onsaleAt: Instant,
-    perBuyerLimit: z.number().int().min(1).max(8),
+    perBuyerLimit: z.number().int().min(1).max(MAX_SEATS_PER_HOLD),
     maxReleaseRate: z.number().int().min(1).max(100_000),
     minReleaseRate: z.number().int().min(0).max(100_000).optional(),
     maxActiveShoppers: z.number().int().min(1).max(10_000_000).nullable().optional(),
