@@ -43,6 +43,12 @@ export const RouterConfig = z.object({
     .enum(['true', 'false', '1', '0'])
     .default('false')
     .transform((v) => v === 'true' || v === '1'),
+  /**
+   * With TRUST_PROXY, how many proxies in front of the router append to X-Forwarded-For: CloudFront appends the
+   * viewer's address, then the load balancer CloudFront's. Only the entries they appended are kept: whatever comes
+   * before them the client wrote itself, and the control plane's per-IP limits read the chain's first entry.
+   */
+  TRUSTED_PROXY_HOPS: z.coerce.number().int().min(1).max(10).default(2),
   ...TracingConfig.shape,
 });
 export type RouterConfig = z.infer<typeof RouterConfig>;

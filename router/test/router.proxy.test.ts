@@ -191,6 +191,28 @@ describe('forwarding', () => {
     expect(given.headers['x-correlation-id']).toBe('corr-42');
   });
 
+  it('behind trusted proxies, keeps only the X-Forwarded-For entries they appended, none the client wrote', async () => {
+    // CloudFront appends the viewer (203.0.113.7), the load balancer CloudFront (198.51.100.2); before them, the
+    // client's own entries, which would otherwise be the first one the control plane's per-IP limits read.
+    const behind = await routerFor(controlPlane, identity.admissionJwksUrl, { TRUST_PROXY: 'true' });
+    try {
+      for (const [sent, kept] of [
+        ['6.6.6.6, 7.7.7.7, 203.0.113.7, 198.51.100.2', '203.0.113.7, 198.51.100.2, 127.0.0.1'],
+        ['203.0.113.7, 198.51.100.2', '203.0.113.7, 198.51.100.2, 127.0.0.1'],
+        ['198.51.100.2', '198.51.100.2, 127.0.0.1'],
+      ]) {
+        const res = await fetch(`${behind.url}/events/${echoEvent}/availability`, {
+          headers: { 'x-forwarded-for': sent!, 'x-forwarded-proto': 'https' },
+        });
+        expect(res.status).toBe(200);
+        expect(lastAt(echo).headers['x-forwarded-for'], sent).toBe(kept);
+        expect(lastAt(echo).headers['x-forwarded-proto']).toBe('https');
+      }
+    } finally {
+      await behind.close();
+    }
+  });
+
   it("counts its own time apart from the cell's: a cell that thinks for a while does not make the router look slow", async () => {
     for (let i = 0; i < 3; i++)
       expect((await fetch(`${router.url}/events/${laggingEvent}/availability`)).status).toBe(200);

@@ -157,7 +157,11 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
   ): Promise<boolean> {
     const { incoming, outgoing, correlationId } = x;
     const label = x.upstream;
-    const headers = upstreamRequestHeaders(incoming, { correlationId, trustProxy: config.TRUST_PROXY });
+    const headers = upstreamRequestHeaders(incoming, {
+      correlationId,
+      trustProxy: config.TRUST_PROXY,
+      trustedHops: config.TRUSTED_PROXY_HOPS,
+    });
     if (body) headers['content-length'] = String(body.length);
     // The router's span, child of the client's traceparent if any; the upstream continues it.
     const outcome = await withSpan(

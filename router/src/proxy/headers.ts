@@ -37,6 +37,15 @@ function connectionNamed(value: string | string[]): Set<string> {
 export interface ForwardingContext {
   correlationId: string;
   trustProxy: boolean;
+  /** How many entries at the end of the incoming X-Forwarded-For the trusted proxies appended. */
+  trustedHops: number;
+}
+
+/** The last `hops` entries of a chain: those the trusted proxies appended, none a client wrote. */
+function trustedTail(chain: string | string[] | undefined, hops: number): string | undefined {
+  if (!chain) return undefined;
+  const entries = (Array.isArray(chain) ? chain.join(',') : chain).split(',').map((e) => e.trim());
+  return entries.slice(-hops).join(', ') || undefined;
 }
 
 /** The headers a cell or the control plane receives for one incoming request. */
@@ -47,7 +56,7 @@ export function upstreamRequestHeaders(incoming: IncomingMessage, ctx: Forwardin
   delete headers.host;
   delete headers.expect;
   const remote = incoming.socket.remoteAddress ?? 'unknown';
-  const priorFor = ctx.trustProxy ? incoming.headers['x-forwarded-for'] : undefined;
+  const priorFor = ctx.trustProxy ? trustedTail(incoming.headers['x-forwarded-for'], ctx.trustedHops) : undefined;
   headers['x-forwarded-for'] = priorFor ? `${priorFor}, ${remote}` : remote;
   const priorProto = ctx.trustProxy ? incoming.headers['x-forwarded-proto'] : undefined;
   headers['x-forwarded-proto'] =
