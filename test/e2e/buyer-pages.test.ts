@@ -403,4 +403,63 @@ describe("the buyer's pages in a browser, through the edge router", () => {
     writeFileSync(resolve(shots, 'first-load.md'), table);
     console.log(table);
   });
+  it('signing out leaves nothing of the buyer in the browser: every open tab shows the signed-out page, and a reload stays signed out', async () => {
+    const { page, context } = buyers.ann;
+    const interactive = (p: Page) => p.waitForFunction(() => document.body.dataset.interactive === 'true');
+    // The device id is the browser's, not the buyer's: it is the one key that outlives a sign-out.
+    const buyerKeys = (p: Page) =>
+      p.evaluate(() =>
+        Object.keys(localStorage)
+          .filter((k) => k !== 'onsale.device')
+          .sort(),
+      );
+    await page.goto(`${router}/shop/orders`);
+    await interactive(page);
+    // An admission past its expiry is dropped by the next page; one still valid stays (the buyer may hold again).
+    const stale = `onsale.admission.${crypto.randomUUID()}`;
+    const live = `onsale.admission.${crypto.randomUUID()}`;
+    await page.evaluate(
+      ([stale, live]) => {
+        const at = (ms: number) => new Date(Date.now() + ms).toISOString();
+        localStorage.setItem(stale!, JSON.stringify({ token: 'stale', expiresAt: at(-1_000) }));
+        localStorage.setItem(live!, JSON.stringify({ token: 'live', expiresAt: at(600_000) }));
+      },
+      [stale, live],
+    );
+    await page.reload();
+    await interactive(page);
+    const before = await buyerKeys(page);
+    expect(before).toContain('onsale.buyer.token');
+    expect(before).toContain(live);
+    expect(before).not.toContain(stale);
+
+    const other = await context.newPage();
+    await other.goto(`${router}/shop/orders`);
+    await interactive(other);
+    await expect(other.getByTestId('who').textContent()).resolves.toBe('Signed in as buyer-ann');
+    const signOut = page.getByRole('button', { name: 'Sign out' });
+    await expect(signOut.isVisible()).resolves.toBe(true);
+    await expectAccessible(page);
+    await signOut.focus();
+    await page.keyboard.press('Enter');
+    await page.waitForURL(`${router}/shop/signed-out`);
+    await other.waitForURL(`${router}/shop/signed-out`);
+    const signedOut = async (p: Page) => {
+      expect(await buyerKeys(p)).toEqual([]);
+      await expect(p.getByTestId('who').textContent()).resolves.toBe('');
+      await expect(p.getByRole('button', { name: 'Sign out' }).isVisible()).resolves.toBe(false);
+      await expect(p.getByTestId('signed-out').textContent()).resolves.toMatch(/^You're signed out/);
+    };
+    await signedOut(page);
+    await signedOut(other);
+    await expectAccessible(page);
+    await page.screenshot({ path: resolve(shots, 'signed-out.png'), fullPage: true });
+    await page.reload();
+    await interactive(page);
+    await signedOut(page);
+    // The buyer's pages ask for a sign-in again.
+    await page.goto(`${router}/shop/orders`);
+    await page.getByLabel('Username').waitFor();
+    await other.close();
+  });
 });

@@ -53,9 +53,56 @@ async function api<T>(
   return { status: res.status, body: (text ? JSON.parse(text) : {}) as T & ApiError, res };
 }
 
+// ---- what this browser keeps for the buyer, and signing out
+const ADMISSION = 'onsale.admission.';
+const PRESALE_CODE = 'onsale.presale.';
+/**
+ * The buyer's own keys: the token, each event's admission and presale access code. The device id
+ * ('onsale.device') is the browser's, not the buyer's: it stays, or signing out would reset the presale's limit
+ * of accounts per device.
+ */
+const buyerKeys = () =>
+  Array.from({ length: localStorage.length }, (_, i) => localStorage.key(i) ?? '').filter(
+    (k) => k === TOKEN || k.startsWith(ADMISSION) || k.startsWith(PRESALE_CODE),
+  );
+
+/** On a shared computer the next person must find nothing of this buyer's: every key goes, then this page. */
+function signOut() {
+  for (const k of buyerKeys()) localStorage.removeItem(k);
+  location.replace('/shop/signed-out');
+}
+
+/** An admission past its expiry admits nothing more; until then it stays, as the buyer may hold again with it. */
+function dropExpiredAdmissions() {
+  for (const k of buyerKeys().filter((k) => k.startsWith(ADMISSION))) {
+    let expiresAt = Number.NaN;
+    try {
+      expiresAt = Date.parse((JSON.parse(localStorage.getItem(k) ?? '{}') as { expiresAt?: string }).expiresAt ?? '');
+    } catch {}
+    if (!(expiresAt > Date.now())) localStorage.removeItem(k);
+  }
+}
+
 function whoAmI() {
   const t = localStorage.getItem(TOKEN);
-  if (t) say('who', `Signed in as ${JSON.parse(atob(t.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/'))).sub}`);
+  if (!t) return;
+  say('who', `Signed in as ${JSON.parse(atob(t.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/'))).sub}`);
+  const out = $<HTMLButtonElement>('sign-out');
+  if (!out) return;
+  out.hidden = false;
+  out.addEventListener('click', signOut);
+}
+
+/** Signed out in another tab, or this page restored from the back/forward cache after it: the buyer's view goes. */
+function leaveWhenSignedOut() {
+  const gone = () => {
+    if (body.page !== 'signed-out' && $('who')?.textContent && !localStorage.getItem(TOKEN))
+      location.replace('/shop/signed-out');
+  };
+  addEventListener('storage', gone);
+  addEventListener('pageshow', (e) => {
+    if (e.persisted) gone();
+  });
 }
 
 // ---- sign-in hand-off: keep the token, leave this page out of the history
@@ -668,7 +715,9 @@ async function orders() {
 }
 
 const pages: Record<string, () => unknown> = { 'signed-in': signedIn, presale, queue, seats, order, orders };
+dropExpiredAdmissions();
 whoAmI();
+leaveWhenSignedOut();
 const run = pages[body.page ?? ''];
 if (run) void run();
 else ready();

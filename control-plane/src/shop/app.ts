@@ -22,6 +22,7 @@ import {
   seatsPage,
   shopLayout,
   signedInPage,
+  signedOutPage,
 } from './pages';
 
 type Env = { Variables: { services: Services; requestId: string } };
@@ -142,6 +143,7 @@ export function createShopApp(
     return page(c, { title: 'Signed in', page: 'signed-in', body: signedInPage(token, login.data.next) as Html });
   });
 
+  app.get('/signed-out', (c) => page(c, { title: 'Signed out', page: 'signed-out', body: signedOutPage() as Html }));
   app.get('/', (c) => c.redirect('/shop/orders', 303));
   app.get('/orders', (c) => page(c, { title: 'My orders', page: 'orders', body: ordersPage() as Html }));
 

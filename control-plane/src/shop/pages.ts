@@ -34,7 +34,8 @@ export function shopLayout(o: { title: string; page: string; data?: Record<strin
     <a class="skip" href="#main">Skip to content</a>
     <header class="top">
       <a class="brand" href="/shop/orders">Onsale tickets</a>
-      <nav aria-label="Main"><a href="/shop/orders">My orders</a> <span class="who" data-testid="who"></span></nav>
+      <nav aria-label="Main"><a href="/shop/orders">My orders</a> <span class="who" data-testid="who"></span>
+        <button type="button" class="sign-out" data-testid="sign-out" hidden>Sign out</button></nav>
     </header>
     <main id="main">${o.body}</main>
   </body>
@@ -193,6 +194,13 @@ export function signedInPage(token: string, next: string) {
   // browser's storage and replaces this page in the history.
   return html`<p role="status">Signed in. Taking you back…</p>
     <div hidden data-buyer-token="${token}" data-next="${next}"></div>`;
+}
+
+/** Where signing out lands: nothing of the buyer's is left in this browser, and signing in again is one step. */
+export function signedOutPage() {
+  return html`<h1>You're signed out</h1>
+    <p role="status" data-testid="signed-out">You're signed out. Nothing of your account is kept in this browser.</p>
+    <p><a class="button" href="/shop/auth/login?next=/shop/orders">Sign in again</a></p>`;
 }
 
 export function problemPage(status: number, message: string) {
