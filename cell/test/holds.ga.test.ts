@@ -171,11 +171,14 @@ describe('general admission, through the router', () => {
     const { orderId } = await res.json();
     const order = await cell.db.query<{ amount: number }>('SELECT amount FROM orders WHERE id = $1', [orderId]);
     expect(order[0]!.amount).toBe(5_000 + 3 * (4_000 + 450));
-    const created = await cell.db.query<{ envelope: { payload: { seatIds: string[]; gaUnits: unknown } } }>(
-      `SELECT envelope FROM outbox WHERE aggregate_id = $1 AND event_type = 'HoldCreated'`,
-      [orderId],
-    );
+    const created = await cell.db.query<{
+      envelope: { payload: { seatIds: string[]; gaUnits: unknown; sale: { seats: unknown[]; ga: unknown } } };
+    }>(`SELECT envelope FROM outbox WHERE aggregate_id = $1 AND event_type = 'HoldCreated'`, [orderId]);
     expect(created[0]!.envelope.payload.gaUnits).toEqual([{ areaId: lawn, quantity: 3 }]);
+    // The fact reporting counts from names the order's places: its seat and its 3 GA places, by area.
+    const gaSold = [{ areaId: lawn, area: 'Lawn', tier: 'ga', quantity: 3, price: 4_450 }];
+    expect(created[0]!.envelope.payload.sale.seats).toHaveLength(1);
+    expect(created[0]!.envelope.payload.sale.ga).toEqual(gaSold);
     // The buyer's order view lists the seat and the GA places, each priced by its tier.
     const view = await (await buyer.order(orderId)).json();
     expect(view.amount).toBe(5_000 + 3 * (4_000 + 450));
@@ -188,6 +191,12 @@ describe('general admission, through the router', () => {
     expect((await buyer.release(orderId)).status).toBeLessThan(300);
     expect((await buyer.release(orderId)).status).toBeLessThan(300);
     expect(await remaining(lawn)).toBe(20);
+    // A later fact reads the sale context back from the ledger: the released places are still the order's.
+    const released = await cell.db.query<{ envelope: { payload: { sale: { ga: unknown } } } }>(
+      `SELECT envelope FROM outbox WHERE aggregate_id = $1 AND event_type = 'HoldReleased'`,
+      [orderId],
+    );
+    expect(released.map((r) => r.envelope.payload.sale.ga)).toEqual([gaSold]);
   });
 
   it('bad GA requests are refused naming the field', async () => {

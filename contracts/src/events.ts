@@ -66,6 +66,22 @@ export const SaleContext = z.object({
   amount: Money,
   currency: Currency,
   seats: z.array(z.object({ seatId: Uuid, section: z.string(), tier: z.string().nullable(), price: Money })),
+  /**
+   * The general-admission places beside the seats, per area (`area` is its name, its section in the
+   * sales reports; `price` is per place). Absent on facts published before GA places were counted and on
+   * orders of seats only: such a fact holds exactly its seats.
+   */
+  ga: z
+    .array(
+      z.object({
+        areaId: Uuid,
+        area: z.string(),
+        tier: z.string(),
+        quantity: z.number().int().positive(),
+        price: Money,
+      }),
+    )
+    .optional(),
 });
 export type SaleContext = z.infer<typeof SaleContext>;
 

@@ -29,6 +29,15 @@ export interface SeatFact {
   price: number;
 }
 
+/** The general-admission places of one area an order holds: the area is its section in the reports. */
+export interface GaFact {
+  areaId: string;
+  area: string;
+  tier: string;
+  quantity: number;
+  price: number;
+}
+
 /** One immutable fact: a row of a Parquet object, and the input of every projection. */
 export interface Fact {
   factId: string;
@@ -45,6 +54,8 @@ export interface Fact {
   amount: bigint | null;
   currency: string | null;
   seats: SeatFact[] | null;
+  /** Null for a fact of seats only, and for every fact published before GA places were counted. */
+  ga: GaFact[] | null;
   count: number | null;
   detail: string | null;
 }
@@ -104,6 +115,7 @@ export function toFact(m: RawMessage): Fact | null {
       amount: null,
       currency: null,
       seats: null,
+      ga: null,
       count: null,
       detail: null,
     };
@@ -141,7 +153,12 @@ export function toFact(m: RawMessage): Fact | null {
     amount: sale ? BigInt(sale.amount) : null,
     currency: sale?.currency ?? null,
     seats: sale ? sale.seats : null,
+    ga: sale?.ga ?? null,
     count: null,
     detail: null,
   };
 }
+
+/** The places a fact's order holds: its seats and GA places (a fact of seats only, or an old one, counts its seat ids). */
+export const factPlaces = (seats: SeatFact[] | null, ga: GaFact[] | null): number =>
+  (seats?.length ?? 0) + (ga ?? []).reduce((n, g) => n + g.quantity, 0);

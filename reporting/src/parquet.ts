@@ -26,6 +26,10 @@ export function encodeFacts(facts: Fact[]): Uint8Array {
       { name: 'seats', data: facts.map((f) => (f.seats ? JSON.stringify(f.seats) : null)), type: 'STRING' },
       { name: 'count', data: col('count'), type: 'INT32' },
       { name: 'detail', data: col('detail'), type: 'STRING' },
+      // Only in an object with a GA place: objects of facts without one encode to the bytes they had before it.
+      ...(facts.some((f) => f.ga)
+        ? [{ name: 'ga', data: facts.map((f) => (f.ga ? JSON.stringify(f.ga) : null)), type: 'STRING' as const }]
+        : []),
     ],
   });
   return new Uint8Array(buffer);
@@ -49,5 +53,6 @@ export async function decodeFacts(bytes: Uint8Array): Promise<Fact[]> {
     seats: r.seats ? JSON.parse(r.seats as string) : null,
     count: r.count === null || r.count === undefined ? null : Number(r.count),
     detail: (r.detail as string | null) ?? null,
+    ga: r.ga ? JSON.parse(r.ga as string) : null,
   }));
 }

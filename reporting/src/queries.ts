@@ -89,7 +89,7 @@ export async function salesBySection(
     .sort((a, b) => (a.section === b.section ? (a.tier < b.tier ? -1 : 1) : a.section < b.section ? -1 : 1));
 }
 
-/** Seats sold and held per event of a tenant, for its list of events. */
+/** Places (seats and GA places) sold and held per event of a tenant, for its list of events. */
 export async function salesByEvent(pool: pg.Pool, tenantId: string) {
   const r = await pool.query<{ eventId: string; sold: number; held: number }>(
     `SELECT event_id AS "eventId", sum(sold)::int AS sold, sum(held)::int AS held
@@ -116,7 +116,7 @@ export async function seatStates(pool: pg.Pool, tenantId: string, eventId: strin
   return { held, sold };
 }
 
-/** One line per order that took money: what settlement pays out and takes back. */
+/** One line per order that took money: what settlement pays out and takes back, and the places it sold (GA included). */
 export async function settlementRows(pool: pg.Pool, tenantId: string, eventId: string) {
   const r = await pool.query<{
     order_id: string;
@@ -129,7 +129,10 @@ export async function settlementRows(pool: pg.Pool, tenantId: string, eventId: s
     seats: number;
   }>(
     `SELECT order_id, cell_id, status, paid_at, currency, amount AS gross, refunded,
-            CASE WHEN status IN ('paid', 'ticketed') THEN jsonb_array_length(seats) ELSE 0 END AS seats
+            CASE WHEN status IN ('paid', 'ticketed')
+                 THEN jsonb_array_length(seats)
+                      + coalesce((SELECT sum((g->>'quantity')::int) FROM jsonb_array_elements(ga) g), 0)
+                 ELSE 0 END::int AS seats
        FROM reporting.orders WHERE tenant_id = $1 AND event_id = $2 AND paid_at IS NOT NULL
       ORDER BY paid_at, order_id`,
     [tenantId, eventId],

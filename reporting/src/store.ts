@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Fact } from './facts';
-import { UNKNOWN_TENANT } from './facts';
+import { factPlaces, UNKNOWN_TENANT } from './facts';
 
 export const PROJECTION_TABLES = ['applied', 'orders', 'minutes', 'sections', 'funnel'] as const;
 
@@ -15,6 +15,7 @@ interface OrderRow {
   amount: string;
   currency: string;
   seats: Fact['seats'];
+  ga: Fact['ga'];
   held_at: Date | null;
   paid_at: Date | null;
   refunded: string;
@@ -72,20 +73,24 @@ class Delta {
     this.minutes.set(key, row);
   }
 
-  seats(f: Fact, seats: Fact['seats'], held: number, sold: number) {
-    for (const s of seats ?? []) {
-      const tier = s.tier ?? NO_TIER;
-      const key = JSON.stringify([f.tenantId, f.eventId, s.section, tier]);
+  /** Each place's section moves by `held` and `sold`: a seat's section, a GA area's own (its name) per place. */
+  places(f: Fact, order: Pick<OrderRow, 'seats' | 'ga'> | null, held: number, sold: number) {
+    const lines = [
+      ...(order?.seats ?? []).map((s) => ({ section: s.section, tier: s.tier ?? NO_TIER, n: 1 })),
+      ...(order?.ga ?? []).map((g) => ({ section: g.area, tier: g.tier, n: g.quantity })),
+    ];
+    for (const { section, tier, n } of lines) {
+      const key = JSON.stringify([f.tenantId, f.eventId, section, tier]);
       const row = this.sections.get(key) ?? {
         tenant_id: f.tenantId,
         event_id: f.eventId,
-        section: s.section,
+        section,
         tier,
         held: 0,
         sold: 0,
       };
-      row.held += held;
-      row.sold += sold;
+      row.held += held * n;
+      row.sold += sold * n;
       this.sections.set(key, row);
     }
   }
@@ -136,6 +141,7 @@ function applyOne(orders: Map<string, OrderRow>, touched: Set<string>, d: Delta,
         amount: String(f.amount),
         currency: f.currency!,
         seats: f.seats,
+        ga: f.ga,
         held_at: f.occurredAt,
         paid_at: null,
         refunded: '0',
@@ -143,14 +149,14 @@ function applyOne(orders: Map<string, OrderRow>, touched: Set<string>, d: Delta,
       });
       touched.add(f.orderId);
       d.minute(f, { holds: 1 });
-      d.seats(f, f.seats, 1, 0);
+      d.places(f, f, 1, 0);
       return d.step(f, 'held', 1);
     }
     case 'paid': {
       if (move(['held', 'declined'], 'paid')) {
         order!.paid_at = f.occurredAt;
-        d.minute(f, { paid_orders: 1, seats_sold: f.seats?.length ?? 0, gross: f.amount ?? 0n });
-        d.seats(f, f.seats, -1, 1);
+        d.minute(f, { paid_orders: 1, seats_sold: factPlaces(f.seats, f.ga), gross: f.amount ?? 0n });
+        d.places(f, f, -1, 1);
         return d.step(f, 'paid', 1);
       }
       // Captured after the seats went back (expired or released): money taken, no seat sold; a refund follows.
@@ -170,20 +176,25 @@ function applyOne(orders: Map<string, OrderRow>, touched: Set<string>, d: Delta,
       if (!move(['held', 'declined'], f.kind)) return;
       if (f.kind === 'expired') d.minute(f, { expiries: 1 });
       if (f.kind === 'canceled') d.minute(f, { cancels: 1 });
-      return d.seats(f, f.seats, -1, 0);
+      return d.places(f, f, -1, 0);
     case 'refunded': {
       if (order?.refunded !== '0') return;
       // A sold order's seats leave the sold count, in the refund's minute and its sections; an order
       // captured after its seats went back never counted any, so only its money comes back.
       // An order cancelled with the event and then captured (its authorization raced the cancel) ends
       // refunded, as in the cell: it leaves the cancelled count, so each order is counted in one of them.
-      const sold = order.status === 'paid' || order.status === 'ticketed' ? order.seats : null;
+      const sold = order.status === 'paid' || order.status === 'ticketed' ? order : null;
       const cancels = order.status === 'canceled' ? -1 : 0;
       order.refunded = order.amount;
       order.status = 'refunded';
       touched.add(order.order_id);
-      d.minute(f, { refunded: BigInt(order.amount), refunds: 1, seats_refunded: sold?.length ?? 0, cancels });
-      return d.seats(f, sold, 0, -1);
+      d.minute(f, {
+        refunded: BigInt(order.amount),
+        refunds: 1,
+        seats_refunded: sold ? factPlaces(sold.seats, sold.ga) : 0,
+        cancels,
+      });
+      return d.places(f, sold, 0, -1);
     }
     case 'ticketed':
       if (move(['paid'], 'ticketed')) {
@@ -207,8 +218,8 @@ async function applyBatch(q: pg.PoolClient, facts: Fact[]): Promise<void> {
   if (todo.length === 0) return;
   const ids = [...new Set(todo.flatMap((f) => (f.orderId ? [f.orderId] : [])))].sort();
   const stored = await q.query<OrderRow>(
-    `SELECT order_id::text, tenant_id, event_id::text, cell_id, status, amount::text, currency, seats, held_at,
-            paid_at, refunded::text, ticketed_at
+    `SELECT order_id::text, tenant_id, event_id::text, cell_id, status, amount::text, currency, seats, ga,
+            held_at, paid_at, refunded::text, ticketed_at
        FROM reporting.orders WHERE order_id = ANY($1::uuid[]) ORDER BY order_id FOR UPDATE`,
     [ids],
   );
@@ -221,15 +232,15 @@ async function applyBatch(q: pg.PoolClient, facts: Fact[]): Promise<void> {
   if (touched.size > 0) {
     const rows = [...touched].sort().map((id) => {
       const o = orders.get(id)!;
-      return { ...o, seats: JSON.stringify(o.seats) };
+      return { ...o, seats: JSON.stringify(o.seats), ga: o.ga ? JSON.stringify(o.ga) : null };
     });
     await q.query(
-      `INSERT INTO reporting.orders (order_id, tenant_id, event_id, cell_id, status, amount, currency, seats, held_at,
-                                     paid_at, refunded, ticketed_at)
-       SELECT order_id, tenant_id, event_id, cell_id, status, amount, currency, seats::jsonb, held_at, paid_at, refunded,
-              ticketed_at
+      `INSERT INTO reporting.orders (order_id, tenant_id, event_id, cell_id, status, amount, currency, seats, ga,
+                                     held_at, paid_at, refunded, ticketed_at)
+       SELECT order_id, tenant_id, event_id, cell_id, status, amount, currency, seats::jsonb, ga::jsonb, held_at, paid_at,
+              refunded, ticketed_at
          FROM jsonb_to_recordset($1::jsonb) AS r(order_id uuid, tenant_id text, event_id uuid, cell_id text, status text,
-              amount bigint, currency text, seats text, held_at timestamptz, paid_at timestamptz, refunded bigint,
+              amount bigint, currency text, seats text, ga text, held_at timestamptz, paid_at timestamptz, refunded bigint,
               ticketed_at timestamptz)
        ON CONFLICT (order_id) DO UPDATE SET status = EXCLUDED.status, paid_at = EXCLUDED.paid_at,
          refunded = EXCLUDED.refunded, ticketed_at = EXCLUDED.ticketed_at`,

@@ -29,18 +29,18 @@ const config = (groupPrefix: string) =>
   testReporterConfig({ controlPlaneDatabaseUrl: h.config.DATABASE_URL_CONTROL_PLANE, prefix, groupPrefix });
 
 /** A registered, running cell selling one event of the tenant (its seat map from the control plane). */
-async function sellingCell(token: string) {
+async function sellingCell(token: string, gaAreas?: { name: string; capacity: number; tier: string }[]) {
   const cellId = uniqueCellId('rep');
   // The test's cell workers publish to the services' broker, so that is the broker its entry names.
   await addCell(h, cellId, undefined, { kafkaBrokers: kafkaBrokers().join(',') });
-  const { eventId } = await scheduledEvent(h, token, { seats: 20, cellId });
+  const { eventId } = await scheduledEvent(h, token, { seats: 20, cellId, ...(gaAreas ? { gaAreas } : {}) });
   const cell = await startTestCell(identity, { cellId });
   await provisionCellTopics(cellId);
   const { body } = await eventLoad(h, eventId);
   await loadIntoCell(cell, body);
   const workers = await startCellWorkers(cellId, cell.db.url, { relay: true, saga: true, tickets: true, expiry: true });
   started.push({ cell, workers, cellId });
-  return { cellId, cell, workers, eventId, seats: body.seats };
+  return { cellId, cell, workers, eventId, seats: body.seats, gaAreas: body.gaAreas ?? [] };
 }
 type Selling = Awaited<ReturnType<typeof sellingCell>>;
 
@@ -68,15 +68,19 @@ async function paymentOutcome(s: Selling, orderId: string, outcome: 'PaymentCapt
 const orderAmount = async (s: Selling, orderId: string) =>
   Number((await s.cell.db.query('SELECT amount FROM orders WHERE id = $1', [orderId]))[0]!.amount);
 
-async function hold(s: Selling, seatIndexes: number[]) {
+/** A hold of these seats and, when `ga` is given, that many places of the event's first GA area. */
+async function hold(s: Selling, seatIndexes: number[], ga?: number) {
   const buyer = await admittedBuyer(identity, s.cell, s.eventId);
-  const res = await buyer.hold(seatIndexes.map((i) => s.seats[i]!.id));
+  const seatIds = seatIndexes.map((i) => s.seats[i]!.id);
+  const res = await buyer.holdRaw(
+    JSON.stringify({ seatIds, ...(ga ? { ga: [{ areaId: s.gaAreas[0]!.id, quantity: ga }] } : {}) }),
+  );
   expect(res.ok).toBe(true);
   return (await res.json()).orderId as string;
 }
 
-async function paidOrder(s: Selling, seatIndexes: number[]) {
-  const orderId = await hold(s, seatIndexes);
+async function paidOrder(s: Selling, seatIndexes: number[], ga?: number) {
+  const orderId = await hold(s, seatIndexes, ga);
   await eventually(
     async () => (await outboxEvents(s.cell, orderId)).some((e) => e.event_type === 'PaymentAuthorizationRequested'),
     'authorization request',
@@ -183,8 +187,11 @@ describe('cross-cell reporting', () => {
     ]);
     await eventually(async () => (await orderStatus(a.cell, orders.expiredA!)) === 'expired', 'expiry');
 
-    b = await sellingCell(tenantB.owner);
+    // B's event has a GA area beside its seats: each figure counts places, its 2 + 1 GA places included.
+    b = await sellingCell(tenantB.owner, [{ name: 'Floor', capacity: 100, tier: 'A' }]);
     orders.paidB = await paidOrder(b, [5, 6, 7]);
+    orders.gaB = await paidOrder(b, [], 2);
+    orders.mixedB = await paidOrder(b, [8], 1);
 
     for (const [s, t] of [
       [a, tenantA],
@@ -200,6 +207,8 @@ describe('cross-cell reporting', () => {
     }
     const sumA = (await h.req('GET', `/events/${a.eventId}/sales/summary`, { token: tenantA.viewer })).body;
     expect(sumA).toMatchObject({ paidOrders: 1, seatsSold: 2, gross: 15_000, declines: 1, expiries: 1, holds: 3 });
+    const sumB = (await h.req('GET', `/events/${b.eventId}/sales/summary`, { token: tenantB.viewer })).body;
+    expect(sumB).toMatchObject({ paidOrders: 3, seatsSold: 7, gross: 7 * 7_500, holds: 3 });
     expect(crashes).toBeGreaterThan(1);
   });
 
@@ -271,5 +280,21 @@ describe('cross-cell reporting', () => {
     expect(text).toContain(orders.paidA);
     expect(text).not.toContain(orders.declinedA);
     expect(text).toContain('TOTAL,,,,eur,15000,0,15000,2');
+
+    // B's GA area is a section of its own, and its places count in the settlement, alone or beside a seat.
+    const sectionsB = await h.req('GET', `/events/${b.eventId}/sales/sections`, { token: tenantB.viewer });
+    expect(sectionsB.body.sections).toEqual([
+      { section: 'Floor', tier: 'A', capacity: 100, sold: 3, held: 0, remaining: 97 },
+      { section: 'S1', tier: 'A', capacity: 20, sold: 4, held: 0, remaining: 16 },
+    ]);
+    const csvB = await h.req('GET', `/events/${b.eventId}/sales/settlement.csv`, { token: tenantB.viewer });
+    const lines = String(csvB.body).trim().split('\n');
+    const placesOf = (orderId: string) =>
+      lines
+        .find((l) => l.startsWith(orderId))
+        ?.split(',')
+        .at(-1);
+    expect([placesOf(orders.paidB!), placesOf(orders.gaB!), placesOf(orders.mixedB!)]).toEqual(['3', '2', '2']);
+    expect(lines.at(-1)).toBe('TOTAL,,,,eur,52500,0,52500,7');
   });
 });

@@ -183,6 +183,8 @@ export async function scheduledEvent(
     minReleaseRate?: number;
     maxActiveShoppers?: number;
     cellId?: string;
+    /** General-admission areas beside the seats, of the seat map's tier. */
+    gaAreas?: { name: string; capacity: number; tier: string }[];
   } = {},
 ) {
   const now = h.clock.now().getTime();
@@ -197,7 +199,13 @@ export async function scheduledEvent(
   });
   if (ev.status !== 201) throw new Error(`event: ${ev.status} ${JSON.stringify(ev.body)}`);
   const eventId = ev.body.id as string;
-  const sm = await h.req('PUT', `/events/${eventId}/seat-map`, { token, body: smallSeatMap(o.seats ?? 20) });
+  const sm = await h.req('PUT', `/events/${eventId}/seat-map`, {
+    token,
+    body: {
+      ...smallSeatMap(o.seats ?? 20),
+      ...(o.gaAreas ? { gaAreas: o.gaAreas } : {}),
+    },
+  });
   if (sm.status !== 200) throw new Error(`seat map: ${sm.status} ${JSON.stringify(sm.body)}`);
   const on = await h.req('PUT', `/events/${eventId}/onsale`, {
     token,

@@ -22,21 +22,24 @@ export function stripeCapacities(capacity: number): number[] {
 
 const RECLAIM_BATCH = 50;
 
-export type GaLine = { areaId: string; quantity: number; price: number; currency: string };
+export type GaLine = { areaId: string; area: string; tier: string; quantity: number; price: number; currency: string };
 export type GaTaken = { areaId: string; stripe: number; quantity: number };
 
 /** The requested areas of the event with their tier's price per place (fees added where the tier adds them). */
 export async function priceGaAreas(tx: Tx, eventId: string, ga: GaQuantity[]): Promise<GaLine[]> {
   if (ga.length === 0) return [];
-  const rows = await tx.execute<{ id: string; price: number; currency: string }>(sql`
-    SELECT a.id, ${areaPrice} AS price, trim(t.currency) AS currency
+  const rows = await tx.execute<{ id: string; area: string; tier: string; price: number; currency: string }>(sql`
+    SELECT a.id, a.name AS area, a.tier, ${areaPrice} AS price, trim(t.currency) AS currency
       FROM ga_areas a JOIN price_tiers t ON t.event_id = a.event_id AND t.code = a.tier
      WHERE a.event_id = ${eventId} AND a.id = ANY(${uuids(ga.map((g) => g.areaId))})`);
   const byId = new Map(rows.rows.map((r) => [r.id, r]));
   const missing = ga.filter((g) => !byId.has(g.areaId)).map((g) => g.areaId);
   if (missing.length > 0)
     throw new DomainError('seats_not_found', 'general-admission areas not found in this event', { areaIds: missing });
-  return ga.map((g) => ({ areaId: g.areaId, quantity: g.quantity, ...byId.get(g.areaId)! }));
+  return ga.map((g) => {
+    const { area, tier, price, currency } = byId.get(g.areaId)!;
+    return { areaId: g.areaId, area, tier, quantity: g.quantity, price, currency };
+  });
 }
 
 /**

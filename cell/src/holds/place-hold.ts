@@ -201,6 +201,7 @@ async function writeHold(
     amount,
     currency,
     seats: seats.map((s) => ({ seatId: s.id, section: s.section, tier: s.tier, price: s.price })),
+    ...(gaLines.length ? { ga: saleGa(gaLines) } : {}),
   };
   const { eventId, userId } = input;
   const created = await outboxEnvelope(
@@ -231,6 +232,12 @@ async function writeHold(
   );
   return body;
 }
+
+/** The GA places of a sale context, one entry per area in id order (as the ledger reads them back in outbox/append.ts). */
+const saleGa = (lines: GaLine[]): NonNullable<SaleContext['ga']> =>
+  [...lines]
+    .sort((a, b) => (a.areaId < b.areaId ? -1 : 1))
+    .map(({ areaId, area, tier, quantity, price }) => ({ areaId, area, tier, quantity, price }));
 
 /** One row per stripe a hold took from (a stripe refilled mid-hold may have been picked twice). */
 function perStripe(taken: GaTaken[]): GaTaken[] {

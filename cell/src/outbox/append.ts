@@ -12,7 +12,7 @@ import {
 } from '@onsale/contracts';
 import { type SQL, sql } from 'drizzle-orm';
 import type { Tx } from '../db/client';
-import { seatPrice } from '../holds/seat-price';
+import { areaPrice, seatPrice } from '../holds/seat-price';
 
 export interface Causation {
   cellId: string;
@@ -47,6 +47,16 @@ async function saleContext(tx: Tx, orderId: string): Promise<SaleContext> {
      ORDER BY s.id`);
   const first = rows.rows[0];
   if (!first) throw new Error(`order ${orderId} is not in the ledger`);
+  // Released places stay in hold_ga_units (marked): an expiry or refund fact still names what the order held.
+  const ga = await tx.execute<{ area_id: string; area: string; tier: string; quantity: number; price: number }>(sql`
+    SELECT a.id AS area_id, a.name AS area, a.tier, sum(u.quantity)::int AS quantity, ${areaPrice} AS price
+      FROM holds h
+      JOIN hold_ga_units u ON u.hold_id = h.id
+      JOIN ga_areas a ON a.id = u.area_id
+      JOIN price_tiers t ON t.event_id = a.event_id AND t.code = a.tier
+     WHERE h.order_id = ${orderId}
+     GROUP BY a.id, a.name, a.tier, t.price, t.fee, t.fees_included
+     ORDER BY a.id`);
   return {
     tenantId: first.tenant_id,
     eventId: first.event_id,
@@ -55,6 +65,17 @@ async function saleContext(tx: Tx, orderId: string): Promise<SaleContext> {
     seats: rows.rows
       .filter((r) => r.seat_id !== null)
       .map((r) => ({ seatId: r.seat_id!, section: r.section!, tier: r.tier, price: Number(r.price) })),
+    ...(ga.rows.length
+      ? {
+          ga: ga.rows.map((r) => ({
+            areaId: r.area_id,
+            area: r.area,
+            tier: r.tier,
+            quantity: Number(r.quantity),
+            price: Number(r.price),
+          })),
+        }
+      : {}),
   };
 }
 

@@ -179,8 +179,9 @@ export function createConsoleApp(services: Services, config: ConsoleConfig) {
     const s = c.get('session');
     if (!s) return page(c, 'Sign in', signInPage(Boolean(config.CONSOLE_OIDC_ISSUER_URL)));
     const rows = await listEvents({ ctx: services, actor: s.actor });
-    const counts = await getSalesByEvent({ ctx: services, actor: s.actor });
-    return page(c, 'Events', eventsList(s, rows, new Map(counts.map(({ eventId, ...n }) => [eventId, n]))));
+    const { sales, places } = await getSalesByEvent({ ctx: services, actor: s.actor });
+    const counts = new Map(sales.map(({ eventId, ...n }) => [eventId, n]));
+    return page(c, 'Events', eventsList(s, rows, counts, places));
   });
 
   // Pages below need a session; a signed-out browser is sent to sign in.

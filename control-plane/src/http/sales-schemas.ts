@@ -6,11 +6,16 @@ import { BUCKETS } from '@onsale/reporting';
 export const SalesCounts = {
   holds: z.number().int(),
   paidOrders: z.number().int(),
-  seatsSold: z.number().int().describe('seats paid for less seats refunded (a bucket of the timeline can be negative)'),
+  seatsSold: z
+    .number()
+    .int()
+    .describe(
+      'places paid for less places refunded, general-admission places included (a bucket of the timeline can be negative)',
+    ),
   gross: z.number().int().describe('minor units'),
   refunded: z.number().int().describe('minor units'),
   refunds: z.number().int().describe('orders refunded'),
-  seatsRefunded: z.number().int(),
+  seatsRefunded: z.number().int().describe('places refunded, general-admission places included'),
   declines: z.number().int(),
   expiries: z.number().int(),
   cancels: z.number().int().describe('unpaid orders ended by the event’s cancellation'),

@@ -10,10 +10,10 @@ import {
   settlementCsv,
   settlementRows,
 } from '@onsale/reporting';
-import { eq, sql } from 'drizzle-orm';
+import { eq, sql, sum } from 'drizzle-orm';
 import type pg from 'pg';
 import type { Services } from '../context';
-import { seats } from '../db/schema';
+import { events, gaAreas, seats } from '../db/schema';
 import { dbOf } from '../db/tx';
 import { eventForTenant } from '../events/events';
 import type { PromoterActor } from '../lib/actors';
@@ -83,11 +83,19 @@ export async function getSalesBySection({
   eventId: string;
 }) {
   const ev = await scoped(ctx, actor, eventId);
-  const capacity = await dbOf(ctx)
-    .select({ section: seats.section, tier: seats.tierCode, seats: sql<number>`count(*)::int` })
-    .from(seats)
-    .where(eq(seats.eventId, ev.id))
-    .groupBy(seats.section, seats.tierCode);
+  // Each GA area is a section of its own, named by the area: reporting counts its places under that name.
+  const [seated, areas] = await Promise.all([
+    dbOf(ctx)
+      .select({ section: seats.section, tier: seats.tierCode, seats: sql<number>`count(*)::int` })
+      .from(seats)
+      .where(eq(seats.eventId, ev.id))
+      .groupBy(seats.section, seats.tierCode),
+    dbOf(ctx)
+      .select({ section: gaAreas.name, tier: gaAreas.tierCode, seats: gaAreas.capacity })
+      .from(gaAreas)
+      .where(eq(gaAreas.eventId, ev.id)),
+  ]);
+  const capacity = [...seated, ...areas];
   return { eventId: ev.id, sections: await salesBySection(ctx.pool, actor.tenantId, ev.id, capacity) };
 }
 
@@ -104,10 +112,22 @@ export async function getSettlementCsv({
   return settlementCsv(await settlementRows(ctx.pool, actor.tenantId, ev.id));
 }
 
-/** Seats sold and held per event of the actor's tenant (an event with no sale yet is absent). */
+/**
+ * Places sold and held per event of the actor's tenant (an event with no sale yet is absent), and the
+ * places each event has: its seats and its GA areas' capacity.
+ */
 export async function getSalesByEvent({ ctx, actor }: { ctx: Services; actor: PromoterActor }) {
   await ensureSchema(ctx.pool);
-  return salesByEvent(ctx.pool, actor.tenantId);
+  const [sales, places] = await Promise.all([
+    salesByEvent(ctx.pool, actor.tenantId),
+    dbOf(ctx)
+      .select({ eventId: events.id, seats: events.seatCount, ga: sum(gaAreas.capacity).mapWith(Number) })
+      .from(events)
+      .leftJoin(gaAreas, eq(gaAreas.eventId, events.id))
+      .where(eq(events.tenantId, actor.tenantId))
+      .groupBy(events.id, events.seatCount),
+  ]);
+  return { sales, places: new Map(places.map((p) => [p.eventId, p.seats + (p.ga ?? 0)])) };
 }
 
 /** The seat ids held and sold now, for the live seat map. */

@@ -11,7 +11,13 @@ export interface EventCounts {
 
 const canChange = (s: ConsoleSession) => s.role !== 'viewer';
 
-export function eventsList(s: ConsoleSession, rows: EventRow[], counts: Map<string, EventCounts>) {
+/** `places` is each event's seats and GA places, what its sold and held places are counted against. */
+export function eventsList(
+  s: ConsoleSession,
+  rows: EventRow[],
+  counts: Map<string, EventCounts>,
+  places: Map<string, number>,
+) {
   return html`<h1>Events</h1>
     ${canChange(s) ? html`<p><a class="button" href="/console/events/new">Create an event</a></p>` : ''}
     ${
@@ -32,7 +38,7 @@ export function eventsList(s: ConsoleSession, rows: EventRow[], counts: Map<stri
                   <td>${e.cellId ?? '—'}</td>
                   <td class="num">${c.sold}</td>
                   <td class="num">${c.held}</td>
-                  <td class="num">${Math.max(0, e.seatCount - c.sold - c.held)}</td>
+                  <td class="num">${Math.max(0, (places.get(e.id) ?? e.seatCount) - c.sold - c.held)}</td>
                 </tr>`;
               })}
             </tbody>
