@@ -150,7 +150,7 @@ describe('the promoter console in a browser, through the edge router', () => {
     await page.getByLabel('Seats per buyer').fill('0');
     await page.getByLabel(/Release-rate ceiling/).fill('20');
     await page.getByRole('button', { name: 'Schedule onsale' }).click();
-    await expect(page.locator('[data-field="perBuyerLimit"]').textContent()).resolves.toContain('1 to 20');
+    await expect(page.locator('[data-field="perBuyerLimit"]').textContent()).resolves.toContain('1 to 8');
 
     await page.getByLabel('Seats per buyer').fill('4');
     // Minutes are what the form takes: the next minute boundary in Paris, at least a few seconds away.
