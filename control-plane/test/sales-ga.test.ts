@@ -2,10 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { migrateReporting } from '@onsale/reporting';
 import type { Fact } from '@onsale/reporting/facts';
 import { applyFacts } from '@onsale/reporting/store';
-import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness, smallSeatMap } from '../../test/support/control-plane';
-import { createSessionStore, SESSION_COOKIE } from '../src/console/session';
+import { consoleSession, createHarness, type Harness, smallSeatMap } from '../../test/support/control-plane';
+import { settlementPlaces } from '../../test/support/settlement';
 
 /**
  * "General-admission places count in every sales figure": the facts of a GA order and of a seat + GA
@@ -89,26 +88,13 @@ describe('sales figures count general-admission places', () => {
 
   it('settlement.csv: each row and the TOTAL count places', async () => {
     const r = await h.req('GET', `/events/${eventId}/sales/settlement.csv`, { token: t.viewer });
-    const lines = String(r.body).trim().split('\n');
-    const places = (orderId: string) =>
-      lines
-        .find((l) => l.startsWith(orderId))
-        ?.split(',')
-        .at(-1);
+    const { places, total } = settlementPlaces(String(r.body));
     expect([places(gaOrder), places(mixedOrder), places(seatOnly)]).toEqual(['2', '2', '1']);
-    expect(lines.at(-1)).toBe('TOTAL,,,,eur,37500,0,37500,5');
+    expect(total).toBe('TOTAL,,,,eur,37500,0,37500,5');
   });
 
   it('console events list: Sold counts places, Remaining is out of the seats and the GA capacity', async () => {
-    const sessions = createSessionStore(h.services, { ttlSeconds: 600, secure: false });
-    const mint = new Hono();
-    mint.get('/', async (c) => {
-      await sessions.create(c, { sub: `viewer@${t.id.slice(0, 8)}`, tenantId: t.id, role: 'viewer' });
-      return c.text('ok');
-    });
-    const cookie = /onsale_console=([^;]+)/.exec((await mint.request('/')).headers.get('set-cookie') ?? '')?.[1];
-    const page = await h.app.request('/console', { headers: { cookie: `${SESSION_COOKIE}=${cookie}` } });
-    const html = await page.text();
+    const { text: html } = await (await consoleSession(h, t, 'viewer')).get('/console');
     const row = html.slice(html.indexOf(`/console/events/${eventId}`)).split('</tr>')[0]!;
     const [sold, held, remaining] = [...row.matchAll(/<td class="num">(\d+)<\/td>/g)].map((m) => Number(m[1]));
     expect({ sold, held, remaining }).toEqual({ sold: 5, held: 0, remaining: 115 });
