@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config';
-import { alone, exclusiveFiles } from './vitest.groups';
+import { alone, exclusiveFiles, LongestFirst } from './vitest.groups';
 
 /**
  * One project per package, and the drills apart; vitest.groups.ts says which files run side by side and which
@@ -9,6 +9,7 @@ export default defineConfig({
   test: {
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    sequence: { sequencer: LongestFirst },
     projects: [
       'contracts',
       'messaging',

@@ -50,8 +50,7 @@ beforeAll(async () => {
   endpoint = await startPgProxy(`postgres://onsale:onsale@127.0.0.1:${PRIMARY_PG}`);
   t = await startTestPlatform({
     topology: 'per-cell',
-    cellPostgres: { 0: endpoint.url },
-    cellKafka: { 0: PRIMARY_KAFKA },
+    cellServers: { 0: { serverUrl: endpoint.url, kafkaBrokers: PRIMARY_KAFKA } },
     seatsPerEvent: 400,
     maxReleaseRate: 50,
     holdTtlSeconds: 45,

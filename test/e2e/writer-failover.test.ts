@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditAll } from '../support/audit';
 import { startPgProxy } from '../support/db-outage';
@@ -26,12 +24,7 @@ const TERMINAL = ['ticketed', 'expired', 'released', 'failed', 'canceled', 'refu
 const own = ownServers('failover', { postgres: 18732 });
 const services = own.services;
 /** The port of c1's writer now, as scripts/services records it. */
-const writerPort = () =>
-  Number(
-    /DATABASE_URL_CELL_C1=postgres:\/\/[^@]+@127\.0\.0\.1:(\d+)\//.exec(
-      readFileSync(join(own.data, 'services.env'), 'utf8'),
-    )![1],
-  );
+const writerPort = () => Number(new URL(own.stores('c1').serverUrl).port);
 
 let endpoint: Awaited<ReturnType<typeof startPgProxy>>;
 let t: TestPlatform;
@@ -45,7 +38,7 @@ beforeAll(async () => {
   endpoint = await startPgProxy(`postgres://onsale:onsale@127.0.0.1:${writerPort()}`);
   t = await startTestPlatform({
     topology: 'per-cell',
-    cellPostgres: { 0: endpoint.url },
+    cellServers: { 0: { serverUrl: endpoint.url } },
     seatsPerEvent: 800,
     maxReleaseRate: 50,
     holdTtlSeconds: 30,

@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { repoRoot } from './services';
+import { type CellStores, cellStores } from '../../scripts/local-platform/topology';
+import { readServicesEnv, repoRoot } from './services';
 
 const exec = promisify(execFile);
 
@@ -27,6 +28,21 @@ export function ownServers(name: string, ports: { postgres?: number; redis?: num
     /** The environment `scripts/services` runs with for these servers. */
     env,
     services,
+    /**
+     * An instance's stores as these servers' services.env names them (written by `services('start', …)`): the control
+     * plane's (`cp`) or a cell's of the manifest (`c1`, ...), started or not.
+     */
+    stores(instance: string): CellStores {
+      const env = readServicesEnv(join(data, 'services.env'));
+      if (instance !== 'cp') return cellStores(instance, env);
+      const serverUrl = env.ONSALE_PG_URL!;
+      return {
+        serverUrl,
+        databaseUrl: env.DATABASE_URL_CONTROL_PLANE!,
+        redisUrl: env.REDIS_URL!,
+        kafkaBrokers: env.KAFKA_BROKERS!,
+      };
+    },
     /** The control-plane instance's Redis and broker, once `services('start', …)` has started them. */
     redisUrl: ports.redis ? `redis://127.0.0.1:${ports.redis}` : undefined,
     kafkaBrokers: ports.kafka ? `127.0.0.1:${ports.kafka}` : undefined,

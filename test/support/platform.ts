@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { type DemoSeed, resumeDemo, seedDemo } from '../../scripts/local-platform/demo';
 import { repoRoot, startPlatform } from '../../scripts/local-platform/launch';
-import { cellStores, manifestCellIds } from '../../scripts/local-platform/topology';
+import { type CellStores, cellStores, manifestCellIds } from '../../scripts/local-platform/topology';
 import { createTestDatabase, type TestDatabase } from './db';
 import { dropCellTopics, uniqueCellId } from './kafka';
 import { platformServices, serviceEnv } from './services';
@@ -36,20 +36,21 @@ export async function startTestPlatform(options: {
    * `shared`: every cell on the control plane's three, for tests that read a cell's topics or keys through them.
    */
   topology?: 'shared' | 'per-cell';
-  /** Per-cell topology: the PostgreSQL server (URL without a database) of the cell at that index instead of its own in services.env. */
-  cellPostgres?: Record<number, string>;
-  /** Per-cell topology: the brokers of the cell at that index instead of its own in services.env. */
-  cellKafka?: Record<number, string>;
-  /** The platform's Redis or brokers instead of the shared ones: a drill's own, which it freezes, kills or restarts. */
-  servers?: { redisUrl?: string; kafkaBrokers?: string };
+  /**
+   * Per-cell topology: stores of the cell at that index instead of its own in services.env (a drill's, which it kills,
+   * freezes or promotes): its PostgreSQL server (a URL without a database), Redis or brokers.
+   */
+  cellServers?: Record<number, Partial<Pick<CellStores, 'serverUrl' | 'redisUrl' | 'kafkaBrokers'>>>;
+  /** The control plane's PostgreSQL server (a URL without a database), Redis or brokers instead of the shared ones. */
+  servers?: { postgres?: string; redisUrl?: string; kafkaBrokers?: string };
 }) {
   const dbs: TestDatabase[] = [];
-  const db = async (prefix: string) => {
-    const d = await createTestDatabase(prefix);
+  const db = async (prefix: string, server?: string) => {
+    const d = await createTestDatabase(prefix, 'empty', server);
     dbs.push(d);
     return d;
   };
-  const controlPlane = await db('e2e_cp');
+  const controlPlane = await db('e2e_cp', options.servers?.postgres);
   const run = `e2e-${randomUUID().slice(0, 8)}`;
   const cellIds = Array.from({ length: options.cellCount ?? 2 }, (_, i) => uniqueCellId(`e2e${'abcdefgh'[i]}`));
   const env = serviceEnv();
@@ -66,12 +67,13 @@ export async function startTestPlatform(options: {
     if (options.topology === 'per-cell') {
       const slot = stores[i];
       if (!slot) throw new Error(`the per-cell topology has ${stores.length} cells' stores (the manifest's)`);
-      const own = cellStores(slot, env);
-      const d = await createTestDatabase('e2e_cell', 'empty', options.cellPostgres?.[i] ?? own.serverUrl);
-      dbs.push(d);
-      const kafkaBrokers = options.cellKafka?.[i] ?? own.kafkaBrokers;
-      cells.push({ id, databaseUrl: d.url, db: d, redisUrl: own.redisUrl, kafkaBrokers });
-    } else cells.push({ id, databaseUrl: (await db('e2e_cell')).url, db: dbs.at(-1)! });
+      const own = { ...cellStores(slot, env), ...options.cellServers?.[i] };
+      const d = await db('e2e_cell', own.serverUrl);
+      cells.push({ id, databaseUrl: d.url, db: d, redisUrl: own.redisUrl, kafkaBrokers: own.kafkaBrokers });
+    } else {
+      const d = await db('e2e_cell');
+      cells.push({ id, databaseUrl: d.url, db: d });
+    }
   }
   const start = () =>
     startPlatform({
