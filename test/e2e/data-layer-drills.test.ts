@@ -1,43 +1,33 @@
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { auditAll } from '../support/audit';
-import { ownServers } from '../support/own-servers';
 import { startTestPlatform, type TestPlatform } from '../support/platform';
+import { repoRoot } from '../support/services';
 import { type Shopper, shopper } from '../support/shopper';
 
 /**
  * Blast radius at the data layer, with cells that share nothing (each its own PostgreSQL, Kafka broker and
- * Redis): one cell's data store fails while buyers buy through the router. In each drill the other cell keeps
- * selling (new buyers admitted, holds and paid orders; its hold p99 beside the same run's baseline) and reporting
- * keeps projecting it, the failed cell recovers by itself once the fault ends, and an order that was paying on the
- * failed cell when the fault began ends ticketed. At the end, the audit over both cells is clean.
- * The stores the drills fail (the first cell's three, the control plane's PostgreSQL and Redis) are this file's own
- * (test/support/own-servers.ts), so the other end-to-end files run beside it on the shared ones; the second cell
- * runs on the manifest's second cell's stores, as `platform up` runs it.
+ * Redis: the stores scripts/services starts for the manifest's cells c1 and c2, on which the platform's first and
+ * second cells run): one cell's data store fails while buyers buy through the router. In each drill the other cell
+ * keeps selling (new buyers admitted, holds and paid orders; its hold p99 beside the same run's baseline) and
+ * reporting keeps projecting it, the failed cell recovers by itself once the fault ends, and an order that was
+ * paying on the failed cell when the fault began ends ticketed. At the end, the audit over both cells is clean.
  */
-const own = ownServers('data-layer', { postgres: 18532, redis: 18579, kafka: 18592 });
-const services = own.services;
+const run = promisify(execFile);
+const services = (...args: string[]) => run('bash', ['scripts/services', ...args], { cwd: repoRoot, timeout: 120_000 });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let t: TestPlatform;
 const report: Record<string, unknown>[] = [];
 
 beforeAll(async () => {
-  for (const store of ['postgres', 'redis']) await services('start', store, 'cp');
-  for (const store of ['postgres', 'redis', 'kafka']) await services('start', store, 'c1');
-  const cp = own.stores('cp');
-  t = await startTestPlatform({
-    topology: 'per-cell',
-    seatsPerEvent: 400,
-    maxReleaseRate: 50,
-    servers: { postgres: cp.serverUrl, redisUrl: cp.redisUrl },
-    cellServers: { 0: own.stores('c1') },
-  });
+  t = await startTestPlatform({ topology: 'per-cell', seatsPerEvent: 400, maxReleaseRate: 50 });
 }, 300_000);
 afterAll(async () => {
   console.log(`data-layer drills:\n${report.map((r) => JSON.stringify(r)).join('\n')}`);
   await t?.stop();
-  await own.remove();
 }, 120_000);
 
 const p99 = (xs: number[]) => {

@@ -24,7 +24,7 @@ const TERMINAL = ['ticketed', 'expired', 'released', 'failed', 'canceled', 'refu
 const own = ownServers('failover', { postgres: 18732 });
 const services = own.services;
 /** The port of c1's writer now, as scripts/services records it. */
-const writerPort = () => Number(new URL(own.stores('c1').serverUrl).port);
+const writerPort = () => Number(new URL(own.cellStores('c1').serverUrl).port);
 
 let endpoint: Awaited<ReturnType<typeof startPgProxy>>;
 let t: TestPlatform;

@@ -28,21 +28,8 @@ export function ownServers(name: string, ports: { postgres?: number; redis?: num
     /** The environment `scripts/services` runs with for these servers. */
     env,
     services,
-    /**
-     * An instance's stores as these servers' services.env names them (written by `services('start', …)`): the control
-     * plane's (`cp`) or a cell's of the manifest (`c1`, ...), started or not.
-     */
-    stores(instance: string): CellStores {
-      const env = readServicesEnv(join(data, 'services.env'));
-      if (instance !== 'cp') return cellStores(instance, env);
-      const serverUrl = env.ONSALE_PG_URL!;
-      return {
-        serverUrl,
-        databaseUrl: env.DATABASE_URL_CONTROL_PLANE!,
-        redisUrl: env.REDIS_URL!,
-        kafkaBrokers: env.KAFKA_BROKERS!,
-      };
-    },
+    /** A cell's stores (`c1`, ...) as these servers' services.env names them (`services('start', …)` writes it). */
+    cellStores: (cellId: string): CellStores => cellStores(cellId, readServicesEnv(join(data, 'services.env'))),
     /** The control-plane instance's Redis and broker, once `services('start', …)` has started them. */
     redisUrl: ports.redis ? `redis://127.0.0.1:${ports.redis}` : undefined,
     kafkaBrokers: ports.kafka ? `127.0.0.1:${ports.kafka}` : undefined,
