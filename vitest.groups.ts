@@ -11,9 +11,9 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  *  3. then, one at a time with the machine to themselves, the files that measure CPU or hold a time budget, which
  *     files beside them skew. The data-layer drills are among them: they kill and freeze the shared stores, and they
  *     hold the healthy cell's hold p99 to twice its baseline, a comparison that platforms beside them decide (one run
- *     beside two: 64 ms before the broker froze, 105 ms during, against a bound of 128). The other
- *     drills freeze, kill, restart and promote servers of their own (test/support/own-servers.ts), never the shared
- *     ones, and hold no latency to a baseline, so they run in group 2.
+ *     beside two: 44 ms before Redis was killed, 124 ms during, against a bound of 100). The other drills freeze,
+ *     kill, restart and promote servers of their own (test/support/own-servers.ts), never the shared ones, and hold
+ *     no latency to a baseline, so they run in group 2.
  * In group 1 a worker runs its files one after another in one module graph (`isolate: false`): no file keeps its
  * state in modules, and evaluating the graph afresh for every file was a third of the packages' CPU (the cell's
  * project: 287 core-seconds isolated, 175 not). The platforms' files stay isolated: their imports are a small share
@@ -47,10 +47,10 @@ export const exclusiveFiles: Record<string, string[]> = {
 export const excludingAlone = (project: string) => [...configDefaults.exclude, ...(exclusiveFiles[project] ?? [])];
 
 /**
- * The longest files of groups 1 and 2, longest first (their durations in a run of the whole suite, 2026-12-06): each group
- * starts them first, so it does not end on one long file while its other workers idle. Vitest orders a group by the
- * durations its cache keeps, which a fresh clone has not (it falls back to the larger file first); a file not named
- * here keeps vitest's order, after these.
+ * The longest files of groups 1 and 2, longest first (their durations in a run of the whole suite, 2026-12-06):
+ * each group starts them first, so it does not end on one long file while its other workers idle. Vitest orders a
+ * group by the durations its cache keeps, which a fresh clone has not (it falls back to the larger file first); a
+ * file not named here keeps vitest's order, after these.
  */
 const longestFirst = [
   'test/e2e/broker-faults.test.ts',

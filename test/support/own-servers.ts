@@ -30,7 +30,7 @@ export function ownServers(name: string, ports: { postgres?: number; redis?: num
     services,
     /** A cell's stores (`c1`, ...) as these servers' services.env names them (`services('start', …)` writes it). */
     cellStores: (cellId: string): CellStores => cellStores(cellId, readServicesEnv(join(data, 'services.env'))),
-    /** The control-plane instance's PostgreSQL server, Redis and broker, once `services('start', …)` has started them. */
+    /** The control-plane instance's PostgreSQL server, Redis and broker, once `services('start', …)` started them. */
     postgresUrl: ports.postgres ? `postgres://onsale:onsale@127.0.0.1:${ports.postgres}` : undefined,
     redisUrl: ports.redis ? `redis://127.0.0.1:${ports.redis}` : undefined,
     kafkaBrokers: ports.kafka ? `127.0.0.1:${ports.kafka}` : undefined,
