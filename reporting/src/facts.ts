@@ -160,5 +160,5 @@ export function toFact(m: RawMessage): Fact | null {
 }
 
 /** The places a fact's order holds: its seats and GA places (a fact of seats only, or an old one, counts its seat ids). */
-export const factPlaces = (seats: SeatFact[] | null, ga: GaFact[] | null): number =>
+export const factPlaces = ({ seats, ga }: Pick<Fact, 'seats' | 'ga'>): number =>
   (seats?.length ?? 0) + (ga ?? []).reduce((n, g) => n + g.quantity, 0);

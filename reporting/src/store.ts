@@ -155,7 +155,7 @@ function applyOne(orders: Map<string, OrderRow>, touched: Set<string>, d: Delta,
     case 'paid': {
       if (move(['held', 'declined'], 'paid')) {
         order!.paid_at = f.occurredAt;
-        d.minute(f, { paid_orders: 1, seats_sold: factPlaces(f.seats, f.ga), gross: f.amount ?? 0n });
+        d.minute(f, { paid_orders: 1, seats_sold: factPlaces(f), gross: f.amount ?? 0n });
         d.places(f, f, -1, 1);
         return d.step(f, 'paid', 1);
       }
@@ -191,7 +191,7 @@ function applyOne(orders: Map<string, OrderRow>, touched: Set<string>, d: Delta,
       d.minute(f, {
         refunded: BigInt(order.amount),
         refunds: 1,
-        seats_refunded: sold ? factPlaces(sold.seats, sold.ga) : 0,
+        seats_refunded: sold ? factPlaces(sold) : 0,
         cancels,
       });
       return d.places(f, sold, 0, -1);
