@@ -27,7 +27,7 @@ beforeAll(async () => {
     topology: 'per-cell',
     seatsPerEvent: 40,
     maxReleaseRate: 50,
-    servers: { postgres: own.postgresUrl, redisUrl: own.redisUrl },
+    servers: { postgresUrl: own.postgresUrl, redisUrl: own.redisUrl },
   });
 }, 300_000);
 afterAll(async () => {

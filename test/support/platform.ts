@@ -45,7 +45,7 @@ export async function startTestPlatform(options: {
    * The control plane's PostgreSQL server (a URL without a database), Redis or brokers instead of the shared ones: a
    * drill's own, which it freezes, kills or restarts.
    */
-  servers?: { postgres?: string; redisUrl?: string; kafkaBrokers?: string };
+  servers?: { postgresUrl?: string; redisUrl?: string; kafkaBrokers?: string };
 }) {
   const dbs: TestDatabase[] = [];
   const db = async (prefix: string, server?: string) => {
@@ -53,7 +53,7 @@ export async function startTestPlatform(options: {
     dbs.push(d);
     return d;
   };
-  const controlPlane = await db('e2e_cp', options.servers?.postgres);
+  const controlPlane = await db('e2e_cp', options.servers?.postgresUrl);
   const run = `e2e-${randomUUID().slice(0, 8)}`;
   const cellIds = Array.from({ length: options.cellCount ?? 2 }, (_, i) => uniqueCellId(`e2e${'abcdefgh'[i]}`));
   const env = serviceEnv();
