@@ -32,6 +32,14 @@ const intentOf = (buyer: Buyer, orderId: string) =>
 
 const statusIs = (cell: TestCell, orderId: string, status: string) => async () =>
   (await orderStatus(cell, orderId)) === status;
+const sagaSawIntent = (cell: TestCell, orderId: string) => async () =>
+  (
+    await cell.db.query(
+      `SELECT 1 FROM outbox o JOIN inbox i ON i.event_id = o.event_id AND i.consumer = 'saga'
+        WHERE o.aggregate_id = $1 AND o.event_type = 'PaymentIntentCreated'`,
+      [orderId],
+    )
+  ).length > 0;
 const count = async (cell: TestCell, table: string) =>
   (await cell.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`))[0]!.n;
 
@@ -345,6 +353,8 @@ describe('the reconciler', () => {
     // Kept by the promoted writer without its payment row, then released before anything found the intent again.
     const forgotten = await hold();
     const forgottenIntent = await intentOf(forgotten.buyer, forgotten.orderId);
+    // The saga saw the intent while the order was live; had it seen it after the release, it would cancel it itself.
+    await eventually(sagaSawIntent(cell, forgotten.orderId), 'the saga to take the intent in');
     await cell.db.query('DELETE FROM payments WHERE order_id = $1', [forgotten.orderId]);
     await cell.db.query(`UPDATE orders SET status = 'released' WHERE id = $1`, [forgotten.orderId]);
     // Kept without its payment row and still live: the order-driven pass adopts its intent, this one leaves it.

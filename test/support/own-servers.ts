@@ -21,8 +21,10 @@ export function ownServers(name: string, ports: { postgres?: number; redis?: num
   if (ports.postgres) env.ONSALE_PG_PORT = String(ports.postgres);
   if (ports.redis) env.ONSALE_REDIS_PORT = String(ports.redis);
   if (ports.kafka) env.ONSALE_KAFKA_PORT = String(ports.kafka);
+  // Longer than the script's own wait for a server to answer (ONSALE_SERVICES_TIMEOUT, 120 s): a server slow to
+  // start fails there, with its log's tail in the error, rather than being cut off here with nothing to read.
   const services = (...args: string[]) =>
-    exec('bash', ['scripts/services', ...args], { cwd: repoRoot, env, timeout: 120_000 });
+    exec('bash', ['scripts/services', ...args], { cwd: repoRoot, env, timeout: 240_000 });
   return {
     data,
     /** The environment `scripts/services` runs with for these servers. */
