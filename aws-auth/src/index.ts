@@ -149,8 +149,14 @@ export async function redisIamToken(url: string, auth: RedisAuthConfig): Promise
 /** Whatever holds a Redis connection and reads its password when it (re)connects, as ioredis does. */
 export interface RedisLike {
   options: { password?: string };
+  status: string;
   connect(): Promise<void>;
+  once(event: 'ready', listener: () => void): unknown;
+  off(event: 'ready', listener: () => void): unknown;
 }
+
+/** How long a start waits for a password client's connection before it goes on without it. */
+const REDIS_READY_WAIT_MS = 5_000;
 
 /** ioredis options for the mode: with IAM the client must not connect before it has a token. */
 export const redisConnectOptions = (auth: RedisAuthConfig) => ({ lazyConnect: auth.REDIS_AUTH === 'iam' });
@@ -158,10 +164,27 @@ export const redisConnectOptions = (auth: RedisAuthConfig) => ({ lazyConnect: au
 /**
  * With IAM, logs a client created with redisConnectOptions in with a token, and puts a fresh one in its
  * options every REDIS_TOKEN_REFRESH_MS for its next reconnect; returns the refresher's stop. A password
- * client connected by itself, so this does nothing.
+ * client connects by itself: this waits until it is ready, so a process that serves after it does not
+ * answer its first requests with "unavailable" (a client without an offline queue refuses commands until
+ * then). A Redis down at the start does not stop the process: after REDIS_READY_WAIT_MS it goes on, and
+ * the client keeps reconnecting.
  */
 export async function connectRedis(client: RedisLike, url: string, auth: RedisAuthConfig): Promise<() => void> {
-  if (auth.REDIS_AUTH === 'password') return () => {};
+  if (auth.REDIS_AUTH === 'password') {
+    if (client.status !== 'ready')
+      await new Promise<void>((resolve) => {
+        const ready = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          client.off('ready', ready);
+          resolve();
+        }, REDIS_READY_WAIT_MS);
+        client.once('ready', ready);
+      });
+    return () => {};
+  }
   client.options.password = await redisIamToken(url, auth);
   const timer = setInterval(() => {
     redisIamToken(url, auth)

@@ -107,6 +107,8 @@ export const CellRelayConfig = CellWorkerConfig.extend({
   RELAY_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(500),
   RELAY_LEASE_MS: z.coerce.number().int().min(1000).default(30_000),
   RELAY_IDLE_MS: z.coerce.number().int().min(1).default(20),
+  // After 2 s without a fact: the first fact of a quiet spell waits up to this long (pnpm bench:idle).
+  RELAY_QUIET_MS: z.coerce.number().int().min(1).default(200),
   RELAY_RETAIN_PUBLISHED_MS: z.coerce.number().int().min(0).default(3_600_000),
 });
 

@@ -4,7 +4,14 @@ import type { Broker } from '@onsale/messaging/broker';
 import { createKafkaBroker } from '@onsale/messaging/kafka-broker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/support/db';
-import { dropCellTopics, kafkaBrokers, provisionCellTopics, readTopic, uniqueCellId } from '../../test/support/kafka';
+import {
+  dropCellTopics,
+  eventually,
+  kafkaBrokers,
+  provisionCellTopics,
+  readTopic,
+  uniqueCellId,
+} from '../../test/support/kafka';
 import { workerContext } from '../../test/support/workers';
 import { migrateCell } from '../src/db/migrate';
 import { EpochFencedError } from '../src/db/tx';
@@ -12,6 +19,7 @@ import { createRelay } from '../src/relay/relay';
 
 const ORDERS = 6;
 const EVENTS_PER_ORDER = 10;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let db: TestDatabase;
 let cellId: string;
@@ -209,5 +217,44 @@ describe('the relay pipelines claims and marks with its sends', () => {
               (SELECT count(*) FROM relay_leases)::int AS leases FROM outbox`,
     );
     expect(state[0]).toEqual({ unpublished: ORDERS * EVENTS_PER_ORDER, leases: 0 });
+  });
+});
+
+describe('a started relay', () => {
+  it('passes every idleMs while rows come, every quietMs once none came for 2 s, and fast again when one comes', async () => {
+    await db.query('DELETE FROM outbox');
+    const quietCell = uniqueCellId('rlq');
+    cellsToDrop.push(quietCell);
+    const topics = await provisionCellTopics(quietCell, 3);
+    const ctx = workerContext(cellId, db.url, 'relay-quiet');
+    const passes: number[] = [];
+    const relay = createRelay(ctx, broker, {
+      batchSize: 7,
+      leaseMs: 30_000,
+      idleMs: 5,
+      quietMs: 400,
+      retainPublishedMs: 60_000,
+      onPass: () => passes.push(Date.now()),
+    });
+    const passesIn = (from: number, ms: number) => passes.filter((t) => t >= from && t < from + ms).length;
+    const startedAt = Date.now();
+    const loop = relay.start();
+    try {
+      await sleep(3_500);
+      // Nothing published since the start: from 2 s on, one pass per 400 ms (a loaded machine passes fewer).
+      expect(passesIn(startedAt + 2_300, 1_200)).toBeLessThanOrEqual(4);
+      await writeOutbox(topics.purchase);
+      await eventually(
+        async () => (await db.query('SELECT 1 FROM outbox WHERE published_at IS NULL')).length === 0,
+        'the rows published',
+      );
+      const publishedAt = Date.now();
+      await sleep(1_000);
+      // Rows came: back to one pass per 5 ms; even a loaded machine passes far more often than a quiet relay would.
+      expect(passesIn(publishedAt, 1_000)).toBeGreaterThan(10);
+    } finally {
+      await loop.stop();
+      await ctx.database.close();
+    }
   });
 });

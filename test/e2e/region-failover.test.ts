@@ -82,6 +82,14 @@ async function everyOrderTerminal(timeoutMs = 180_000) {
   }
 }
 
+/** The status of each PaymentIntent at the Stripe emulator, by the order it was made for. */
+async function intentStatusByOrder() {
+  const { data } = (await (await fetch(`${t.platform.urls.stripe}/__emulator/payment-intents`)).json()) as {
+    data: { status: string; metadata: { orderId?: string } }[];
+  };
+  return new Map(data.map((pi) => [pi.metadata.orderId, pi.status]));
+}
+
 const statusOf = async (orders: Ack[]) =>
   new Map(
     (
@@ -199,16 +207,33 @@ describe('region game day: the primary region of a cell lost mid-onsale, its sta
     await everyOrderTerminal();
     const status = await statusOf(load.paid);
     const kept = load.paid.filter((p) => status.has(p.orderId));
-    const outcome = (s: string) => kept.filter((p) => status.get(p.orderId) === s).length;
+    const ticketed = kept.filter((p) => status.get(p.orderId) === 'ticketed');
+    // Kept, but it ended otherwise (its hold lapsed before the standby confirmed it, on a loaded machine): the
+    // money goes back, a capture as a refund (the order ends refunded), an authorization canceled at Stripe.
+    const moneyNotBack = async () => {
+      const intents = await intentStatusByOrder();
+      return kept
+        .filter((p) => !['ticketed', 'refunded'].includes(status.get(p.orderId)!))
+        .map((p) => ({ orderId: p.orderId, status: status.get(p.orderId), intent: intents.get(p.orderId) }))
+        .filter((o) => o.intent !== 'canceled');
+    };
+    for (const deadline = Date.now() + 60_000; (await moneyNotBack()).length > 0 && Date.now() < deadline; )
+      await sleep(1_000);
     Object.assign(report, {
       paidOrdersKept: kept.length,
-      ofThemTicketed: outcome('ticketed'),
-      ofThemCanceledOrRefunded: outcome('canceled') + outcome('refunded'),
+      ofThemTicketed: ticketed.length,
+      ofThemMoneyBack: kept.length - ticketed.length,
+      ofThemByStatus: Object.fromEntries(
+        [...new Set(kept.map((p) => status.get(p.orderId)!))].map((s) => [
+          s,
+          kept.filter((p) => status.get(p.orderId) === s).length,
+        ]),
+      ),
     });
     expect(kept.length).toBeGreaterThan(0);
-    expect(outcome('ticketed') + outcome('canceled') + outcome('refunded')).toBe(kept.length);
+    expect(await moneyNotBack()).toEqual([]);
     // A paid order before the loss, kept, confirmed in time: ticketed, though the mirror may have lost its events.
-    expect(outcome('ticketed')).toBeGreaterThan(0);
+    expect(ticketed.length).toBeGreaterThan(0);
   });
 
   it('the audit over both cells is clean: no seat sold twice, money exact at Stripe, every order terminal', async () => {

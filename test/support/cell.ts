@@ -44,6 +44,7 @@ export async function startTestCell(
     ...opts.env,
   });
   const api = buildCellApi(config);
+  await api.connect();
   const server = serve({ fetch: api.app.fetch, hostname: '127.0.0.1', port: 0 });
   await new Promise<void>((r) => server.once('listening', () => r()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

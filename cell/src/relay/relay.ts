@@ -9,7 +9,10 @@ import { failpoint } from '../failpoints';
 export interface RelayOptions {
   batchSize: number;
   leaseMs: number;
+  /** The wait after a pass that found nothing, while facts are flowing: a purchase's next fact follows within ms. */
   idleMs: number;
+  /** The wait once nothing was published for QUIET_AFTER_MS (idleMs if unset): a quiet cell is polled less often. */
+  quietMs?: number;
   /** Published rows are kept this long for inspection, then deleted. */
   retainPublishedMs: number;
   /** Called after every pass that reached both the database and the broker (readiness). */
@@ -34,6 +37,9 @@ type Claimed = {
 
 /** Batches one pass sends back to back, each claimed while the one before it is on its way to the broker. */
 const BATCHES_PER_PASS = 8;
+
+/** How long without a published row before the relay polls every `quietMs` instead of every `idleMs`. */
+const QUIET_AFTER_MS = 2_000;
 
 /** Serializes claims (a transaction-scoped advisory lock): each claim sees every lease taken before it. */
 const CLAIM_LOCK = 0x6f7574626f78; // "outbox"
@@ -177,18 +183,27 @@ export function createRelay(ctx: CellContext, broker: Broker, options: RelayOpti
   return {
     /** One pass; returns how many rows it published (every one of them marked). */
     publishOnce: async () => (await pass()).published,
-    /** Publishes until stopped: at once while batches come back full, every `idleMs` otherwise. */
-    start: () =>
-      pollingLoop({
+    /**
+     * Publishes until stopped: at once while batches come back full, every `idleMs` while rows keep coming,
+     * every `quietMs` once none came for a while. Most cells are quiet most of the time, and an idle pass is
+     * a claim transaction; only the first fact after a quiet spell waits the longer interval.
+     */
+    start: () => {
+      let lastPublished = Date.now();
+      return pollingLoop({
         name: 'relay batch',
         log: ctx.log.child({ relayId }),
         intervalMs: options.idleMs,
         onSuccess: options.onPass,
         pass: async () => {
-          if ((await pass()).more) return 0;
+          const { published, more } = await pass();
+          if (more) return 0;
+          if (published > 0) lastPublished = Date.now();
           await cleanup();
+          return Date.now() - lastPublished < QUIET_AFTER_MS ? options.idleMs : (options.quietMs ?? options.idleMs);
         },
-      }),
+      });
+    },
   };
 }
 

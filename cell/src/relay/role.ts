@@ -4,7 +4,8 @@ import type { StartRole } from '../runtime/worker';
 import { createRelay, oldestUnpublishedAgeMs } from './relay';
 
 export const startRelay: StartRole<typeof CELL_ROLES.relay> = async (worker) => {
-  // An idle relay passes every RELAY_IDLE_MS; one that cannot publish backs off to 5 s between tries.
+  // An idle relay passes every RELAY_IDLE_MS, every RELAY_QUIET_MS once nothing came for 2 s; one that cannot
+  // publish backs off to 5 s between tries.
   const health = loopHealth(Math.max(15_000, worker.config.KAFKA_SESSION_TIMEOUT_MS));
   worker.readiness('relay', health.probe);
   const relay = createRelay(worker.ctx, worker.broker, {
@@ -12,6 +13,7 @@ export const startRelay: StartRole<typeof CELL_ROLES.relay> = async (worker) => 
     batchSize: worker.config.RELAY_BATCH_SIZE,
     leaseMs: worker.config.RELAY_LEASE_MS,
     idleMs: worker.config.RELAY_IDLE_MS,
+    quietMs: worker.config.RELAY_QUIET_MS,
     retainPublishedMs: worker.config.RELAY_RETAIN_PUBLISHED_MS,
   });
   const loop = relay.start();
