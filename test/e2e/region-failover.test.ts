@@ -15,6 +15,7 @@ import {
   standbyServices,
 } from '../support/region-drill';
 import { shopper } from '../support/shopper';
+import { emulatorIntents } from '../support/stripe';
 
 /**
  * Region game day (runbooks/region-failover.md, `pnpm drill:region`): cell 1 runs on a primary region of the drill's
@@ -84,10 +85,7 @@ async function everyOrderTerminal(timeoutMs = 180_000) {
 
 /** The status of each PaymentIntent at the Stripe emulator, by the order it was made for. */
 async function intentStatusByOrder() {
-  const { data } = (await (await fetch(`${t.platform.urls.stripe}/__emulator/payment-intents`)).json()) as {
-    data: { status: string; metadata: { orderId?: string } }[];
-  };
-  return new Map(data.map((pi) => [pi.metadata.orderId, pi.status]));
+  return new Map((await emulatorIntents(t.platform.urls.stripe)).map((pi) => [pi.metadata.orderId, pi.status]));
 }
 
 const statusOf = async (orders: Ack[]) =>

@@ -6,6 +6,7 @@ import { ownServers } from '../support/own-servers';
 import { payingBuyers } from '../support/paying-buyers';
 import { startTestPlatform, type TestPlatform } from '../support/platform';
 import { shopper } from '../support/shopper';
+import { emulatorIntents } from '../support/stripe';
 
 /**
  * Writer failover in a cell (runbooks/writer-failover.md): cell 1's ledger is a PostgreSQL primary with a
@@ -136,10 +137,8 @@ async function failover(mode: 'sync' | 'async') {
 async function settledAtStripe(orderIds: string[], timeoutMs = 90_000) {
   const want = new Set(orderIds);
   for (const deadline = Date.now() + timeoutMs; ; ) {
-    const all = (await (await fetch(`${t.platform.urls.stripe}/__emulator/payment-intents`)).json()) as {
-      data: { id: string; status: string; amount_received: number; metadata: { orderId?: string } }[];
-    };
-    const mine = all.data.filter((pi) => want.has(pi.metadata.orderId ?? ''));
+    const all = await emulatorIntents(t.platform.urls.stripe);
+    const mine = all.filter((pi) => want.has(pi.metadata.orderId ?? ''));
     const refunds = await Promise.all(
       mine
         .filter((pi) => pi.status === 'succeeded')
@@ -166,9 +165,7 @@ async function settledAtStripe(orderIds: string[], timeoutMs = 90_000) {
 
 /** A failed audit's evidence: each ticketed order whose recorded intent is not captured, its intents at Stripe and its outbox. */
 async function uncapturedTicketedOrders(ev: string) {
-  const all = (await (await fetch(`${t.platform.urls.stripe}/__emulator/payment-intents`)).json()) as {
-    data: { id: string; status: string; amount_received: number; metadata: { orderId?: string } }[];
-  };
+  const all = await emulatorIntents(t.platform.urls.stripe);
   for (const cell of t.cells()) {
     const rows = await cell.db.query<{ id: string; pi: string | null; pstatus: string | null }>(
       `SELECT o.id, p.payment_intent_id AS pi, p.status AS pstatus FROM orders o LEFT JOIN payments p ON p.order_id = o.id
@@ -176,7 +173,7 @@ async function uncapturedTicketedOrders(ev: string) {
       [ev],
     );
     for (const r of rows) {
-      const intents = all.data
+      const intents = all
         .filter((pi) => pi.metadata.orderId === r.id)
         .map(({ id, status, amount_received }) => ({ id, status, amount_received }));
       if (intents.some((pi) => pi.id === r.pi && pi.amount_received > 0)) continue;

@@ -13,6 +13,7 @@ import type { TestDatabase } from './db';
 import type { TestPlatform } from './platform';
 import { serviceEnv } from './services';
 import type { Shopper } from './shopper';
+import { emulatorIntents } from './stripe';
 
 /**
  * What the evacuation tests share: the audit (below), the buyers who keep buying through a move and
@@ -46,11 +47,6 @@ export interface AuditReport {
   ticketedOrders: number;
   captures: number;
   violations: string[];
-}
-
-interface StripeIntent {
-  id: string;
-  amount_received: number;
 }
 
 export async function auditEvent(o: {
@@ -112,10 +108,10 @@ export async function auditEvent(o: {
   for (const [seat, where] of liveHoldCells)
     if (where.length > 1) violations.push(`seat ${seat} has live holds in ${where.join(' and ')}`);
 
-  const all = (await (await fetch(`${o.stripeUrl}/__emulator/payment-intents`)).json()) as { data: StripeIntent[] };
+  const all = await emulatorIntents(o.stripeUrl);
   const counters = (await (await fetch(`${o.stripeUrl}/__emulator/counters`)).json()) as { captures: number };
-  const captures = all.data.filter((pi) => intents.has(pi.id) && pi.amount_received > 0).length;
-  const capturedAnywhere = all.data.filter((pi) => pi.amount_received > 0).length;
+  const captures = all.filter((pi) => intents.has(pi.id) && pi.amount_received > 0).length;
+  const capturedAnywhere = all.filter((pi) => pi.amount_received > 0).length;
   if (captures !== ticketedOrders) violations.push(`${captures} captures for ${ticketedOrders} paid (ticketed) orders`);
   if (counters.captures !== capturedAnywhere)
     violations.push(`Stripe counted ${counters.captures} captures for ${capturedAnywhere} captured PaymentIntents`);

@@ -85,5 +85,13 @@ export async function eventCounts(cell: TestCell, orderId: string): Promise<Reco
 }
 
 /** The intents the emulator holds for one order (found by the metadata the platform sets). */
+/** Every PaymentIntent of an emulator running as a process of its own (a platform's), read over its control API. */
+export async function emulatorIntents(stripeUrl: string) {
+  const res = await fetch(`${stripeUrl}/__emulator/payment-intents`);
+  return (
+    (await res.json()) as { data: Pick<Stripe.PaymentIntent, 'id' | 'status' | 'amount_received' | 'metadata'>[] }
+  ).data;
+}
+
 export const intentsFor = (emulator: Emulator, orderId: string) =>
   emulator.control.paymentIntents().filter((pi) => pi.metadata.orderId === orderId);
