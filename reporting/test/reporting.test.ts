@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { withWriteTx } from '@onsale/cell/db/tx';
 import { appendEvent } from '@onsale/cell/outbox/append';
-import { createLogger } from '@onsale/contracts';
+import { cellTopics, createLogger } from '@onsale/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admittedBuyer } from '../../test/support/buyer';
 import { startTestCell, type TestCell } from '../../test/support/cell';
@@ -137,10 +137,16 @@ const snapshot = async () =>
   );
 
 /**
- * The control plane's facts topic is shared by every test that ran before this one, so a consumer
- * starting from its first offset has history to read before the objects settle.
+ * This file's objects: its two tenants' facts and its two cells' batch plans. The control plane's facts topic is the
+ * whole suite's: a consumer starting from its first offset reads every earlier file's history, and files beside this
+ * one add other tenants' facts (and plans cutting them) while it runs.
  */
-const allObjects = (store: ObjectStore) => () => store.list(prefix);
+const ownPrefixes = () => [
+  ...[tenantA.id, tenantB.id].map((t) => `${prefix}facts/tenant=${t}/`),
+  ...[a.cellId, b.cellId].map((c) => `${prefix}_batches/${encodeURIComponent(cellTopics(c).purchase)}/`),
+];
+const ownObjects = (store: ObjectStore) => async () =>
+  (await Promise.all(ownPrefixes().map((p) => store.list(p)))).flat();
 
 let a: Selling;
 let b: Selling;
@@ -231,7 +237,12 @@ describe('cross-cell reporting', () => {
     const store = reporters[0]!.store;
     for (const s of started) await cellQuiet(s.cell);
     await reporterCaughtUp(liveGroups, [a.cellId, b.cellId]);
-    const before = await settledObjects(store, allObjects(store));
+    const before = await settledObjects(store, ownObjects(store));
+    for (const p of ownPrefixes())
+      expect(
+        Object.keys(before).some((k) => k.startsWith(p)),
+        p,
+      ).toBe(true);
     const projected = await snapshot();
     const replayGroups = `reporting-replay-${randomUUID().slice(0, 6)}`;
     const replay = await startReporter(config(replayGroups), log);
@@ -239,7 +250,7 @@ describe('cross-cell reporting', () => {
     await eventually(async () => [a.cellId, b.cellId].every((c) => replay.sources().includes(c)), 'replay sources');
     // Once the replay has committed the end of both topics, its objects must all be the live ones.
     await reporterCaughtUp(replayGroups, [a.cellId, b.cellId]);
-    const after = await settledObjects(store, allObjects(store));
+    const after = await settledObjects(store, ownObjects(store));
     const changed = Object.keys({ ...before, ...after }).filter((k) => before[k] !== after[k]);
     expect(changed).toEqual([]);
     expect(await snapshot()).toEqual(projected);
