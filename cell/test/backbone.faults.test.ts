@@ -1,7 +1,7 @@
 import { cellTopics } from '@onsale/contracts';
 import { Kafka, logLevel } from 'kafkajs';
 import { describe, expect } from 'vitest';
-import { startProcess } from '../../scripts/local-platform/process';
+import { startBundled } from '../../test/support/bundled';
 import type { TestCell } from '../../test/support/cell';
 import { cellTest } from '../../test/support/fixtures';
 import { eventually, kafkaBrokers, readTopic } from '../../test/support/kafka';
@@ -49,7 +49,7 @@ describe('faults at the backbone boundaries', () => {
     hold,
   }) => {
     const orders = await holdOrders(hold, 5);
-    const crashing = await startProcess(
+    const crashing = await startBundled(
       'cell/src/relay/main.ts',
       workerEnv(cell, { FAILPOINTS: 'relay.after-publish=crash', RELAY_LEASE_MS: '1000' }),
     );
@@ -60,7 +60,7 @@ describe('faults at the backbone boundaries', () => {
     );
     expect(unmarked).toHaveLength(5);
 
-    const relay = await startProcess('cell/src/relay/main.ts', workerEnv(cell, { RELAY_LEASE_MS: '1000' }));
+    const relay = await startBundled('cell/src/relay/main.ts', workerEnv(cell, { RELAY_LEASE_MS: '1000' }));
     await eventually(
       async () => (await cell.db.query('SELECT 1 FROM outbox WHERE published_at IS NULL')).length === 0,
       'the outbox to drain',
@@ -96,7 +96,7 @@ describe('faults at the backbone boundaries', () => {
     const orders = await holdOrders(hold, 3);
     const relay = await startCellWorkers(cellId, cell.db.url, { relay: true });
     try {
-      const crashing = await startProcess(
+      const crashing = await startBundled(
         'cell/src/saga/main.ts',
         workerEnv(cell, { FAILPOINTS: 'saga.after-commit=crash' }),
       );
@@ -125,7 +125,7 @@ describe('faults at the backbone boundaries', () => {
         expect(at).toBeLessThanOrEqual(Number(m.offset));
       }
 
-      const saga = await startProcess('cell/src/saga/main.ts', workerEnv(cell));
+      const saga = await startBundled('cell/src/saga/main.ts', workerEnv(cell));
       await eventually(
         async () => (await countOf(cell, orders, 'PaymentAuthorizationRequested')) === 3,
         'the replay',
@@ -238,7 +238,7 @@ describe('faults at the backbone boundaries', () => {
     const workers = await startCellWorkers(cellId, cell.db.url, { saga: true });
     try {
       const replay = () =>
-        startProcess('cell/src/ops/replay-dlq.ts', workerEnv(cell, { DLQ_CONSUMER: 'saga' })).then((p) => p.exited);
+        startBundled('cell/src/ops/replay-dlq.ts', workerEnv(cell, { DLQ_CONSUMER: 'saga' })).then((p) => p.exited);
       expect(await replay()).toBe(0);
       await eventually(
         async () => (await countOf(cell, [orderId], 'TicketIssueRequested')) === 1,

@@ -1,6 +1,6 @@
 import { cellTopics } from '@onsale/contracts';
 import { describe, expect, vi } from 'vitest';
-import { startProcess } from '../../scripts/local-platform/process';
+import { startBundled } from '../../test/support/bundled';
 import { admittedBuyer } from '../../test/support/buyer';
 import type { TestCell } from '../../test/support/cell';
 import { cellTest } from '../../test/support/fixtures';
@@ -46,7 +46,7 @@ describe('Kafka down for 30 s while buyers keep holding seats', () => {
 
       await broker.services('stop', 'kafka');
       // A worker that starts while the broker is away waits for it rather than dying.
-      const saga = await startProcess('cell/src/saga/main.ts', {
+      const saga = await startBundled('cell/src/saga/main.ts', {
         CELL_ID: cellId,
         DATABASE_URL: cell.db.url,
         KAFKA_BROKERS: kafkaBrokers().join(','),

@@ -1,6 +1,7 @@
 import type { Emulator } from '@onsale/stripe-emulator';
 import { afterAll, describe, expect } from 'vitest';
-import { type RunningProcess, startProcess } from '../../scripts/local-platform/process';
+import type { RunningProcess } from '../../scripts/local-platform/process';
+import { startBundled } from '../../test/support/bundled';
 import { admittedBuyer } from '../../test/support/buyer';
 import type { TestCell } from '../../test/support/cell';
 import { paymentsCellTest } from '../../test/support/fixtures';
@@ -18,7 +19,7 @@ afterAll(async () => {
 });
 
 async function paymentWorker(cell: TestCell, emulator: Emulator, failpoints = '') {
-  const p = await startProcess(
+  const p = await startBundled(
     'cell/src/payments/main.ts',
     {
       CELL_ID: cell.cellId,

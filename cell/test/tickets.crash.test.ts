@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EventLoad } from '@onsale/contracts';
 import { PDFDocument } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startProcess } from '../../scripts/local-platform/process';
+import { startBundled } from '../../test/support/bundled';
 import { startTestCell, type TestCell } from '../../test/support/cell';
 import { startIdentity, type TestIdentity } from '../../test/support/identity';
 import { dropCellTopics, eventually, kafkaBrokers, provisionCellTopics, uniqueCellId } from '../../test/support/kafka';
@@ -52,7 +52,7 @@ afterAll(async () => {
 });
 
 const worker = (extra: Record<string, string> = {}) =>
-  startProcess(
+  startBundled(
     'cell/src/tickets/main.ts',
     {
       CELL_ID: cellId,

@@ -4,7 +4,8 @@ import { cellTopics } from '@onsale/contracts';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { repoRoot, startProcess } from '../../scripts/local-platform/process';
+import { repoRoot } from '../../scripts/local-platform/process';
+import { startBundled } from '../../test/support/bundled';
 import { createTestDatabase, type TestDatabase } from '../../test/support/db';
 import { dropCellTopics, eventually, kafkaBrokers, provisionCellTopics, uniqueCellId } from '../../test/support/kafka';
 import { paidOrderSaga } from '../../test/support/sale-events';
@@ -36,7 +37,7 @@ let db: TestDatabase;
 let pool: pg.Pool;
 
 const consumer = (extra: Record<string, string> = {}) =>
-  startProcess(
+  startBundled(
     'reporting/src/main.ts',
     {
       ...env,

@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { migrateCell } from '@onsale/cell/db/migrate';
 import { CELL_ROLE_NAMES, CELL_ROLES, type CellRoleName } from '@onsale/cell/runtime/roles';
-import { bundleCommand, ensureBundles } from '../bundle';
+import { bundleCommand, bundleEnv, ensureBundles } from '../bundle';
 import { repoRoot, startProcess } from './process';
 import { prometheusSetup, type ScrapeJob } from './prometheus';
 import { loadSecrets, publishedTicketKeys, saveSecrets, signingTicketKey } from './secrets';
@@ -174,9 +174,7 @@ export async function startPlatform(options: PlatformOptions) {
   const traces = options.traces ? await startTraceFile(options.traces.file) : null;
   const common = {
     LOG_LEVEL: 'info',
-    // A bundle's compiled code is kept between starts (keyed by its contents): every later start of a process skips
-    // most of parsing and compiling its megabytes of JavaScript.
-    ...(runtime === 'bundle' && { NODE_COMPILE_CACHE: resolve(repoRoot, '.data/compile-cache') }),
+    ...(runtime === 'bundle' && bundleEnv(repoRoot)),
     ...(traces && { OTEL_EXPORTER_OTLP_ENDPOINT: traces.endpoint, OTEL_TRACES_SAMPLER: 'always_on' }),
     ...options.env,
   };

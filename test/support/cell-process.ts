@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { migrateCell } from '@onsale/cell/db/migrate';
 import type { EventLoad } from '@onsale/contracts';
-import { bundleCommand, ensureBundles } from '../../scripts/bundle';
 import { type RunningProcess, startProcess } from '../../scripts/local-platform/process';
+import { startBundled } from './bundled';
 import { createTestDatabase, type TestDatabase } from './db';
 import { BUYER_AUDIENCE, BUYER_ISSUER, type TestIdentity } from './identity';
-import { repoRoot, serviceEnv } from './services';
+import { serviceEnv } from './services';
 
 /**
  * A cell API as its own OS process (what the benchmarks measure), on a migrated database:
@@ -24,16 +24,14 @@ export async function startCellApiProcess(
     spawned?: (p: RunningProcess) => void;
   },
 ) {
-  const entry = 'cell/src/api/main.ts';
-  const bundled = (opts.runtime ?? 'bundle') === 'bundle';
-  if (bundled) await ensureBundles(repoRoot);
   const env = serviceEnv();
   const db = opts.database ?? (await createTestDatabase(`bench_${opts.cellId.replace(/-/g, '_')}`, 'cell'));
   await migrateCell(db.url, opts.cellId, 1);
   const internalToken = randomBytes(16).toString('hex');
   const url = `http://127.0.0.1:${opts.port}`;
-  const api: RunningProcess = await startProcess(
-    entry,
+  const start = (opts.runtime ?? 'bundle') === 'bundle' ? startBundled : startProcess;
+  const api = await start(
+    'cell/src/api/main.ts',
     {
       CELL_ID: opts.cellId,
       DATABASE_URL: db.url,
@@ -48,7 +46,7 @@ export async function startCellApiProcess(
       KAFKA_BROKERS: env.KAFKA_BROKERS!,
       LOG_LEVEL: 'warn',
     },
-    { readyUrl: `${url}/readyz`, command: bundled ? bundleCommand(entry, repoRoot) : undefined, spawned: opts.spawned },
+    { readyUrl: `${url}/readyz`, spawned: opts.spawned },
   );
   return {
     url,
