@@ -84,7 +84,6 @@ export async function eventCounts(cell: TestCell, orderId: string): Promise<Reco
   return Object.fromEntries(rows.map((r) => [r.event_type, r.n]));
 }
 
-/** The intents the emulator holds for one order (found by the metadata the platform sets). */
 /** Every PaymentIntent of an emulator running as a process of its own (a platform's), read over its control API. */
 export async function emulatorIntents(stripeUrl: string) {
   const res = await fetch(`${stripeUrl}/__emulator/payment-intents`);
@@ -93,5 +92,6 @@ export async function emulatorIntents(stripeUrl: string) {
   ).data;
 }
 
+/** The intents the emulator holds for one order (found by the metadata the platform sets). */
 export const intentsFor = (emulator: Emulator, orderId: string) =>
   emulator.control.paymentIntents().filter((pi) => pi.metadata.orderId === orderId);
