@@ -1,22 +1,36 @@
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { bundlePath, PROCESS_NAMES, PROCESSES, type ProcessName } from '@onsale/processes';
+import { bundlePath, PROCESS_NAMES, PROCESSES } from '@onsale/processes';
 import { build } from 'esbuild';
 
 /** What the last build read (every source file and dependency), to tell whether the bundles are stale. */
 const STAMP = '.data/bundles/inputs.json';
 
 /**
+ * The development-only servers, by entry: no task runs them, so they are not in the catalog and their bundles stay
+ * out of the packages' dist/bin, which the image copies. The local platform and the tests start them from these
+ * bundles, as fast as the catalog's processes.
+ */
+const DEV_SERVERS: Record<string, string> = {
+  'stripe-emulator/src/main.ts': '.data/bundles/dev/stripe-emulator.mjs',
+  'control-plane/src/dev-identity/server.ts': '.data/bundles/dev/dev-identity.mjs',
+};
+
+/** Every bundle a build writes, by entry: the catalog's processes and the development servers. */
+const bundles = (): Record<string, string> => ({
+  ...Object.fromEntries(PROCESS_NAMES.map((name) => [PROCESSES[name].entry, bundlePath(name)])),
+  ...DEV_SERVERS,
+});
+
+/**
  * Builds every process the stacks run into one ESM file each (`<package>/dist/bin/<name>.mjs`), which
- * the image runs with plain `node`: no tsx, no TypeScript and no dev dependencies at run time.
+ * the image runs with plain `node`: no tsx, no TypeScript and no dev dependencies at run time; and the
+ * development servers beside them.
  */
 export async function buildBundles(root = process.cwd()): Promise<string[]> {
   const result = await build({
     absWorkingDir: root,
-    entryPoints: PROCESS_NAMES.map((name) => ({
-      in: PROCESSES[name].entry,
-      out: bundlePath(name).replace(/\.mjs$/, ''),
-    })),
+    entryPoints: Object.entries(bundles()).map(([entry, out]) => ({ in: entry, out: out.replace(/\.mjs$/, '') })),
     outdir: '.',
     outExtension: { '.js': '.mjs' },
     bundle: true,
@@ -43,10 +57,10 @@ export async function buildBundles(root = process.cwd()): Promise<string[]> {
   mkdirSync(dirname(stamp), { recursive: true });
   writeFileSync(
     `${stamp}.${process.pid}.tmp`,
-    JSON.stringify({ processes: PROCESS_NAMES, inputs: Object.keys(result.metafile.inputs) }),
+    JSON.stringify({ bundles: Object.values(bundles()), inputs: Object.keys(result.metafile.inputs) }),
   );
   renameSync(`${stamp}.${process.pid}.tmp`, stamp);
-  return PROCESS_NAMES.map(bundlePath);
+  return Object.values(bundles());
 }
 
 /**
@@ -54,19 +68,20 @@ export async function buildBundles(root = process.cwd()): Promise<string[]> {
  * PROCESSES, or any file the last build read (sources, contracts, dependencies) changed since.
  */
 export function staleBundles(root = process.cwd()): string | null {
-  let stamp: { processes: string[]; inputs: string[] };
+  let stamp: { bundles?: string[]; inputs: string[] };
   try {
     stamp = JSON.parse(readFileSync(resolve(root, STAMP), 'utf8'));
   } catch {
     return 'never built here';
   }
-  if (stamp.processes.join() !== PROCESS_NAMES.join()) return 'the list of processes changed';
+  const outputs = Object.values(bundles());
+  if (stamp.bundles?.join() !== outputs.join()) return 'the list of bundles changed';
   let builtAt = Number.POSITIVE_INFINITY;
-  for (const name of PROCESS_NAMES) {
+  for (const output of outputs) {
     try {
-      builtAt = Math.min(builtAt, statSync(resolve(root, bundlePath(name))).mtimeMs);
+      builtAt = Math.min(builtAt, statSync(resolve(root, output)).mtimeMs);
     } catch {
-      return `${bundlePath(name)} is missing`;
+      return `${output} is missing`;
     }
   }
   for (const input of stamp.inputs) {
@@ -95,15 +110,15 @@ export async function ensureBundles(root = process.cwd(), log: (line: string) =>
 export const bundleEnv = (root = process.cwd()) => ({ NODE_COMPILE_CACHE: resolve(root, '.data/compile-cache') });
 
 /**
- * The command that runs `entry` from its bundle, as the image does, or undefined for an entry no
- * task runs. With ONSALE_CPU_PROF_DIR set (profiling a benchmark), the process writes a V8 CPU
- * profile there when it exits (`pnpm profile:summary` reads it).
+ * The command that runs `entry` from its bundle, as the image does, or undefined for an entry that has
+ * none. With ONSALE_CPU_PROF_DIR set (profiling a benchmark), the process writes a V8 CPU profile
+ * there when it exits (`pnpm profile:summary` reads it).
  */
 export function bundleCommand(entry: string, root = process.cwd()): string[] | undefined {
-  const name = PROCESS_NAMES.find((n) => PROCESSES[n].entry === entry) as ProcessName | undefined;
+  const bundle = bundles()[entry];
   const profile = process.env.ONSALE_CPU_PROF_DIR;
   const flags = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
-  return name ? [process.execPath, ...flags, resolve(root, bundlePath(name))] : undefined;
+  return bundle ? [process.execPath, ...flags, resolve(root, bundle)] : undefined;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -50,9 +50,9 @@ export interface PlatformOptions {
   /** Where the supervisor reports an exit and a restart (default: the console). */
   report?: (line: string) => void;
   /**
-   * How the platform's own processes run: `bundle` (default) from the esbuild bundles the image ships
-   * (built first when missing or stale), `tsx` from the TypeScript sources. The development-only
-   * servers (the Stripe emulator, the identity issuer) have no bundle and always run under tsx.
+   * How the platform's processes run: `bundle` (default) from the esbuild bundles the image ships, and
+   * the development-only servers (the Stripe emulator, the identity issuer) from theirs (built first when
+   * missing or stale); `tsx` from the TypeScript sources.
    */
   runtime?: 'bundle' | 'tsx';
 }

@@ -3,8 +3,9 @@ import { type RunningProcess, startProcess } from '../../scripts/local-platform/
 import { repoRoot } from './services';
 
 /**
- * A process of the catalog (processes/src) started as the image runs it: from its bundle, built first when stale, with
- * its compiled code kept between starts. Under tsx a start costs about 1.8 s of CPU; from the bundle 0.25 s.
+ * A process of the catalog (processes/src) started as the image runs it, or a development server: from its bundle, built
+ * first when stale, with its compiled code kept between starts. Under tsx a start costs about 1.8 s of CPU; from the
+ * bundle 0.25 s.
  */
 export async function startBundled(
   entry: string,
@@ -13,6 +14,6 @@ export async function startBundled(
 ): Promise<RunningProcess> {
   await ensureBundles(repoRoot);
   const command = bundleCommand(entry, repoRoot);
-  if (!command) throw new Error(`${entry} is not the entry of a process in processes/src`);
+  if (!command) throw new Error(`${entry} has no bundle (scripts/bundle.ts)`);
   return startProcess(entry, { ...bundleEnv(repoRoot), ...env }, { ...options, command });
 }
