@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
+  answerUnparsableRequests,
   createAdmissionVerifier,
   createLogger,
   keepAliveBehindLoadBalancer,
@@ -47,7 +48,7 @@ export async function startRouter(config: RouterConfig) {
 
   // Requests are served from the start (control-plane paths need no directory); cell paths wait for a first copy.
   await poller.first;
-  const server = keepAliveBehindLoadBalancer(createServer(listener));
+  const server = answerUnparsableRequests(keepAliveBehindLoadBalancer(createServer(listener)));
   await listening(server.listen(config.PORT, config.HOST));
   const url = `http://${config.HOST}:${(server.address() as AddressInfo).port}`;
   // The metrics name every cell's request rate and error classes: they are served apart from the public port.

@@ -381,6 +381,23 @@ describe('a path the upstream would resolve otherwise than the router reads it',
   });
 });
 
+describe('a request the HTTP parser refuses', () => {
+  it('gets the status Node gives it in the one error body, and reaches no cell', async () => {
+    const atCell = echo.requests.length;
+    const oversized = await onSocket(
+      `GET /events/${echoEvent}/availability HTTP/1.1\r\nX-Padding: ${'a'.repeat(20_000)}`,
+    );
+    expect(oversized.status).toBe(431);
+    expect(JSON.parse(oversized.body)).toMatchObject({ error: { code: 'headers_too_large' } });
+    const method = await onSocket(`FOO /events/${echoEvent}/availability HTTP/1.1`);
+    expect(method.status).toBe(400);
+    expect(JSON.parse(method.body)).toMatchObject({
+      error: { code: 'bad_request', details: { reason: 'HPE_INVALID_METHOD' } },
+    });
+    expect(echo.requests.length).toBe(atCell);
+  });
+});
+
 describe('a client that stops sending its body', () => {
   it('gets 408 request_timeout, the cell is sent nothing and blamed for nothing', async () => {
     const atCell = echo.requests.length;

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import {
+  answerUnparsableRequests,
   configOrExit,
   createLogger,
   keepAliveBehindLoadBalancer,
@@ -16,10 +17,12 @@ const log = createLogger({ role: 'cell-api', cellId: config.CELL_ID, region: con
 await serveInProcesses(config.API_PROCESSES, log, async () => {
   const api = buildCellApi(config);
   await api.connect();
-  const server = keepAliveBehindLoadBalancer(
-    serve({ fetch: api.app.fetch, hostname: config.HOST, port: config.PORT }, (info) =>
-      api.log.info('cell api listening', { port: info.port, pid: process.pid }),
-    ) as Server,
+  const server = answerUnparsableRequests(
+    keepAliveBehindLoadBalancer(
+      serve({ fetch: api.app.fetch, hostname: config.HOST, port: config.PORT }, (info) =>
+        api.log.info('cell api listening', { port: info.port, pid: process.pid }),
+      ) as Server,
+    ),
   );
 
   // Stop taking connections, let in-flight requests finish, then close the pools.

@@ -1,3 +1,6 @@
+import { randomUUID } from 'node:crypto';
+import { type Server, STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
@@ -73,6 +76,45 @@ export function errorAnswer(code: ErrorCode, message: string, requestId: string,
   // The rest of an oversized body is never read, so this connection cannot carry another request.
   if (code === 'payload_too_large') headers.connection = 'close';
   return { status: errorCodes[code], headers, body };
+}
+
+/** What Node's HTTP parser refuses, by its error code; anything else it refuses is a malformed request. */
+const UNPARSABLE: Record<string, [ErrorCode, string]> = {
+  HPE_HEADER_OVERFLOW: ['headers_too_large', 'the request line and headers are over the size a server reads'],
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: ['payload_too_large', 'the chunk extensions are over the size a server reads'],
+  ERR_HTTP_REQUEST_TIMEOUT: ['request_timeout', 'the request did not arrive in time'],
+};
+
+/**
+ * A request Node's parser refuses (headers over its limit, a malformed request line, an unknown method, a request
+ * that did not arrive in time) never reaches the app, and Node answers it with a bare status and no body. The server
+ * answers it in the platform's one body instead, with the status Node would give, then closes the connection, whose
+ * framing is lost. As Node does, it writes nothing when an answer is already under way on the connection.
+ */
+export function answerUnparsableRequests<S extends Server>(server: S): S {
+  server.on(
+    'clientError',
+    (err: NodeJS.ErrnoException, socket: Duplex & { _httpMessage?: { headersSent?: boolean } }) => {
+      if (socket.writable && !socket._httpMessage?.headersSent) {
+        const [code, message] = UNPARSABLE[err.code ?? ''] ?? ['bad_request', 'the request is not valid HTTP/1.1'];
+        const { status, headers, body } = errorAnswer(code, message, randomUUID(), { details: { reason: err.code } });
+        const json = JSON.stringify(body);
+        const head = {
+          ...headers,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(json),
+          connection: 'close',
+        };
+        socket.write(
+          `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${Object.entries(head)
+            .map(([name, value]) => `${name}: ${value}\r\n`)
+            .join('')}\r\n${json}`,
+        );
+      }
+      socket.destroy(err);
+    },
+  );
+  return server;
 }
 
 /** An error answer in the platform's one body. */
@@ -217,6 +259,7 @@ const ERROR_DESCRIPTIONS: Partial<Record<ErrorCode, string>> = {
   conflict: 'Conflicts with the current state; details names what',
   order_not_releasable: 'The order has no payment to refund; details names its status',
   payload_too_large: 'Body too large',
+  headers_too_large: 'Request line and headers too large',
   rate_limited: 'Too many requests (see Retry-After)',
   cell_unavailable: 'Unavailable; retry after Retry-After',
   store_unavailable: 'A data store is unreachable; retry after Retry-After',

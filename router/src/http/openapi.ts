@@ -154,6 +154,7 @@ const routerErrors = {
   method_not_allowed: "a method the router's own endpoints do not serve",
   event_not_found: 'an event the directory does not know',
   payload_too_large: 'a body over the limit',
+  headers_too_large: "a request line and headers over Node's 16 KiB",
   cell_unavailable: 'no directory yet, admission keys unavailable, or the owning cell out of service',
   upstream_timeout: 'no answer from the upstream in time',
 } as const;
