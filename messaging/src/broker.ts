@@ -25,21 +25,22 @@ export interface IncomingMessage {
  *
  * A handler that makes one effect of many messages (the reporting consumer's batches) answers `held`: the
  * partition reads on, and its offset moves only when the handler commits through its PartitionControl once the
- * batch's effect is durable; `replay` delivers the partition again from an offset it held (a batch that failed).
+ * batch's effect is durable; `replay` delivers the partition again from an offset it held (a batch that failed),
+ * no earlier than `at` when given (its partition waits meanwhile).
  * A consumer group uses `done`/`later` or `held`/`replay`, not both.
  */
 export type Disposition =
   | { kind: 'done' }
   | { kind: 'later'; at: number }
   | { kind: 'held' }
-  | { kind: 'replay'; from: string };
+  | { kind: 'replay'; from: string; at?: number };
 
 /** A handler's hold on the partition a message came from, usable after `handle` returned (a timed flush). */
 export interface PartitionControl {
   /** Commits the partition's offset past `offset`. A member that lost the group is refused; the next replays. */
   commit(offset: string): Promise<void>;
-  /** Reads the partition again from `offset`. */
-  replay(offset: string): void;
+  /** Reads the partition again from `offset`, no earlier than `at` when given. */
+  replay(offset: string, at?: number): void;
 }
 
 export interface ConsumerOptions {

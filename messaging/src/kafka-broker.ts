@@ -226,8 +226,14 @@ export function createKafkaBroker(options: KafkaBrokerOptions): Broker {
           let lastDone: string | null = null;
           const control: PartitionControl = {
             commit: (offset) => commit(consumer, batch.topic, batch.partition, offset),
-            replay(offset) {
+            replay(offset, at) {
+              const partitions = [{ topic: batch.topic, partitions: [batch.partition] }];
               try {
+                const waitMs = (at ?? 0) - Date.now();
+                if (waitMs > 0) {
+                  consumer.pause(partitions);
+                  setTimeout(() => consumer.resume(partitions), waitMs).unref();
+                }
                 consumer.seek({ topic: batch.topic, partition: batch.partition, offset });
               } catch {
                 // Not a member any more: whoever gets the partition reads it from the commit, which is no later.
@@ -254,7 +260,7 @@ export function createKafkaBroker(options: KafkaBrokerOptions): Broker {
                 break;
               }
               if (disposition.kind === 'replay') {
-                control.replay(disposition.from);
+                control.replay(disposition.from, disposition.at);
                 break;
               }
               // Moves the fetch position; the offset is committed below for `done`, by the handler for `held`.

@@ -42,6 +42,14 @@ export interface SourceConsumerOptions {
 const dateOf = (d: Date) => d.toISOString().slice(0, 10);
 
 /**
+ * A failed batch is read again after a wait that doubles with each failure in a row, from the first to the last:
+ * its store may be down, and read again at once it failed the same way some 300 times a second for as long as the
+ * projections' database was away (a drill's 30 s: 10,484 attempts, each a warning).
+ */
+const RETRY_FIRST_MS = 100;
+const RETRY_LAST_MS = 2_000;
+
+/**
  * Reads one source topic (a cell's purchase topic or the control plane's facts) and turns it
  * into immutable Parquet objects. Per partition, a batch of messages becomes, in this order:
  * a plan object naming its offset range, one object per tenant/event/day, the projections'
@@ -51,6 +59,8 @@ const dateOf = (d: Date) => d.toISOString().slice(0, 10);
  */
 export function createSourceConsumer(o: SourceConsumerOptions) {
   const batches = new Map<number, Batch>();
+  /** Each partition's failed batches in a row. */
+  const failures = new Map<number, number>();
   const locks = new Map<number, Promise<void>>();
   let consumer: RunningConsumer | null = null;
   let timer: NodeJS.Timeout | undefined;
@@ -86,6 +96,7 @@ export function createSourceConsumer(o: SourceConsumerOptions) {
     o.beforeCommit?.(o.source);
     await b.control.commit(b.last.toString());
     batches.delete(partition);
+    failures.delete(partition);
     o.log.debug('batch flushed', {
       source: o.source,
       partition,
@@ -127,12 +138,18 @@ export function createSourceConsumer(o: SourceConsumerOptions) {
     if (full) await flush(partition);
   }
 
-  /** A failed batch is dropped; the offset to read it again from: its first, or `from` when none had begun. */
-  function rewind(partition: number, err: unknown, from: string): string {
+  /**
+   * A failed batch is dropped; where to read it again from (its first offset, or `from` when none had begun), and
+   * when.
+   */
+  function rewind(partition: number, err: unknown, from: string): { from: string; at: number } {
     const b = batches.get(partition);
     batches.delete(partition);
-    o.log.warn('batch failed; reading it again', { source: o.source, partition, err });
-    return b ? b.first.toString() : from;
+    const attempt = (failures.get(partition) ?? 0) + 1;
+    failures.set(partition, attempt);
+    const waitMs = Math.min(RETRY_LAST_MS, RETRY_FIRST_MS * 2 ** (attempt - 1));
+    o.log.warn('batch failed; reading it again', { source: o.source, partition, attempt, waitMs, err });
+    return { from: b ? b.first.toString() : from, at: Date.now() + waitMs };
   }
 
   async function flushStale(): Promise<void> {
@@ -144,7 +161,10 @@ export function createSourceConsumer(o: SourceConsumerOptions) {
           withLock(p, async () => {
             const b = batches.get(p);
             if (b && b.plannedLast === null && Date.now() - b.startedAt >= o.policy.maxAgeMs) {
-              await flush(p).catch((err) => b.control.replay(rewind(p, err, b.first.toString())));
+              await flush(p).catch((err) => {
+                const again = rewind(p, err, b.first.toString());
+                b.control.replay(again.from, again.at);
+              });
             }
           }),
         ),
@@ -166,7 +186,7 @@ export function createSourceConsumer(o: SourceConsumerOptions) {
             await withLock(m.partition, () => add(m, control));
             return { kind: 'held' };
           } catch (err) {
-            return { kind: 'replay', from: rewind(m.partition, err, m.offset) };
+            return { kind: 'replay', ...rewind(m.partition, err, m.offset) };
           }
         },
       });
