@@ -1,5 +1,5 @@
 import type { ApiFaults, FailureMode, InjectedFailures } from './api-faults.js';
-import type { PaymentIntent } from './domain/objects.js';
+import type { Charge, PaymentIntent } from './domain/objects.js';
 import { type Counters, type Store, snapshot } from './domain/store.js';
 import type { IdempotencyStore } from './idempotency.js';
 import type { OperationName } from './operations.js';
@@ -101,6 +101,11 @@ export class EmulatorControl {
   /** Every PaymentIntent, oldest first. */
   paymentIntents(): PaymentIntent[] {
     return [...this.parts.store.paymentIntents.values()].map(snapshot);
+  }
+
+  /** Every charge (what was captured and refunded of each intent), oldest first. */
+  charges(): Charge[] {
+    return [...this.parts.store.charges.values()].map(snapshot);
   }
 
   /**

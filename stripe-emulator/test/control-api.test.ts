@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Counters, PaymentIntent, WebhookEndpoint } from '../src/index.js';
+import type { Charge, Counters, PaymentIntent, WebhookEndpoint } from '../src/index.js';
 import { authorize, startEmulator, startReceiver, stripeClient, verify } from './support.js';
 
 async function call<T>(url: string, method: string, body?: unknown): Promise<{ status: number; body: T }> {
@@ -80,6 +80,27 @@ describe('control API over HTTP (/__emulator)', () => {
       expect(() => verify(stripe, webhook, previous)).not.toThrow();
       expect(() => verify(stripe, webhook, 'whsec_neither_of_them_0123456789')).toThrow();
     }
+  });
+
+  it('lists each charge with what was captured and refunded of its intent', async () => {
+    const emulator = await startEmulator();
+    const control = `${emulator.url}/__emulator`;
+    const stripe = stripeClient(emulator);
+    const kept = await authorize(stripe);
+    await stripe.paymentIntents.capture(kept.id);
+    const refunded = await authorize(stripe);
+    await stripe.paymentIntents.capture(refunded.id);
+    await stripe.refunds.create({ payment_intent: refunded.id });
+    const uncaptured = await authorize(stripe);
+    const charges = await call<{ data: Charge[] }>(`${control}/charges`, 'GET');
+    const byIntent = Object.fromEntries(
+      charges.body.data.map((c) => [c.payment_intent, { captured: c.amount_captured, refunded: c.amount_refunded }]),
+    );
+    expect(byIntent).toEqual({
+      [kept.id]: { captured: kept.amount, refunded: 0 },
+      [refunded.id]: { captured: refunded.amount, refunded: refunded.amount },
+      [uncaptured.id]: { captured: 0, refunded: 0 },
+    });
   });
 
   it('an outage fails every API call with 500 api_error until it ends, and nothing is done meanwhile', async () => {

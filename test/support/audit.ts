@@ -13,7 +13,7 @@ import type { TestDatabase } from './db';
 import type { TestPlatform } from './platform';
 import { serviceEnv } from './services';
 import type { Shopper } from './shopper';
-import { emulatorIntents } from './stripe';
+import { emulatorCharges, emulatorIntents } from './stripe';
 
 /**
  * What the evacuation tests share: the audit (below), the buyers who keep buying through a move and
@@ -26,8 +26,10 @@ import { emulatorIntents } from './stripe';
  *    block seats for the source are not sales, and are checked by the last rule instead);
  *  - every order of the event is in a terminal state;
  *  - every ticketed order has exactly one ticket per seat it held;
- *  - captures = paid orders: the event's PaymentIntents Stripe captured equal its ticketed orders,
- *    and Stripe's capture counter equals the captured PaymentIntents (no second capture anywhere);
+ *  - captures kept = paid orders: the event's PaymentIntents whose captured money Stripe kept (not refunded in full)
+ *    equal its ticketed orders, so every other capture was refunded in full (an order a failover's lost writer had
+ *    paid, whose hold lapsed on the promoted one), and Stripe's capture counter equals the captured PaymentIntents
+ *    (no second capture anywhere);
  *  - seats sold + seats free on the event's current cell = the seat map (nothing stuck held or blocked).
  */
 
@@ -45,6 +47,7 @@ export interface AuditReport {
   free: number;
   ordersByStatus: Record<string, number>;
   ticketedOrders: number;
+  /** The event's PaymentIntents whose captured money Stripe kept. */
   captures: number;
   violations: string[];
 }
@@ -110,9 +113,15 @@ export async function auditEvent(o: {
 
   const all = await emulatorIntents(o.stripeUrl);
   const counters = (await (await fetch(`${o.stripeUrl}/__emulator/counters`)).json()) as { captures: number };
-  const captures = all.filter((pi) => intents.has(pi.id) && pi.amount_received > 0).length;
+  const kept = new Set(
+    (await emulatorCharges(o.stripeUrl))
+      .filter((c) => c.amount_captured > c.amount_refunded)
+      .map((c) => c.payment_intent),
+  );
+  const captures = all.filter((pi) => intents.has(pi.id) && kept.has(pi.id)).length;
   const capturedAnywhere = all.filter((pi) => pi.amount_received > 0).length;
-  if (captures !== ticketedOrders) violations.push(`${captures} captures for ${ticketedOrders} paid (ticketed) orders`);
+  if (captures !== ticketedOrders)
+    violations.push(`${captures} captures kept for ${ticketedOrders} paid (ticketed) orders`);
   if (counters.captures !== capturedAnywhere)
     violations.push(`Stripe counted ${counters.captures} captures for ${capturedAnywhere} captured PaymentIntents`);
 

@@ -92,6 +92,16 @@ export async function emulatorIntents(stripeUrl: string) {
   ).data;
 }
 
+/** Every charge the emulator made: what it captured and refunded of each PaymentIntent. */
+export async function emulatorCharges(stripeUrl: string) {
+  const res = await fetch(`${stripeUrl}/__emulator/charges`);
+  return (
+    (await res.json()) as {
+      data: Pick<Stripe.Charge, 'id' | 'payment_intent' | 'amount_captured' | 'amount_refunded'>[];
+    }
+  ).data;
+}
+
 /** The intents the emulator holds for one order (found by the metadata the platform sets). */
 export const intentsFor = (emulator: Emulator, orderId: string) =>
   emulator.control.paymentIntents().filter((pi) => pi.metadata.orderId === orderId);

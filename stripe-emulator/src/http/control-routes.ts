@@ -78,6 +78,7 @@ export function controlRoutes(control: EmulatorControl): Hono<AppEnv> {
 
   routes.get('/counters', (c) => c.json(control.counters()));
   routes.get('/payment-intents', (c) => c.json({ data: control.paymentIntents() }));
+  routes.get('/charges', (c) => c.json({ data: control.charges() }));
 
   routes.post('/reset', (c) => {
     control.reset();
