@@ -87,7 +87,8 @@ describe('the projections database unreachable', () => {
 
       proxy.up();
       await eventually(
-        async () => (await db.query('SELECT 1 FROM reporting.orders WHERE order_id = $1', [order.orderId])).length === 1,
+        async () =>
+          (await db.query('SELECT 1 FROM reporting.orders WHERE order_id = $1', [order.orderId])).length === 1,
         'the order to be projected once the database is back',
       );
       await eventually(async () => (await broker.lag(`reporting-${cellId}.${cellId}`, [topic])) === 0, 'the commit');
