@@ -8,6 +8,7 @@ import { createTestDatabase, type TestDatabase } from '../../test/support/db';
 import { startPgProxy } from '../../test/support/db-outage';
 import { dropCellTopics, eventually, kafkaBrokers, provisionCellTopics, uniqueCellId } from '../../test/support/kafka';
 import { paidOrderSaga } from '../../test/support/sale-events';
+import { migrateReporting } from '../src/db/migrate';
 import { objectStoreFromConfig } from '../src/s3';
 import { createSourceConsumer } from '../src/source-consumer';
 import { testReporterConfig } from './support';
@@ -39,6 +40,9 @@ beforeAll(async () => {
   db = await createTestDatabase('rep_outage', 'control-plane');
   proxy = await startPgProxy(db.url);
   pool = new pg.Pool({ connectionString: proxy.url, max: 2, connectionTimeoutMillis: 1_000 });
+  // The proxy going down cuts the pool's idle connections too: the pool reports that, the next query reconnects.
+  pool.on('error', () => {});
+  await migrateReporting(pool);
   await provisionCellTopics(cellId, 1);
   const kafka = new Kafka({ clientId: 'reporting-outage-test', brokers: kafkaBrokers(), logLevel: logLevel.NOTHING });
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
