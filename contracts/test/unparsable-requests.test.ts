@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
-import { type AddressInfo, connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
+import { onSocket } from '../../test/support/raw-http';
 import { ErrorBody } from '../src/errors';
 import { answerUnparsableRequests, ERROR_CODE_HEADER } from '../src/runtime/http-errors';
 
@@ -13,21 +14,6 @@ async function listening(server: Server): Promise<number> {
   servers.push(server);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return (server.address() as AddressInfo).port;
-}
-
-/** Bytes written as they are (no client would send them), and what came back once the server closed. */
-function onSocket(port: number, bytes: string): Promise<{ status: number; head: string; body: string }> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
-    const chunks: Buffer[] = [];
-    socket.on('data', (c: Buffer) => chunks.push(c));
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const text = Buffer.concat(chunks).toString();
-      const at = text.indexOf('\r\n\r\n');
-      resolve({ status: Number(text.slice(9, 12)), head: text.slice(0, at), body: text.slice(at + 4) });
-    });
-  });
 }
 
 const answer = (_req: unknown, res: { end(body: string): void }) => res.end('ok');

@@ -1,8 +1,8 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Agent, request } from 'node:http';
-import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startIdentity, type TestIdentity } from '../../test/support/identity';
+import { onSocket } from '../../test/support/raw-http';
 import type { RunningRouter } from '../src/router';
 import {
   type FakeControlPlane,
@@ -118,32 +118,13 @@ function rawRequest(
 const forwardedToControlPlane = () => controlPlane.requests.filter((r) => r.url !== '/directory').length;
 
 /**
- * A request written byte for byte on a socket: no client library resolves its path or completes its body. `head` is
- * the request line and headers without the blank line; `body` goes after it, whatever the head declared. Resolves
- * with the answer once the router closes the connection (`Connection: close` is sent unless the head says otherwise).
+ * A request written byte for byte on a socket: `head` is the request line and headers without the blank line; `body`
+ * goes after it, whatever the head declared. Resolves with the answer once the router closes the connection
+ * (`Connection: close` is sent unless the head says otherwise).
  */
-function onSocket(head: string, body = ''): Promise<{ status: number; head: string; body: string; ms: number }> {
-  const { port } = new URL(router.url);
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), '127.0.0.1', () => {
-      const close = /\r\nconnection:/i.test(head) ? '' : '\r\nConnection: close';
-      socket.write(`${head}\r\nHost: edge${close}\r\n\r\n${body}`);
-    });
-    const chunks: Buffer[] = [];
-    socket.on('data', (c: Buffer) => chunks.push(c));
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const text = Buffer.concat(chunks).toString();
-      const at = text.indexOf('\r\n\r\n');
-      resolve({
-        status: Number(text.slice(9, 12)),
-        head: text.slice(0, at),
-        body: text.slice(at + 4),
-        ms: performance.now() - started,
-      });
-    });
-  });
+function onRouterSocket(head: string, body = '') {
+  const close = /\r\nconnection:/i.test(head) ? '' : '\r\nConnection: close';
+  return onSocket(Number(new URL(router.url).port), `${head}\r\nHost: edge${close}\r\n\r\n${body}`);
 }
 
 describe('forwarding', () => {
@@ -366,7 +347,7 @@ describe('a path the upstream would resolve otherwise than the router reads it',
   ])('%s %s is refused with 400 (%s) and reaches no upstream', async (method, path, reason) => {
     const atCell = echo.requests.length;
     const atControlPlane = forwardedToControlPlane();
-    const res = await onSocket(`${method} ${path} HTTP/1.1\r\nContent-Length: 2`, '{}');
+    const res = await onRouterSocket(`${method} ${path} HTTP/1.1\r\nContent-Length: 2`, '{}');
     expect(res.status).toBe(400);
     expect(JSON.parse(res.body)).toMatchObject({ error: { code: 'bad_request', details: { path, reason } } });
     expect(echo.requests.length).toBe(atCell);
@@ -375,7 +356,7 @@ describe('a path the upstream would resolve otherwise than the router reads it',
 
   it('still forwards a plain path, percent-encoded characters and a query with dots untouched', async () => {
     const path = `/events/${E}/availability/x%22y?next=../../internal&dot=.`;
-    const res = await onSocket(`GET ${path} HTTP/1.1`);
+    const res = await onRouterSocket(`GET ${path} HTTP/1.1`);
     expect(res.status).toBe(200);
     expect(lastAt(echo).url).toBe(path);
   });
@@ -384,12 +365,12 @@ describe('a path the upstream would resolve otherwise than the router reads it',
 describe('a request the HTTP parser refuses', () => {
   it('gets the status Node gives it in the one error body, and reaches no cell', async () => {
     const atCell = echo.requests.length;
-    const oversized = await onSocket(
+    const oversized = await onRouterSocket(
       `GET /events/${echoEvent}/availability HTTP/1.1\r\nX-Padding: ${'a'.repeat(20_000)}`,
     );
     expect(oversized.status).toBe(431);
     expect(JSON.parse(oversized.body)).toMatchObject({ error: { code: 'headers_too_large' } });
-    const method = await onSocket(`FOO /events/${echoEvent}/availability HTTP/1.1`);
+    const method = await onRouterSocket(`FOO /events/${echoEvent}/availability HTTP/1.1`);
     expect(method.status).toBe(400);
     expect(JSON.parse(method.body)).toMatchObject({
       error: { code: 'bad_request', details: { reason: 'HPE_INVALID_METHOD' } },
@@ -404,7 +385,7 @@ describe('a client that stops sending its body', () => {
     const timeouts = () => metricValue(router, 'router_upstream_errors_total{cell="cell-echo",reason="timeout"}');
     const before = await timeouts();
     // 12 of the 100 bytes declared, then silence.
-    const res = await onSocket(
+    const res = await onRouterSocket(
       `POST /events/${echoEvent}/holds HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 100`,
       '{"seatIds":[',
     );
@@ -420,7 +401,7 @@ describe('a client that stops sending its body', () => {
     const atCell = echo.requests.length;
     const timeouts = () => metricValue(router, 'router_upstream_errors_total{cell="cell-echo",reason="timeout"}');
     const before = await timeouts();
-    const res = await onSocket(
+    const res = await onRouterSocket(
       `POST /events/${echoEvent}/holds HTTP/1.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked`,
       'c\r\n{"seatIds":[\r\n',
     );
@@ -432,7 +413,7 @@ describe('a client that stops sending its body', () => {
   });
 
   it('leaves a cell that does not answer a whole body its 504', async () => {
-    const res = await onSocket(
+    const res = await onRouterSocket(
       `POST /events/${slowEvent}/holds HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2`,
       '{}',
     );
