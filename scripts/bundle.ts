@@ -17,10 +17,10 @@ const DEV_SERVERS: Record<string, string> = {
 };
 
 /** Every bundle a build writes, by entry: the catalog's processes and the development servers. */
-const bundles = (): Record<string, string> => ({
+const BUNDLES: Record<string, string> = {
   ...Object.fromEntries(PROCESS_NAMES.map((name) => [PROCESSES[name].entry, bundlePath(name)])),
   ...DEV_SERVERS,
-});
+};
 
 /**
  * Builds every process the stacks run into one ESM file each (`<package>/dist/bin/<name>.mjs`), which
@@ -30,7 +30,7 @@ const bundles = (): Record<string, string> => ({
 export async function buildBundles(root = process.cwd()): Promise<string[]> {
   const result = await build({
     absWorkingDir: root,
-    entryPoints: Object.entries(bundles()).map(([entry, out]) => ({ in: entry, out: out.replace(/\.mjs$/, '') })),
+    entryPoints: Object.entries(BUNDLES).map(([entry, out]) => ({ in: entry, out: out.replace(/\.mjs$/, '') })),
     outdir: '.',
     outExtension: { '.js': '.mjs' },
     bundle: true,
@@ -57,10 +57,10 @@ export async function buildBundles(root = process.cwd()): Promise<string[]> {
   mkdirSync(dirname(stamp), { recursive: true });
   writeFileSync(
     `${stamp}.${process.pid}.tmp`,
-    JSON.stringify({ bundles: Object.values(bundles()), inputs: Object.keys(result.metafile.inputs) }),
+    JSON.stringify({ bundles: Object.values(BUNDLES), inputs: Object.keys(result.metafile.inputs) }),
   );
   renameSync(`${stamp}.${process.pid}.tmp`, stamp);
-  return Object.values(bundles());
+  return Object.values(BUNDLES);
 }
 
 /**
@@ -74,7 +74,7 @@ export function staleBundles(root = process.cwd()): string | null {
   } catch {
     return 'never built here';
   }
-  const outputs = Object.values(bundles());
+  const outputs = Object.values(BUNDLES);
   if (stamp.bundles?.join() !== outputs.join()) return 'the list of bundles changed';
   let builtAt = Number.POSITIVE_INFINITY;
   for (const output of outputs) {
@@ -115,7 +115,7 @@ export const bundleEnv = (root = process.cwd()) => ({ NODE_COMPILE_CACHE: resolv
  * there when it exits (`pnpm profile:summary` reads it).
  */
 export function bundleCommand(entry: string, root = process.cwd()): string[] | undefined {
-  const bundle = bundles()[entry];
+  const bundle = BUNDLES[entry];
   const profile = process.env.ONSALE_CPU_PROF_DIR;
   const flags = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
   return bundle ? [process.execPath, ...flags, resolve(root, bundle)] : undefined;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { cellTopics, type Logger } from '@onsale/contracts';
+import { cellTopics, createLogger, type Logger } from '@onsale/contracts';
 import { createKafkaBroker } from '@onsale/messaging/kafka-broker';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
@@ -23,12 +23,10 @@ const topic = cellTopics(cellId).purchase;
 const order = paidOrderSaga(cellId, sale, 0);
 const failures: { attempt: number; waitMs: number }[] = [];
 const log: Logger = {
-  debug() {},
-  info() {},
+  ...createLogger({ role: 'test' }, 'error'),
   warn(msg, fields) {
     if (msg === 'batch failed; reading it again') failures.push(fields as { attempt: number; waitMs: number });
   },
-  error() {},
   child: () => log,
 };
 let db: TestDatabase;

@@ -118,7 +118,7 @@ export async function auditEvent(o: {
       .filter((c) => c.amount_captured > c.amount_refunded)
       .map((c) => c.payment_intent),
   );
-  const captures = all.filter((pi) => intents.has(pi.id) && kept.has(pi.id)).length;
+  const captures = [...intents].filter((id) => kept.has(id)).length;
   const capturedAnywhere = all.filter((pi) => pi.amount_received > 0).length;
   if (captures !== ticketedOrders)
     violations.push(`${captures} captures kept for ${ticketedOrders} paid (ticketed) orders`);
