@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoSeatMap } from '../../scripts/local-platform/demo';
 import { repoRoot } from '../../scripts/local-platform/launch';
@@ -23,7 +23,7 @@ let router: string;
 let eventId: string;
 const shots = resolve(repoRoot, '.data/artifacts/buyer');
 const buyers: Record<'ann' | 'ben', { context: BrowserContext; page: Page }> = {} as never;
-const state: { orderId?: string; position?: string } = {};
+const state: { orderId?: string; benOrderId?: string; position?: string } = {};
 
 async function call(method: string, path: string, body?: unknown) {
   const res = await fetch(`${t.platform.urls.controlPlane}${path}`, {
@@ -191,6 +191,36 @@ describe("the buyer's pages in a browser, through the edge router", () => {
     await ben.screenshot({ path: resolve(shots, 'seat-lost.png'), fullPage: true });
   });
 
+  it('a hold whose answer was lost is asked again with the same key: the buyer lands on the one order it placed', async () => {
+    const ben = buyers.ben.page;
+    const keys: string[] = [];
+    const holds = (r: Request) => r.method() === 'POST' && r.url().endsWith(`/events/${eventId}/holds`);
+    ben.on('request', (r) => holds(r) && keys.push(r.headers()['idempotency-key'] ?? ''));
+    // The hold is placed, then its answer lost: as when the router gave up on a cell whose database stalled and
+    // committed the hold once it answered again.
+    await ben.route(
+      `${router}/events/${eventId}/holds`,
+      async (route) => {
+        expect((await route.fetch()).status()).toBe(202);
+        await route.fulfill({
+          status: 504,
+          contentType: 'application/json',
+          body: JSON.stringify({ error: { code: 'upstream_timeout', message: 'no answer within 5000 ms' } }),
+        });
+      },
+      { times: 1 },
+    );
+    await ben.getByTestId('hold').click();
+    await ben.waitForURL(new RegExp(`/shop/events/${eventId}/orders/[0-9a-f-]{36}$`));
+    state.benOrderId = ben.url().split('/').at(-1)!;
+    expect(keys).toHaveLength(2);
+    expect(new Set(keys).size).toBe(1);
+    const orders = await t
+      .cellDb(t.demo.events[0]!.cellId)
+      .query<{ id: string }>('SELECT id FROM orders WHERE event_id = $1 AND user_id = $2', [eventId, 'buyer-ben']);
+    expect(orders.map((o) => o.id)).toEqual([state.benOrderId]);
+  });
+
   it('pays from the browser with the publishable key and the client secret, then shows the tickets', async () => {
     const { page } = buyers.ann;
     await page.getByTestId('checkout').waitFor({ state: 'visible', timeout: 30_000 });
@@ -233,11 +263,13 @@ describe("the buyer's pages in a browser, through the edge router", () => {
     await expect(page.getByTestId('orders-state').textContent()).resolves.toBe('1 order.');
     await expectAccessible(page);
     await page.screenshot({ path: resolve(shots, 'orders.png'), fullPage: true });
-    // The other buyer has none: each cell answers for the token's own buyer.
+    // The other buyer sees his own order only: each cell answers for the token's own buyer.
     const ben = buyers.ben.page;
     await ben.goto(`${router}/shop/orders`);
     await ben.waitForFunction(() => document.body.dataset.interactive === 'true');
-    await expect(ben.getByTestId('orders-state').textContent()).resolves.toBe('You have no orders yet.');
+    await ben.locator(`[data-order="${state.benOrderId}"]`).waitFor();
+    await expect(ben.getByTestId('orders-state').textContent()).resolves.toBe('1 order.');
+    await expect(ben.locator(`[data-order="${state.orderId}"]`).count()).resolves.toBe(0);
   });
 
   it('the confirmation with the tickets PDF reaches the buyer through the local SMTP server, once', async () => {
@@ -255,7 +287,7 @@ describe("the buyer's pages in a browser, through the edge router", () => {
     expect(pdf, JSON.stringify(mail!.attachments)).toBeDefined();
     const bytes = await inbox.attachment(mail!, pdf!.n);
     expect(new TextDecoder().decode(bytes.slice(0, 5))).toBe('%PDF-');
-    // The other buyer bought nothing and was sent nothing.
+    // The other buyer paid for nothing and was sent nothing.
     expect(await mailbox(emailOf('ben')).messages()).toEqual([]);
   });
 

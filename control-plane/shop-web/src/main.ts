@@ -448,6 +448,34 @@ async function seats() {
   ready();
   setInterval(() => void refresh().catch(() => {}), 5000);
 
+  // One idempotency key per selection until an answer says what became of it. A 502/503/504 or a lost connection
+  // says nothing: the hold may have been placed (a cell whose database stalled commits once it answers again), so
+  // the retry must find that hold, not place a second one or tell the buyer their own seats were just taken.
+  let attempt: { body: string; key: string } | undefined;
+  const outcomeUnknown = (status: number) => status === 502 || status === 503 || status === 504;
+  const placeHold = async (body: string) => {
+    if (attempt?.body !== body) attempt = { body, key: crypto.randomUUID() };
+    const { key } = attempt;
+    for (let tries = 1; ; tries++) {
+      const hold = await api<{ orderId: string }>(`/events/${eventId}/holds`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-admission-token': admission.token,
+          'idempotency-key': key,
+        },
+        body,
+      }).catch(() => undefined);
+      if (hold && !outcomeUnknown(hold.status)) {
+        attempt = undefined;
+        return hold;
+      }
+      if (tries === 4) return hold;
+      say('seat-problem', 'Holding your seats is taking longer than usual. Still trying…');
+      await sleep(Math.min(Number(hold?.res.headers.get('retry-after')) || tries, 5) * 1000);
+    }
+  };
+
   holdButton.addEventListener('click', async () => {
     holdButton.disabled = true;
     say('seat-problem', '');
@@ -455,21 +483,19 @@ async function seats() {
       .map((i) => ({ areaId: i.dataset.gaArea ?? '', quantity: Math.floor(Number(i.value) || 0) }))
       .filter((g) => g.quantity > 0);
     const requested = [...chosen];
-    const hold = await api<{ orderId: string }>(`/events/${eventId}/holds`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'x-admission-token': admission.token,
-        'idempotency-key': crypto.randomUUID(),
-      },
-      body: JSON.stringify({ ...(requested.length ? { seatIds: requested } : {}), ...(ga.length ? { ga } : {}) }),
-    });
-    if (hold.status === 202 || hold.status === 200 || hold.status === 201) {
+    const hold = await placeHold(
+      JSON.stringify({ ...(requested.length ? { seatIds: requested } : {}), ...(ga.length ? { ga } : {}) }),
+    );
+    if (!hold || outcomeUnknown(hold.status)) {
+      say(
+        'seat-problem',
+        'We could not reach the box office to hold your seats. Your choice is kept: press the button again in a moment.',
+      );
+    } else if (hold.status === 202 || hold.status === 200 || hold.status === 201) {
       location.assign(`/shop/events/${eventId}/orders/${hold.body.orderId}`);
       return;
-    }
-    const err = hold.body.error;
-    if (hold.status === 409 && err?.code === 'seats_unavailable') {
+    } else if (hold.status === 409 && hold.body.error?.code === 'seats_unavailable') {
+      const err = hold.body.error;
       const taken = (err.details?.seatIds as string[] | undefined) ?? [];
       for (const id of taken) lost.set(id, Date.now());
       const names = taken.map((id) => {
@@ -490,7 +516,7 @@ async function seats() {
       say('seat-problem', 'Your turn has expired. Taking you back to the waiting room; your place is kept…');
       setTimeout(() => location.assign(`/shop/events/${eventId}/queue`), 2000);
     } else {
-      say('seat-problem', `Your seats could not be held: ${err?.message ?? `error ${hold.status}`}.`);
+      say('seat-problem', `Your seats could not be held: ${hold.body.error?.message ?? `error ${hold.status}`}.`);
     }
     paint();
     $('seat-problem')?.scrollIntoView({ block: 'center' });
