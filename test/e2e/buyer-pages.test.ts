@@ -138,7 +138,7 @@ describe("the buyer's pages in a browser, through the edge router", () => {
     await expect(page.getByTestId('position').textContent()).resolves.toBe(state.position);
   });
 
-  it('a network blip is shown, and the place is still there when the connection returns', async () => {
+  it('a network blip or a gateway timeout is shown, and the place is still there when the answers return', async () => {
     const { page, context } = buyers.ann;
     await context.setOffline(true);
     await page.getByText('Connection lost. Your place is kept; reconnecting…').waitFor({ timeout: 15_000 });
@@ -147,6 +147,22 @@ describe("the buyer's pages in a browser, through the edge router", () => {
       timeout: 20_000,
     });
     await expect(page.getByTestId('position').textContent()).resolves.toBe(state.position);
+    // Nor is the router giving up on a control plane that stalled (504) a refusal: the page asks again.
+    await page.route(
+      `${router}/events/${eventId}/queue/me`,
+      (route) =>
+        route.fulfill({
+          status: 504,
+          contentType: 'application/json',
+          body: JSON.stringify({ error: { code: 'upstream_timeout', message: 'no answer within 5000 ms' } }),
+        }),
+      { times: 2 },
+    );
+    await page.getByText('The waiting room is busy. Your place is kept; retrying…').waitFor({ timeout: 15_000 });
+    await page.waitForFunction(() => !document.querySelector('[data-testid="queue-problem"]')?.textContent, null, {
+      timeout: 20_000,
+    });
+    await expect(queueState(page)).resolves.not.toBe('refused');
   });
 
   it('both buyers are let through when the sale starts', async () => {

@@ -53,6 +53,12 @@ async function api<T>(
   return { status: res.status, body: (text ? JSON.parse(text) : {}) as T & ApiError, res };
 }
 
+/**
+ * A 502, 503 or 504 is the platform not answering now (a process restarting, a store stalled, the router giving up
+ * on it), neither a yes nor a no: the page asks again rather than telling the buyer they were refused.
+ */
+const unavailable = (status: number) => status === 502 || status === 503 || status === 504;
+
 // ---- what this browser keeps for the buyer, and signing out
 const ADMISSION = 'onsale.admission.';
 const PRESALE_CODE = 'onsale.presale.';
@@ -146,7 +152,7 @@ async function queue() {
       const r = joined
         ? await api<QueueStatus>(`/events/${eventId}/queue/me`, { cache: 'no-store' })
         : await api<QueueStatus>(`/events/${eventId}/queue`, { method: 'POST', headers: presaleCodeHeader() });
-      if (r.status === 503 || r.status === 429) {
+      if (unavailable(r.status) || r.status === 429) {
         say('queue-problem', 'The waiting room is busy. Your place is kept; retrying…');
         await sleep(Number(r.res.headers.get('retry-after') ?? 2) * 1000);
         continue;
@@ -452,7 +458,6 @@ async function seats() {
   // says nothing: the hold may have been placed (a cell whose database stalled commits once it answers again), so
   // the retry must find that hold, not place a second one or tell the buyer their own seats were just taken.
   let attempt: { body: string; key: string } | undefined;
-  const outcomeUnknown = (status: number) => status === 502 || status === 503 || status === 504;
   const placeHold = async (body: string) => {
     if (attempt?.body !== body) attempt = { body, key: crypto.randomUUID() };
     const { key } = attempt;
@@ -466,7 +471,7 @@ async function seats() {
         },
         body,
       }).catch(() => undefined);
-      if (hold && !outcomeUnknown(hold.status)) {
+      if (hold && !unavailable(hold.status)) {
         attempt = undefined;
         return hold;
       }
@@ -486,7 +491,7 @@ async function seats() {
     const hold = await placeHold(
       JSON.stringify({ ...(requested.length ? { seatIds: requested } : {}), ...(ga.length ? { ga } : {}) }),
     );
-    if (!hold || outcomeUnknown(hold.status)) {
+    if (!hold || unavailable(hold.status)) {
       say(
         'seat-problem',
         'We could not reach the box office to hold your seats. Your choice is kept: press the button again in a moment.',
