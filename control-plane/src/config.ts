@@ -59,6 +59,12 @@ export const ConfigSchema = z.object({
     .string()
     .regex(/^[^\s,:]+:\d{1,5}(,[^\s,:]+:\d{1,5})*$/, 'must be host:port[,host:port...]')
     .optional(),
+  /**
+   * How long a Redis command may go unanswered before it fails, and the request with it, as 503 store_unavailable: a
+   * hung server (a connection open, nothing coming back) otherwise holds every buyer's request until the router gives
+   * up on it (UPSTREAM_TIMEOUT_MS, 5 s), an answer with no Retry-After, while the requests pile up on its connections.
+   */
+  REDIS_COMMAND_TIMEOUT_MS: int(1_000),
   /** Prefix of the control plane's own Redis keys (revocation keys follow the shared contract, unprefixed). */
   REDIS_KEY_PREFIX: z.string().default('cp:'),
   /** Buyers' and promoters' identity provider. */

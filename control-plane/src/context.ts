@@ -72,6 +72,7 @@ function roomRedis(config: Config): Redis {
     return new Redis(config.REDIS_URL, {
       ...redisConnectOptions(config),
       maxRetriesPerRequest: 2,
+      commandTimeout: config.REDIS_COMMAND_TIMEOUT_MS,
       enableAutoPipelining: true,
     });
   // IAM tokens are set per connection by connectRedis, which knows one server: a cluster signs in with the password.
@@ -79,6 +80,7 @@ function roomRedis(config: Config): Redis {
   return createClusterRedis(
     config.REDIS_CLUSTER_NODES,
     decodeURIComponent(new URL(config.REDIS_URL).password) || undefined,
+    config.REDIS_COMMAND_TIMEOUT_MS,
   );
 }
 

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness } from '../../test/support/control-plane';
+import { addCell, createHarness, type Harness, scheduledEvent } from '../../test/support/control-plane';
 import { startPgProxy } from '../../test/support/db-outage';
 import { createSessionStore, SESSION_COOKIE } from '../src/console/session';
-import { closeServices, createServices, type Services } from '../src/context';
+import { closeServices, connectServices, createServices, type Services } from '../src/context';
 import { createApp } from '../src/http/app';
+import { runSchedulerTick } from '../src/onsale/scheduler';
 
 /**
  * A dependency that is down is not an error: while the control plane's PostgreSQL cannot be reached (its connections
@@ -118,6 +119,44 @@ describe("the control plane's API while its PostgreSQL is down", () => {
     // No connection was lost to the outage: a transaction whose BEGIN met a cut connection gave its client back
     // (drizzle's did not: patches/drizzle-orm@0.45.4.patch), so the pool is whole again.
     expect(services.pool.totalCount - services.pool.idleCount).toBe(0);
+  });
+});
+
+describe("the control plane's API while its Redis hangs", () => {
+  it('answers a joining buyer 503 store_unavailable with Retry-After before the router would give up on it (5 s), and lets them join once Redis answers', async () => {
+    await addCell(h, 'cell-hung-redis');
+    const { eventId: open } = await scheduledEvent(h, t.manager, { opensInMs: 0, onsaleInMs: 120_000 });
+    await runSchedulerTick(h.services); // opens the room
+    // A second API process of the same control plane, whose Redis is reached through a proxy the test can freeze:
+    // its connection stays open and nothing comes back, as from a server stopped with SIGSTOP.
+    const redis = await startPgProxy(h.config.REDIS_URL);
+    const hung = createServices({ ...h.config, REDIS_URL: redis.url }, { clock: h.clock });
+    await connectServices(hung);
+    const api = createApp(hung);
+    const join = (buyer: string) =>
+      Promise.race([
+        api.request(`/events/${open}/queue`, { method: 'POST', headers: { authorization: `Bearer ${buyer}` } }),
+        new Promise<'no answer'>((r) => setTimeout(() => r('no answer'), 4_000)),
+      ]);
+    try {
+      expect(((await join(await h.buyer('before'))) as Response).status).toBe(200);
+      redis.freeze();
+      const buyer = await h.buyer('during');
+      const during = await join(buyer);
+      expect(during).not.toBe('no answer');
+      const refused = during as Response;
+      expect({ status: refused.status, retryAfter: refused.headers.get('retry-after') }).toEqual({
+        status: 503,
+        retryAfter: '5',
+      });
+      expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('store_unavailable');
+      redis.thaw();
+      expect(((await join(buyer)) as Response).status).toBe(200);
+    } finally {
+      redis.thaw();
+      await closeServices(hung);
+      await redis.close();
+    }
   });
 });
 

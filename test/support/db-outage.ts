@@ -8,8 +8,9 @@ import { BUYER_AUDIENCE, BUYER_ISSUER, type TestIdentity } from './identity';
 import { serviceEnv } from './services';
 
 /**
- * A TCP proxy in front of PostgreSQL for one process's pool: `down()` cuts every connection
- * and refuses new ones, as a network partition or a failed-over writer looks to that process,
+ * A TCP proxy in front of PostgreSQL (or Redis) for one process's pool: `down()` cuts every connection
+ * and refuses new ones, as a network partition or a failed-over writer looks to that process, and `freeze()` keeps
+ * every connection open and passes nothing either way until `thaw()`, as a server stopped with SIGSTOP looks,
  * without touching the shared server the other tests use.
  *
  * It is also a cell's writer endpoint, as Aurora's cluster endpoint is one: a fixed address in front of whichever
@@ -22,23 +23,29 @@ export async function startPgProxy(targetUrl: string) {
   const target = new URL(targetUrl);
   let targetPort = Number(target.port);
   const open = new Set<Socket>();
+  const pairs = new Set<[Socket, Socket]>();
   let up = true;
+  let frozen = false;
   const cutAll = () => {
     for (const socket of open) socket.destroy();
   };
+  const relay = ([client, upstream]: [Socket, Socket]) => client.pipe(upstream).pipe(client);
   const server = createServer((client) => {
     if (!up) return client.destroy();
     const upstream = connect(targetPort, target.hostname);
+    const pair: [Socket, Socket] = [client, upstream];
     open.add(client).add(upstream);
+    pairs.add(pair);
     const close = () => {
       client.destroy();
       upstream.destroy();
       open.delete(client);
       open.delete(upstream);
+      pairs.delete(pair);
     };
     client.on('error', close).on('close', close);
     upstream.on('error', close).on('close', close);
-    client.pipe(upstream).pipe(client);
+    if (!frozen) relay(pair);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const proxied = new URL(targetUrl);
@@ -52,6 +59,20 @@ export async function startPgProxy(targetUrl: string) {
     },
     up() {
       up = true;
+    },
+    freeze() {
+      if (frozen) return;
+      frozen = true;
+      for (const [client, upstream] of pairs) {
+        client.unpipe(upstream).pause();
+        upstream.unpipe(client).pause();
+      }
+    },
+    thaw() {
+      // Once: a second pipe would pass every byte twice.
+      if (!frozen) return;
+      frozen = false;
+      for (const pair of pairs) relay(pair);
     },
     /** New connections go to this port of the same host; those open to the old one are cut. */
     repoint(port: number) {

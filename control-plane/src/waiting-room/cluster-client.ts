@@ -13,13 +13,13 @@ export function parseClusterNodes(nodes: string): { host: string; port: number }
  * as the Redis every caller takes: the room's keys of one shard share a hash tag, so each command and script lands
  * on one primary.
  */
-export function createClusterRedis(nodes: string, password?: string): Redis {
+export function createClusterRedis(nodes: string, password?: string, commandTimeout?: number): Redis {
   const cluster = new Cluster(parseClusterNodes(nodes), {
     enableAutoPipelining: true,
     // The room's scripts whose number of keys comes first: auto-pipelining groups a command by its first argument's
     // slot (here the number), so joins and polls of different shards would share a pipeline, which a cluster refuses.
     autoPipeliningIgnoredCommands: ['wrJoin', 'wrStatus', 'wrLimits'],
-    redisOptions: { maxRetriesPerRequest: 2, ...(password ? { password } : {}) },
+    redisOptions: { maxRetriesPerRequest: 2, commandTimeout, ...(password ? { password } : {}) },
   });
   return cluster as unknown as Redis;
 }
