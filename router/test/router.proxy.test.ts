@@ -217,6 +217,30 @@ describe('forwarding', () => {
     expect(await metricValue(router, 'router_upstream_errors_total{cell="cell-slow",reason="timeout"}')).toBe(1);
   });
 
+  it('answers a browser loading a page with a page a person can read, which loads itself again; a script gets JSON', async () => {
+    // rawRequest: fetch sends its own Sec-Fetch-Mode.
+    const browser = { accept: 'text/html,application/xhtml+xml,*/*;q=0.8', 'sec-fetch-mode': 'navigate' };
+    const page = await rawRequest(`/events/${slowEvent}/availability`, { headers: browser });
+    expect(page.status).toBe(504);
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(page.headers['x-error-code']).toBe('upstream_timeout');
+    expect(page.body).toContain('<meta http-equiv="refresh" content="5">');
+    expect(page.body).toContain(`Reference: ${page.headers['x-request-id']}`);
+    // A form's POST is not sent again by itself, and a page that is not there is not loaded again.
+    const posted = await rawRequest(`/events/${slowEvent}/holds`, { method: 'POST', headers: browser });
+    expect(posted.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(posted.body).not.toContain('http-equiv="refresh"');
+    const missing = await rawRequest('/no-such-page', { headers: browser });
+    expect(missing.status).toBe(404);
+    expect(missing.body).not.toContain('http-equiv="refresh"');
+    // The page's own scripts, and every API client, get the one error body.
+    for (const headers of [{ ...browser, 'sec-fetch-mode': 'cors' }, { accept: '*/*' }]) {
+      const script = await rawRequest(`/events/${slowEvent}/availability`, { headers });
+      expect(script.headers['content-type']).toBe('application/json');
+      expect(JSON.parse(script.body)).toMatchObject({ error: { code: 'upstream_timeout' } });
+    }
+  });
+
   it('streams a large answer to a slow reader byte for byte, and cuts the client when the cell breaks mid-body', async () => {
     const whole = await new Promise<{ status: number; sha: string }>((resolve, reject) => {
       const req = request(`${router.url}/events/${bigEvent}/availability`, (res) => {

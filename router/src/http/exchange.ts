@@ -51,15 +51,39 @@ export function beginExchange(
 /** The headers every answer the router makes itself carries. */
 export const exchangeHeaders = (x: Exchange) => ({ 'x-request-id': x.requestId, 'x-correlation-id': x.correlationId });
 
-/** Answers with the platform's one error body, written straight on the Node response. */
+/**
+ * Answers with the platform's one error body, written straight on the Node response; to a browser loading a page (a
+ * buyer's or a promoter's, while the control plane or a cell is not answering) the same answer as a page a person can
+ * read, which loads itself again when the error says to retry, instead of a screen of JSON.
+ */
 export function answerError(x: Exchange, code: ErrorCode, message: string, opts?: ErrorOptions): void {
   const { status, headers, body } = errorAnswer(code, message, x.requestId, opts);
-  const json = JSON.stringify(body);
+  const page = navigates(x.incoming);
+  // A page loaded with GET is loaded again when the platform may answer by then (a 502 or 504 too, which name no
+  // wait); a form's POST is never sent again by itself.
+  const retry = x.incoming.method === 'GET' ? (headers['retry-after'] ?? (status >= 502 ? '5' : undefined)) : undefined;
+  const text = page ? errorPage(status, message, x.requestId, retry) : JSON.stringify(body);
   x.outgoing.writeHead(status, {
     ...exchangeHeaders(x),
     ...headers,
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(json),
+    'content-type': page ? 'text/html; charset=utf-8' : 'application/json',
+    'content-length': Buffer.byteLength(text),
   });
-  x.outgoing.end(json);
+  x.outgoing.end(text);
+}
+
+/** A browser's navigation (Sec-Fetch-Mode, or an Accept that puts HTML first from one that sends no fetch metadata). */
+const navigates = (incoming: IncomingMessage) => {
+  const mode = incoming.headers['sec-fetch-mode'];
+  return mode === undefined ? /^\s*text\/html/i.test(incoming.headers.accept ?? '') : mode === 'navigate';
+};
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+function errorPage(status: number, message: string, requestId: string, retryAfter: string | undefined): string {
+  const title =
+    status >= 500 ? 'We cannot answer right now' : status === 404 ? 'Page not found' : 'This request was refused';
+  const again = retryAfter ? `<meta http-equiv="refresh" content="${Number(retryAfter)}">` : '';
+  const wait = retryAfter ? `<p>This page tries again by itself in ${Number(retryAfter)} seconds.</p>` : '';
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">${again}<title>${title}</title></head><body><main><h1>${title}</h1><p>${escapeHtml(message)}.</p>${wait}<p><small>Reference: ${requestId}</small></p></main></body></html>`;
 }
