@@ -61,7 +61,15 @@ class SeatMap {
   }
 
   private async load(eventId: string) {
-    const res = await fetch(`/console/events/${eventId}/seats.json`, { credentials: 'same-origin' });
+    // The live view stays open through a control plane's restart or a store's stall: a map it could not read yet is
+    // asked for again (every 1, 2, 4... at most 10 s) rather than left blank until the promoter reloads.
+    const read = () =>
+      fetch(`/console/events/${eventId}/seats.json`, { credentials: 'same-origin' }).catch(() => undefined);
+    let res = await read();
+    for (let wait = 1000; !res || res.status >= 500; wait = Math.min(wait * 2, 10_000)) {
+      await new Promise((r) => setTimeout(r, wait));
+      res = await read();
+    }
     if (!res.ok) return;
     const { seats } = (await res.json()) as { seats: { id: string; section: string; row: string }[] };
     const bySection = new Map<string, Map<string, string[]>>();
