@@ -369,11 +369,20 @@ describe("the buyer's pages in a browser, through the edge router", () => {
       invitationTtlSeconds: 600,
     });
     const outcome = (page: Page) => page.evaluate(() => document.body.dataset.presale ?? '');
+    // Ann's first press loses its connection: she is told, and the button works again.
+    await buyers.ann.page.route(`${router}/events/${presale}/presale/registrations`, (route) => route.abort(), {
+      times: 1,
+    });
     for (const name of ['ann', 'ben'] as const) {
       const { page } = buyers[name];
       await page.goto(`${router}/shop/events/${presale}/presale`);
       await page.waitForFunction(() => document.body.dataset.interactive === 'true');
       await expect(page.getByTestId('presale-state').textContent()).resolves.toMatch(/^Registration is open until/);
+      if (name === 'ann') {
+        await page.getByTestId('presale-register').click();
+        await page.getByText('We could not reach the box office to register you').waitFor();
+        await expect(page.getByTestId('presale-register').isEnabled()).resolves.toBe(true);
+      }
       await page.getByTestId('presale-register').click();
       await page.waitForFunction(() => document.body.dataset.presale === 'registered');
       await expect(page.getByTestId('presale-register').isVisible()).resolves.toBe(false);

@@ -270,8 +270,12 @@ async function presale() {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ deviceId: deviceId() }),
-    });
+    }).catch(() => undefined);
     register.disabled = false;
+    if (!r || unavailable(r.status)) {
+      say('presale-problem', 'We could not reach the box office to register you. Please press Register again.');
+      return;
+    }
     if (r.status === 201) {
       say('presale-problem', '');
       showPresale(r.body);
