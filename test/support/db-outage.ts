@@ -22,25 +22,25 @@ import { serviceEnv } from './services';
 export async function startPgProxy(targetUrl: string) {
   const target = new URL(targetUrl);
   let targetPort = Number(target.port);
-  const open = new Set<Socket>();
+  /** Each open connection: the client's socket and the one to the server. */
   const pairs = new Set<[Socket, Socket]>();
   let up = true;
   let frozen = false;
   const cutAll = () => {
-    for (const socket of open) socket.destroy();
+    for (const [client, upstream] of pairs) {
+      client.destroy();
+      upstream.destroy();
+    }
   };
   const relay = ([client, upstream]: [Socket, Socket]) => client.pipe(upstream).pipe(client);
   const server = createServer((client) => {
     if (!up) return client.destroy();
     const upstream = connect(targetPort, target.hostname);
     const pair: [Socket, Socket] = [client, upstream];
-    open.add(client).add(upstream);
     pairs.add(pair);
     const close = () => {
       client.destroy();
       upstream.destroy();
-      open.delete(client);
-      open.delete(upstream);
       pairs.delete(pair);
     };
     client.on('error', close).on('close', close);

@@ -59,10 +59,7 @@ export const exchangeHeaders = (x: Exchange) => ({ 'x-request-id': x.requestId, 
 export function answerError(x: Exchange, code: ErrorCode, message: string, opts?: ErrorOptions): void {
   const { status, headers, body } = errorAnswer(code, message, x.requestId, opts);
   const page = navigates(x.incoming);
-  // A page loaded with GET is loaded again when the platform may answer by then (a 502 or 504 too, which name no
-  // wait); a form's POST is never sent again by itself.
-  const retry = x.incoming.method === 'GET' ? (headers['retry-after'] ?? (status >= 502 ? '5' : undefined)) : undefined;
-  const text = page ? errorPage(status, message, x.requestId, retry) : JSON.stringify(body);
+  const text = page ? errorPage(x, status, message, headers['retry-after']) : JSON.stringify(body);
   x.outgoing.writeHead(status, {
     ...exchangeHeaders(x),
     ...headers,
@@ -80,10 +77,13 @@ const navigates = (incoming: IncomingMessage) => {
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-function errorPage(status: number, message: string, requestId: string, retryAfter: string | undefined): string {
+function errorPage(x: Exchange, status: number, message: string, retryAfter: string | undefined): string {
   const title =
     status >= 500 ? 'We cannot answer right now' : status === 404 ? 'Page not found' : 'This request was refused';
-  const again = retryAfter ? `<meta http-equiv="refresh" content="${Number(retryAfter)}">` : '';
-  const wait = retryAfter ? `<p>This page tries again by itself in ${Number(retryAfter)} seconds.</p>` : '';
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">${again}<title>${title}</title></head><body><main><h1>${title}</h1><p>${escapeHtml(message)}.</p>${wait}<p><small>Reference: ${requestId}</small></p></main></body></html>`;
+  // A page loaded with GET is loaded again when the platform may answer by then (a 502 or 504 too, which name no
+  // wait); a form's POST is never sent again by itself.
+  const retry = x.incoming.method === 'GET' ? (retryAfter ?? (status >= 502 ? '5' : undefined)) : undefined;
+  const again = retry ? `<meta http-equiv="refresh" content="${Number(retry)}">` : '';
+  const wait = retry ? `<p>This page tries again by itself in ${Number(retry)} seconds.</p>` : '';
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">${again}<title>${title}</title></head><body><main><h1>${title}</h1><p>${escapeHtml(message)}.</p>${wait}<p><small>Reference: ${x.requestId}</small></p></main></body></html>`;
 }
