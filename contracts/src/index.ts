@@ -7,6 +7,7 @@ export * from './edge-paths';
 export * from './errors';
 export * from './events';
 export * from './holds';
+export * from './idempotency-key';
 export * from './input-rules';
 export * from './instant';
 export * from './jwt';

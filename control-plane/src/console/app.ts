@@ -1,7 +1,15 @@
+import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DomainError, ERROR_CODE_HEADER, nulIssues, storeUnreachable, writeContended } from '@onsale/contracts';
+import {
+  DomainError,
+  ERROR_CODE_HEADER,
+  IdempotencyKey,
+  nulIssues,
+  storeUnreachable,
+  writeContended,
+} from '@onsale/contracts';
 import { type Context, Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { botReport } from '../bot-report/report';
@@ -195,15 +203,27 @@ export function createConsoleApp(services: Services, config: ConsoleConfig) {
     return page(c, 'Team', teamPage(s, await sessions.members(s.tenantId)));
   });
 
-  app.get('/events/new', (c) => page(c, 'Create an event', newEventPage(c.get('session')!, { timeZone: 'UTC' })));
+  const formKey = () => randomBytes(16).toString('base64url');
+  app.get('/events/new', (c) =>
+    page(c, 'Create an event', newEventPage(c.get('session')!, { timeZone: 'UTC', formKey: formKey() })),
+  );
   app.post('/events', async (c) => {
     const s = c.get('session')!;
-    const v = await formValues(c, ['name', 'venue', 'timeZone', 'startsAt']);
+    const v = await formValues(c, ['name', 'venue', 'timeZone', 'startsAt', 'formKey']);
+    // A form from before the key (or edited by hand) still creates its event, without a key.
+    const idempotencyKey = IdempotencyKey.safeParse(v.formKey).data;
     try {
-      const ev = await createEvent({ ctx: services, actor: s.actor, input: eventInput(v) as never });
+      const ev = await createEvent({ ctx: services, actor: s.actor, input: { ...eventInput(v), idempotencyKey } });
       return c.redirect(`/console/events/${ev.id}`, 303);
     } catch (err) {
       if (!(err instanceof DomainError) || err.status >= 500) throw err;
+      if (err.code === 'idempotency_key_reused') {
+        // The form came back (the browser's Back button) and was changed: the event it created stands, and a new
+        // key lets the promoter create this one as a second event.
+        const message =
+          'This form already created an event with other details. Press Create event again to create this one as well.';
+        return page(c, 'Create an event', newEventPage(s, { ...v, formKey: formKey() }, undefined, message), 409);
+      }
       return page(c, 'Create an event', newEventPage(s, v, fieldIssues(err), err.message), err.status);
     }
   });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { DomainError, type FieldIssue } from '@onsale/contracts';
 import { and, desc, eq, sql } from 'drizzle-orm';
 import { getActiveCell, leastLoadedCell } from '../cells/cells';
@@ -34,7 +35,23 @@ export interface CreateEventInput {
   startsAt: Date;
   /** Pin to a cell (e.g. a dedicated cell for a headline onsale); otherwise least-loaded placement. */
   cellId?: string;
+  /** The caller's Idempotency-Key: the same key again answers the event it created, whatever became of the answer. */
+  idempotencyKey?: string;
 }
+
+/** What a creation asked for, to tell a retry from another request reusing its key. */
+const creationHash = (input: CreateEventInput) =>
+  createHash('sha256')
+    .update(
+      JSON.stringify([
+        input.name,
+        input.venue,
+        input.timeZone ?? null,
+        input.startsAt.toISOString(),
+        input.cellId ?? null,
+      ]),
+    )
+    .digest('base64url');
 
 /** A time zone the runtime knows (IANA names such as Europe/Paris); anything else is refused by field. */
 function assertTimeZone(timeZone: string | undefined) {
@@ -112,6 +129,7 @@ export async function createEvent({
         (c) => c.id,
         (e) => (e instanceof DomainError ? null : Promise.reject(e)),
       );
+    const hash = input.idempotencyKey ? creationHash(input) : null;
     const [row] = await tx
       .insert(events)
       .values({
@@ -123,12 +141,30 @@ export async function createEvent({
         cellId,
         cellPinned: Boolean(input.cellId),
         directoryEpoch: cellId ? 1 : 0,
+        creationKey: input.idempotencyKey ?? null,
+        creationHash: hash,
       })
+      // A second request with the key waits here for the first one's commit, then finds its event.
+      .onConflictDoNothing({ target: [events.tenantId, events.creationKey] })
       .returning();
+    if (!row) return replayedCreation(tx, actor.tenantId, input.idempotencyKey!, hash!);
     if (cellId) await bumpDirectoryVersion(tx);
     ctx.log.info('event created', { eventId: row?.id, tenantId: actor.tenantId, cellId });
     return row!;
   });
+}
+
+/** The event an earlier request with this key created; the key reused for another request is refused. */
+async function replayedCreation(tx: DbOrTx, tenantId: string, key: string, hash: string): Promise<EventRow> {
+  const [earlier] = await tx
+    .select()
+    .from(events)
+    .where(and(eq(events.tenantId, tenantId), eq(events.creationKey, key)));
+  if (earlier!.creationHash !== hash)
+    throw new DomainError('idempotency_key_reused', 'this Idempotency-Key was used for another event', {
+      eventId: earlier!.id,
+    });
+  return earlier!;
 }
 
 export async function listEvents({ ctx, actor }: { ctx: Services; actor: PromoterActor }) {

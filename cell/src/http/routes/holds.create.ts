@@ -1,14 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { HoldRequest, HoldResponse, metrics } from '@onsale/contracts';
+import { HoldRequest, HoldResponse, IdempotencyKey, metrics } from '@onsale/contracts';
 import { DomainError } from '../../errors';
 import { placeHold } from '../../holds/place-hold';
 import type { CellApp } from '../app';
 import { admissionCheck, buyerAuth, limitBody } from '../middleware';
 import { EventParams, errors } from './schemas';
-
-const IdempotencyKey = z
-  .string()
-  .regex(/^[A-Za-z0-9_-]{8,128}$/, 'Idempotency-Key must be 8 to 128 characters of [A-Za-z0-9_-]');
 
 export const createHoldRoute = createRoute({
   method: 'post',

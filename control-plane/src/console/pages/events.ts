@@ -51,6 +51,11 @@ export interface EventFormValues {
   venue?: string;
   timeZone?: string;
   startsAt?: string;
+  /**
+   * The new-event form's own Idempotency-Key, made when the form is first shown: the form sent twice (a double click,
+   * a resend after a lost answer) creates one event.
+   */
+  formKey?: string;
 }
 
 export const eventFormValues = (e: EventRow): EventFormValues => ({
@@ -74,6 +79,7 @@ export function eventForm(o: {
   const disabled = o.readOnly;
   return html`<form method="post" action="${o.action}" class="card" data-testid="event-form" novalidate>
     ${formError(o.error)} ${csrfField(o.s)}
+    ${v.formKey ? html`<input type="hidden" name="formKey" value="${v.formKey}" />` : ''}
     ${field({ name: 'name', label: 'Name', value: v.name, issues: o.issues, required: true, disabled })}
     ${field({ name: 'venue', label: 'Venue', value: v.venue, issues: o.issues, required: true, disabled })}
     ${field({

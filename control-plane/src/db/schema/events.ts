@@ -29,10 +29,17 @@ export const events = pgTable(
     directoryEpoch: integer('directory_epoch').notNull().default(0),
     seatCount: integer('seat_count').notNull().default(0),
     seatMapVersion: integer('seat_map_version').notNull().default(0),
+    /**
+     * The Idempotency-Key the event was created with (unique per tenant) and a hash of that request: a retry after a
+     * lost answer, or a form sent twice, gets this event back instead of creating a second one.
+     */
+    creationKey: text('creation_key'),
+    creationHash: text('creation_hash'),
     ...timestamps,
   },
   (t) => [
     index('events_tenant_idx').on(t.tenantId, t.createdAt),
+    uniqueIndex('events_creation_key_idx').on(t.tenantId, t.creationKey),
     index('events_cell_idx').on(t.cellId),
     check('events_status_check', sql`${t.status} in ('draft','scheduled','on_sale','paused','sold_out','ended')`),
   ],

@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { errorResponses, Instant } from '@onsale/contracts';
+import { errorResponses, IdempotencyKey, Instant } from '@onsale/contracts';
 import { createEvent } from '../../events/events';
 import { asPromoter, bearerSecurity } from '../auth';
 import type { App } from '../env';
@@ -31,10 +31,20 @@ const route = createRoute({
   summary: 'Create an event (manager or owner)',
   security: bearerSecurity,
   middleware: [asPromoter] as const,
-  request: { body: { required: true, content: { 'application/json': { schema: CreateEventBody } } } },
+  request: {
+    headers: z.object({
+      'idempotency-key': IdempotencyKey.optional().openapi({
+        description: 'The same key again (after a lost answer) answers the event it created instead of a second one',
+      }),
+    }),
+    body: { required: true, content: { 'application/json': { schema: CreateEventBody } } },
+  },
   responses: {
-    201: { description: 'Created', content: { 'application/json': { schema: EventSchema } } },
-    ...errorResponses('validation_failed', 'unauthenticated', 'forbidden', 'conflict'),
+    201: {
+      description: 'Created (or, with a key used before, the event it created)',
+      content: { 'application/json': { schema: EventSchema } },
+    },
+    ...errorResponses('validation_failed', 'unauthenticated', 'forbidden', 'conflict', 'idempotency_key_reused'),
   },
 });
 
@@ -42,7 +52,12 @@ export function registerCreateEvent(app: App) {
   app.openapi(route, async (c) => {
     const actor = c.get('actor');
     const b = c.req.valid('json');
-    const ev = await createEvent({ ctx: c.get('services'), actor, input: { ...b, startsAt: new Date(b.startsAt) } });
+    const idempotencyKey = c.req.valid('header')['idempotency-key'];
+    const ev = await createEvent({
+      ctx: c.get('services'),
+      actor,
+      input: { ...b, startsAt: new Date(b.startsAt), idempotencyKey },
+    });
     return c.json(toEventDto(ev), 201);
   });
 }
