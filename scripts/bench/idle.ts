@@ -1,8 +1,8 @@
 /**
- * `pnpm bench:idle [--seconds 30] [--runs 2]`: what a whole platform costs while nobody buys, in cores by
+ * `pnpm bench:idle [--seconds 30] [--runs 2] [--cells 2]`: what a whole platform costs while nobody buys, in cores by
  * process (its processes by name, the servers by program): the cost every started platform, every worker
  * between onsales and every test file that starts one pays. A platform as the end-to-end tests start it
- * (two cells on the shared servers), measured after it has settled from its start and seed.
+ * (two cells on the shared servers unless `--cells` says otherwise), measured after it has settled from its start and seed.
  */
 import { parseArgs } from 'node:util';
 import { cpuMeter } from '../../load-tests/lib/cpu';
@@ -10,10 +10,15 @@ import { runBench } from '../../load-tests/lib/harness';
 import { startTestPlatform, type TestPlatform } from '../../test/support/platform';
 
 const { values } = parseArgs({
-  options: { seconds: { type: 'string', default: '30' }, runs: { type: 'string', default: '2' } },
+  options: {
+    seconds: { type: 'string', default: '30' },
+    runs: { type: 'string', default: '2' },
+    cells: { type: 'string', default: '2' },
+  },
 });
 const SECONDS = Number(values.seconds);
 const RUNS = Number(values.runs);
+const CELLS = Number(values.cells);
 const SETTLE_MS = 10_000;
 
 await runBench('idle', async (bench) => {
@@ -28,7 +33,7 @@ await runBench('idle', async (bench) => {
         ),
       );
     const starting = cpuMeter(pids);
-    platform = await startTestPlatform({ seatsPerEvent: 20, maxReleaseRate: 50 });
+    platform = await startTestPlatform({ seatsPerEvent: 20, maxReleaseRate: 50, cellCount: CELLS });
     // Stopped at the end of its run, or by the harness if the benchmark is interrupted before: once either way.
     const started = platform;
     let stopping: Promise<void> | undefined;
@@ -41,5 +46,5 @@ await runBench('idle', async (bench) => {
     runs.push({ start, idle: idling.read() });
     await stop();
   }
-  return { seconds: SECONDS, runs };
+  return { seconds: SECONDS, cells: CELLS, runs };
 });

@@ -59,6 +59,8 @@ beforeAll(async () => {
   t = await startTestPlatform({
     seatsPerEvent: 20,
     maxReleaseRate: 50,
+    // One cell: the console's pages read the control plane; its events sell on one cell.
+    cellCount: 1,
     ports,
     env: { CONSOLE_OIDC_ISSUER_URL: identity, CONSOLE_PUBLIC_URL: router, CONSOLE_LIVE_INTERVAL_MS: '500' },
   });

@@ -26,7 +26,7 @@ import { emulatorIntents } from '../support/stripe';
  * recorded, the standby promoted, the old epoch fenced, what the mirror lost published again from the outbox, the
  * cell's processes started in the standby region under the new epoch, the registry switched to it.
  * Measured: the time without a successful hold (RTO), acknowledged orders missing (RPO), Kafka events the mirror
- * lost, and what became of every paid order. Ends with the audit over both cells clean.
+ * lost, and what became of every paid order. Ends with the audit of the cell clean.
  */
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TERMINAL = ['ticketed', 'expired', 'released', 'failed', 'canceled', 'refunded'];
@@ -52,6 +52,8 @@ beforeAll(async () => {
   t = await startTestPlatform({
     topology: 'per-cell',
     cellServers: { 0: { serverUrl: endpoint.url, kafkaBrokers: PRIMARY_KAFKA } },
+    // One cell: the region fails over under it alone (a cell beside it on other stores is data-layer-drills').
+    cellCount: 1,
     seatsPerEvent: 400,
     maxReleaseRate: 50,
     holdTtlSeconds: 45,

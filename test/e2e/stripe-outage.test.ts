@@ -8,10 +8,10 @@ import { shopper } from '../support/shopper';
 
 /**
  * Stripe down for minutes mid-onsale (the emulator's outage switch: every API call answers 500), through the router
- * with every process of both cells as `platform up` runs them, each cell on its own stores. Before this policy a
+ * with every process of a cell as `platform up` runs them, on the cell's own stores. Before this policy a
  * payment command dead-lettered after about 90 s of failures and its order never got an intent. Now (the payment
  * worker's retry budget, cell/src/payments/role.ts) nothing dead-letters, the buyers who waited pay once Stripe is
- * back, a buyer who gave up has no intent, and the audit over both cells is clean.
+ * back, a buyer who gave up has no intent, and the audit of the cell is clean.
  *
  * The outage lasts STRIPE_OUTAGE_SECONDS (100 in CI, past the old dead-letter point; the runbook's figure is from a
  * 300 s run: `STRIPE_OUTAGE_SECONDS=300 pnpm vitest run test/e2e/stripe-outage.test.ts`).
@@ -24,6 +24,8 @@ beforeAll(async () => {
   // Holds outlive the outage and the retries' last wait (at most a minute behind its end).
   t = await startTestPlatform({
     topology: 'per-cell',
+    // One cell: the outage is the payment provider's, met by the cell whose event the buyers pay for.
+    cellCount: 1,
     seatsPerEvent: 40,
     maxReleaseRate: 50,
     holdTtlSeconds: OUTAGE_SECONDS + 240,

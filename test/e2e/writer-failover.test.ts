@@ -17,7 +17,7 @@ import { emulatorIntents } from '../support/stripe';
  * Measured: the time without a successful hold (RTO) and the acknowledged orders missing on the new writer
  * (RPO), with synchronous replication (none may be missing) and then asynchronous replication with the replica
  * behind (what is lost, and every intent of a lost order canceled or refunded by the reconciler).
- * Ends with the audit over both cells clean.
+ * Ends with the audit of the cell clean.
  */
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TERMINAL = ['ticketed', 'expired', 'released', 'failed', 'canceled', 'refunded'];
@@ -40,6 +40,8 @@ beforeAll(async () => {
   t = await startTestPlatform({
     topology: 'per-cell',
     cellServers: { 0: { serverUrl: endpoint.url } },
+    // One cell: the failover is its writer's; the other cell's side (it keeps selling) is data-layer-drills'.
+    cellCount: 1,
     seatsPerEvent: 800,
     maxReleaseRate: 50,
     holdTtlSeconds: 30,
