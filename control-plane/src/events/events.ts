@@ -149,8 +149,8 @@ export async function createEvent({
       .returning();
     if (!row) return replayedCreation(tx, actor.tenantId, input.idempotencyKey!, hash!);
     if (cellId) await bumpDirectoryVersion(tx);
-    ctx.log.info('event created', { eventId: row?.id, tenantId: actor.tenantId, cellId });
-    return row!;
+    ctx.log.info('event created', { eventId: row.id, tenantId: actor.tenantId, cellId });
+    return row;
   });
 }
 
