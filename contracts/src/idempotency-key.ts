@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 
 /**
@@ -7,3 +8,9 @@ import { z } from 'zod';
 export const IdempotencyKey = z
   .string()
   .regex(/^[A-Za-z0-9_-]{8,128}$/, 'Idempotency-Key must be 8 to 128 characters of [A-Za-z0-9_-]');
+
+/**
+ * What a keyed request asked for, stored beside its key: the same key with another hash is a different request reusing
+ * it (`idempotency_key_reused`), not a retry. `parts` are the request's fields in a fixed order.
+ */
+export const requestHash = (parts: unknown[]) => createHash('sha256').update(JSON.stringify(parts)).digest('hex');

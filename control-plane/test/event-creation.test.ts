@@ -53,7 +53,7 @@ describe('POST /events with an Idempotency-Key', () => {
     const other = await create(t.manager, { ...show, name: 'Keyed Twice' }, 'reused-key-0001');
     expect(other.status).toBe(409);
     expect(other.body.error.code).toBe('idempotency_key_reused');
-    expect(other.body.error.details.eventId).toBe(first.body.id);
+    expect(other.body.error.details).toEqual({ header: 'Idempotency-Key', eventId: first.body.id });
     expect(await named(t.id, 'Keyed Twice')).toEqual([]);
   });
 

@@ -1,5 +1,5 @@
-import { createHash, randomUUID } from 'node:crypto';
-import type { GaQuantity, HoldResponse, SaleContext } from '@onsale/contracts';
+import { randomUUID } from 'node:crypto';
+import { type GaQuantity, type HoldResponse, requestHash, type SaleContext } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import type { CellContext } from '../context';
 import { committing } from '../db/batched-tx';
@@ -59,17 +59,15 @@ export async function placeHold(ctx: CellContext, input: PlaceHoldInput): Promis
   const ga = [...(input.ga ?? [])].sort((a, b) => (a.areaId < b.areaId ? -1 : 1));
   const places = seatIds.length + ga.reduce((n, g) => n + g.quantity, 0);
   // A seats-only request hashes as it always did, so keys stored before GA existed still replay.
-  const requestHash = createHash('sha256')
-    .update(JSON.stringify(ga.length ? [input.eventId, seatIds, ga] : [input.eventId, seatIds]))
-    .digest('hex');
+  const hash = requestHash(ga.length ? [input.eventId, seatIds, ga] : [input.eventId, seatIds]);
   const cause = { cellId: ctx.cellId, correlationId: input.correlationId, causationId: null };
 
   return withWriteTx(
     ctx,
     async (tx) => {
-      const { opening, seats = [], held = 0, occupied = [] } = await openHold(ctx, tx, input, seatIds, requestHash);
+      const { opening, seats = [], held = 0, occupied = [] } = await openHold(ctx, tx, input, seatIds, hash);
       if (!opening.claimed) {
-        const prior = await priorResponse(tx, input.userId, input.idempotencyKey, requestHash);
+        const prior = await priorResponse(tx, input.userId, input.idempotencyKey, hash);
         return { body: prior as HoldResponse, replayed: true };
       }
       const rules = saleRules(opening, input.eventId, places);
@@ -105,10 +103,10 @@ async function openHold(
   tx: Tx,
   input: PlaceHoldInput,
   seatIds: string[],
-  requestHash: string,
+  hash: string,
 ): Promise<Opened> {
   const opened = await tx.execute<{ opened: Opened }>(sql`
-    SELECT hold_open(${ctx.cellId}, ${ctx.epoch}, ${input.userId}, ${input.idempotencyKey}, ${requestHash},
+    SELECT hold_open(${ctx.cellId}, ${ctx.epoch}, ${input.userId}, ${input.idempotencyKey}, ${hash},
                      ${input.eventId}, ${uuids(seatIds)}) AS opened`);
   return opened.rows[0]!.opened;
 }

@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { DomainError, type FieldIssue } from '@onsale/contracts';
+import { DomainError, type FieldIssue, requestHash } from '@onsale/contracts';
 import { and, desc, eq, sql } from 'drizzle-orm';
 import { getActiveCell, leastLoadedCell } from '../cells/cells';
 import type { Services } from '../context';
@@ -41,17 +40,7 @@ export interface CreateEventInput {
 
 /** What a creation asked for, to tell a retry from another request reusing its key. */
 const creationHash = (input: CreateEventInput) =>
-  createHash('sha256')
-    .update(
-      JSON.stringify([
-        input.name,
-        input.venue,
-        input.timeZone ?? null,
-        input.startsAt.toISOString(),
-        input.cellId ?? null,
-      ]),
-    )
-    .digest('base64url');
+  requestHash([input.name, input.venue, input.timeZone ?? null, input.startsAt.toISOString(), input.cellId ?? null]);
 
 /** A time zone the runtime knows (IANA names such as Europe/Paris); anything else is refused by field. */
 function assertTimeZone(timeZone: string | undefined) {
@@ -162,6 +151,7 @@ async function replayedCreation(tx: DbOrTx, tenantId: string, key: string, hash:
     .where(and(eq(events.tenantId, tenantId), eq(events.creationKey, key)));
   if (earlier!.creationHash !== hash)
     throw new DomainError('idempotency_key_reused', 'this Idempotency-Key was used for another event', {
+      header: 'Idempotency-Key',
       eventId: earlier!.id,
     });
   return earlier!;
