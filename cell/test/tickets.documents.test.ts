@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DeleteObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -11,7 +11,7 @@ import { decodeProtectedHeader, generateKeyPair, SignJWT } from 'jose';
 import jsQR from 'jsqr';
 import { PDFDocument } from 'pdf-lib';
 import { PNG } from 'pngjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { type FakeControlPlane, routerFor, startFakeControlPlane } from '../../router/test/fakes';
 import { startTestCell, type TestCell } from '../../test/support/cell';
 import { startIdentity, type TestIdentity } from '../../test/support/identity';
@@ -174,7 +174,12 @@ function scanTicket(stateDir: string, ...args: string[]): Promise<{ code: number
   return new Promise((r) => child.on('close', (code) => r({ code, out, err })));
 }
 
-const tmp = () => mkdtempSync(join(tmpdir(), 'scanner-'));
+/** A scanner's state directory, removed when the test ends. */
+const tmp = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'scanner-'));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+};
 
 describe('ticket documents', () => {
   it('stores one PDF per paid order (a page per ticket) and serves it to the owner only; 404 until issued', async () => {

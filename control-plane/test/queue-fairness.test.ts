@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join as joinPath } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,6 +44,8 @@ async function runTool(record: unknown, jwks: unknown, ...extra: string[]) {
   } catch (err) {
     const e = err as { code: number; stdout: string };
     return { code: e.code, out: JSON.parse(e.stdout) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 

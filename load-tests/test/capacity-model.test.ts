@@ -1,8 +1,8 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ManifestSchema } from '@onsale/infra/manifest';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { figuresFrom, lastReportFile, type MeasuredFigures, MissingFigures } from '../capacity/figures';
 import {
   ASSUMPTIONS,
@@ -184,6 +184,7 @@ describe('the measured figures', () => {
 
   it('come from the newest full report; none says to run pnpm bench:all', () => {
     const dir = mkdtempSync(join(tmpdir(), 'capacity-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     expect(() => lastReportFile(dir)).toThrow(/pnpm bench:all/);
     writeFileSync(join(dir, 'bench-2026-12-01T00-00-00Z.json'), JSON.stringify(report));
     writeFileSync(join(dir, 'bench-2026-12-02T00-00-00Z.json'), JSON.stringify({ ...report, quick: true }));

@@ -5,6 +5,7 @@ import { AwsLookups } from '../src/aws-context';
 import { AuroraPostgres } from '../src/constructs/aurora';
 import { KafkaCluster } from '../src/constructs/kafka';
 import { Network } from '../src/constructs/network';
+import { synthScope } from './support/terraform';
 
 function parse(synthesized: string) {
   return JSON.parse(synthesized) as { resource: Record<string, Record<string, Record<string, unknown>>> };
@@ -12,7 +13,7 @@ function parse(synthesized: string) {
 
 describe('constructs in isolation', () => {
   it('carves three private and three public subnets, one each per AZ, with a NAT gateway per AZ', () => {
-    const synthesized = Testing.synthScope((scope) => {
+    const synthesized = synthScope((scope) => {
       new AwsProvider(scope, 'aws', { region: 'eu-west-1' });
       new Network(scope, 'network', {
         ctx: new AwsLookups(scope, 'ctx', 'eu-west-1'),
@@ -29,7 +30,7 @@ describe('constructs in isolation', () => {
   });
 
   it('with a single NAT gateway, routes every AZ through it and reaches the AWS APIs a task needs through endpoints', () => {
-    const synthesized = Testing.synthScope((scope) => {
+    const synthesized = synthScope((scope) => {
       new AwsProvider(scope, 'aws', { region: 'eu-west-1' });
       new Network(scope, 'network', {
         ctx: new AwsLookups(scope, 'ctx', 'eu-west-1'),
@@ -57,7 +58,7 @@ describe('constructs in isolation', () => {
   });
 
   it('builds Aurora with one writer and the readers spread across AZs, behind a TLS-only IAM proxy', () => {
-    const synthesized = Testing.synthScope((scope) => {
+    const synthesized = synthScope((scope) => {
       new AwsProvider(scope, 'aws', { region: 'eu-west-1' });
       const ctx = new AwsLookups(scope, 'ctx', 'eu-west-1');
       const network = new Network(scope, 'network', { ctx, name: 'test', cidr: '10.40.0.0/16', egress: 'nat-per-az' });
@@ -91,7 +92,7 @@ describe('constructs in isolation', () => {
 
   it('turns on multi-VPC IAM connectivity only for a cluster that feeds a cross-region replicator', () => {
     for (const replicationSource of [true, false]) {
-      const synthesized = Testing.synthScope((scope) => {
+      const synthesized = synthScope((scope) => {
         new AwsProvider(scope, 'aws', { region: 'eu-west-1' });
         const ctx = new AwsLookups(scope, 'ctx', 'eu-west-1');
         const network = new Network(scope, 'network', {

@@ -8,7 +8,7 @@ import { Network } from '../src/constructs/network';
 import { parseManifest } from '../src/manifest';
 import { STRIPE_WEBHOOK_IPS, STRIPE_WEBHOOK_PATH_REGEX } from '../src/stripe';
 import { defaultManifest } from './support/manifests';
-import { type Block, resources, type Synthesized, stack, synthPlatform } from './support/terraform';
+import { type Block, resources, type Synthesized, stack, synthPlatform, synthScope } from './support/terraform';
 
 const STRIPE_PATH = new RegExp(STRIPE_WEBHOOK_PATH_REGEX);
 
@@ -123,7 +123,7 @@ describe('the edge exempts Stripe webhook deliveries from the per-IP limits', ()
 
 describe('constructs', () => {
   it('gives an internal ALB an access-log bucket that ELB may write to, encrypted, private and expiring', () => {
-    const synthesized = Testing.synthScope((scope) => {
+    const synthesized = synthScope((scope) => {
       new AwsProvider(scope, 'aws', { region: 'eu-west-1' });
       const ctx = new AwsLookups(scope, 'ctx', 'eu-west-1');
       const network = new Network(scope, 'network', { ctx, name: 'test', cidr: '10.40.0.0/16', egress: 'nat-per-az' });
@@ -167,7 +167,7 @@ describe('constructs', () => {
   });
 
   it('snapshots a database daily into a KMS vault and copies each snapshot to a vault in another region', () => {
-    const synthesized = Testing.synthScope((scope) => {
+    const synthesized = synthScope((scope) => {
       new AwsProvider(scope, 'aws', { region: 'us-east-2' });
       const copyProvider = new AwsProvider(scope, 'aws-copy', { alias: 'copy', region: 'eu-west-1' });
       new Backups(scope, 'backups', {

@@ -1,3 +1,7 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TerraformStack, Testing } from 'cdktf';
 import { METRICS_SIDECAR_NAME } from '../../src/constructs/metrics-sidecar';
 import { type ManifestInput, parseManifest } from '../../src/manifest';
 import {
@@ -25,6 +29,21 @@ export {
 /** The manifest validated, then every stack synthesized and read back (src/synthesized.ts). */
 export function synthPlatform(input: ManifestInput): Synthesized {
   return synthesize(parseManifest(input));
+}
+
+/**
+ * Testing.synthScope, less the directory it leaves behind: its app makes an output directory under the system's
+ * temporary directory on every call (empty, since nothing is written), which this removes.
+ */
+export function synthScope(fn: (scope: TerraformStack) => void): string {
+  const outdir = mkdtempSync(join(tmpdir(), 'onsale-scope-'));
+  try {
+    const scope = new TerraformStack(Testing.app({ outdir }), 'stack');
+    fn(scope);
+    return Testing.synth(scope);
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
 }
 
 export function stack(synth: Synthesized, name: string): SynthesizedStack {
