@@ -23,6 +23,7 @@ export * from './runtime/log';
 export * from './runtime/loop';
 export * from './runtime/metrics';
 export * from './runtime/processes';
+export * from './runtime/request-ids';
 export * from './runtime/shutdown';
 export * from './runtime/tracing';
 export * from './runtime/tracing-config';

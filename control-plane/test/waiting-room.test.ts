@@ -245,6 +245,18 @@ describe('waiting room', () => {
     const r = await h.req('POST', '/events/00000000-0000-4000-8000-000000000000/queue');
     expect(r.status).toBe(401);
     expect(r.body.error).toMatchObject({ code: 'unauthenticated' });
-    expect(r.body.error.requestId).toMatch(/^req_/);
+  });
+
+  it("names each request itself: a caller's X-Request-Id is not taken, its X-Correlation-Id is", async ({ h }) => {
+    const res = await h.app.request('/events/00000000-0000-4000-8000-000000000000/queue', {
+      method: 'POST',
+      headers: { 'x-request-id': 'chosen-by-the-caller', 'x-correlation-id': 'corr-7' },
+    });
+    const { error } = await res.json();
+    expect(error.requestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(res.headers.get('x-request-id')).toBe(error.requestId);
+    expect(res.headers.get('x-correlation-id')).toBe('corr-7');
+    const malformed = await h.app.request('/healthz', { headers: { 'x-correlation-id': 'not an id' } });
+    expect(malformed.headers.get('x-correlation-id')).toBe(malformed.headers.get('x-request-id'));
   });
 });

@@ -172,6 +172,15 @@ describe('forwarding', () => {
     expect(given.headers['x-correlation-id']).toBe('corr-42');
   });
 
+  it("asks the cells for the buyer's orders under the request's correlation id", async () => {
+    const res = await rawRequest('/me/orders', {
+      headers: { authorization: 'Bearer a-buyer', 'x-correlation-id': 'corr-mine' },
+    });
+    expect(res.headers['x-correlation-id']).toBe('corr-mine');
+    const asked = echo.requests.filter((r) => r.url.endsWith('/me/orders'));
+    expect(asked.at(-1)?.headers['x-correlation-id']).toBe('corr-mine');
+  });
+
   it('behind trusted proxies, keeps only the X-Forwarded-For entries they appended, none the client wrote', async () => {
     // CloudFront appends the viewer (203.0.113.7), the load balancer CloudFront (198.51.100.2); before them, the
     // client's own entries, which would otherwise be the first one the control plane's per-IP limits read.

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import {
   allowedMethods,
@@ -7,6 +6,7 @@ import {
   httpTracing,
   refuseInvalidInput,
   renderError,
+  requestIds,
   routeNotFound,
 } from '@onsale/contracts';
 import { EpochFencedError } from '../db/tx';
@@ -14,8 +14,6 @@ import { TicketStoreUnavailable } from '../tickets/store';
 import type { CellEnv } from './env';
 import { registerRoutes } from './routes';
 import type { CellServices } from './services';
-
-const ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** The cell's HTTP surface: request ids, one error body, contracts checked by zod, OpenAPI served. */
 export function createCellApp(services: CellServices) {
@@ -26,9 +24,7 @@ export function createCellApp(services: CellServices) {
   app.use(httpTracing());
   app.use(httpMetrics());
   app.use(async (c, next) => {
-    const requestId = randomUUID();
-    const incoming = c.req.header('x-correlation-id');
-    const correlationId = incoming && ID.test(incoming) ? incoming : requestId;
+    const { requestId, correlationId } = requestIds(c.req.header('x-correlation-id'));
     c.set('requestId', requestId);
     c.set('correlationId', correlationId);
     c.set('services', services);

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import {
   allowedMethods,
@@ -7,6 +6,7 @@ import {
   limitBody,
   refuseInvalidInput,
   renderError,
+  requestIds,
   routeNotFound,
 } from '@onsale/contracts';
 import { CellCallError, cellCallRefusal } from '../cells/client';
@@ -52,8 +52,6 @@ import { registerGetSeatMap } from './routes/seat-map-get';
 import { registerPutSeatMap } from './routes/seat-map-put';
 import { registerPutTierFees } from './routes/tier-fees-put';
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
 /** The control plane's HTTP API: one error body, request ids, services on the context. */
 export function createApp(services: Services): App {
   const app: App = new OpenAPIHono<AppEnv>({
@@ -62,16 +60,17 @@ export function createApp(services: Services): App {
 
   app.use(httpMetrics());
   app.use('*', async (c, next) => {
-    const given = c.req.header('x-request-id');
-    const requestId = given && REQUEST_ID.test(given) ? given : `req_${randomUUID().replaceAll('-', '')}`;
+    const { requestId, correlationId } = requestIds(c.req.header('x-correlation-id'));
     c.set('requestId', requestId);
     c.set('services', services);
-    c.set('log', services.log.child({ requestId }));
+    c.set('log', services.log.child({ requestId, correlationId }));
     c.header('x-request-id', requestId);
+    c.header('x-correlation-id', correlationId);
     const started = performance.now();
     await next();
     services.log.info('request', {
       requestId,
+      correlationId,
       method: c.req.method,
       path: c.req.path,
       status: c.res.status,

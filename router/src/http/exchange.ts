@@ -1,8 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type ErrorCode, type ErrorOptions, errorAnswer, type Logger, type RouterMetrics } from '@onsale/contracts';
-
-const CORRELATION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+import {
+  type ErrorCode,
+  type ErrorOptions,
+  errorAnswer,
+  type Logger,
+  type RouterMetrics,
+  requestIds,
+} from '@onsale/contracts';
 
 /** One request through the router, from its arrival to the end of its answer. */
 export interface Exchange {
@@ -27,9 +31,7 @@ export function beginExchange(
   log: Logger,
 ): Exchange {
   const started = performance.now();
-  const requestId = randomUUID();
-  const given = incoming.headers['x-correlation-id'];
-  const correlationId = typeof given === 'string' && CORRELATION_ID.test(given) ? given : requestId;
+  const { requestId, correlationId } = requestIds(incoming.headers['x-correlation-id']);
   const exchange: Exchange = { incoming, outgoing, requestId, correlationId, started, upstream: 'none' };
   outgoing.once('close', () => {
     const status = outgoing.headersSent ? outgoing.statusCode : 499;

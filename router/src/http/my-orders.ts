@@ -39,7 +39,7 @@ export function gatherMyOrders(deps: {
           const res = await upstream.pool.request({
             method: 'GET',
             path: `${upstream.prefix}/me/orders`,
-            headers: { authorization, 'x-request-id': c.get('requestId') },
+            headers: { authorization, 'x-correlation-id': c.get('correlationId') },
             headersTimeout: deps.config.UPSTREAM_TIMEOUT_MS,
             bodyTimeout: deps.config.UPSTREAM_TIMEOUT_MS,
           });

@@ -29,6 +29,7 @@ export function createOwnEndpoints({ config, directory, metrics, upstreams, log 
     const exchange = beginExchange(c.env.incoming, c.env.outgoing, metrics, log);
     exchange.upstream = 'router';
     c.set('requestId', exchange.requestId);
+    c.set('correlationId', exchange.correlationId);
     for (const [name, value] of Object.entries(exchangeHeaders(exchange))) c.header(name, value);
     await next();
   });
