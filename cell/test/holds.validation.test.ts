@@ -39,7 +39,7 @@ describe('bad hold bodies', () => {
     ['an empty object', () => JSON.stringify({}), 'seatIds'],
     ['a string for the list', () => JSON.stringify({ seatIds: ids()[0] }), 'seatIds'],
     ['numbers for ids', () => JSON.stringify({ seatIds: [1, 2] }), 'seatIds.0'],
-    ['an unknown field', () => JSON.stringify({ seatIds: [ids()[0]], price: 1 }), 'json'],
+    ['an unknown field', () => JSON.stringify({ seatIds: [ids()[0]], price: 1 }), 'price'],
     ['a thousand ids', () => JSON.stringify({ seatIds: Array.from({ length: 1_000 }, () => randomUUID()) }), 'seatIds'],
   ];
   for (const [name, body, field] of cases) {
@@ -58,6 +58,18 @@ describe('bad hold bodies', () => {
     const res = await buyer.holdRaw('{"seatIds": [');
     expect(res.status).toBe(400);
     expect((await res.json()).error.code).toBe('bad_request');
+    await nothingWritten();
+  });
+
+  it('a body that is not JSON: 415 naming the header', async () => {
+    const res = await buyer.holdRaw(JSON.stringify({ seatIds: [ids()[0]] }), randomUUID(), {
+      'content-type': 'text/plain',
+    });
+    expect(res.status).toBe(415);
+    expect((await res.json()).error).toMatchObject({
+      code: 'unsupported_media_type',
+      details: { header: 'content-type', given: 'text/plain' },
+    });
     await nothingWritten();
   });
 
@@ -119,15 +131,18 @@ describe("the cell's document says what the routes do", () => {
     }
   });
 
-  it('every route that takes a body lists the 413 its body limit answers, and answers it', async () => {
+  it('every POST and PUT lists the 413 its body limit answers, and those with a body the 415 of a wrong media type', async () => {
     const d = await doc();
-    const bodied = Object.entries(d.paths).flatMap(([path, ops]) =>
-      Object.entries(ops as Record<string, { responses: object }>)
+    const written = Object.entries(d.paths).flatMap(([path, ops]) =>
+      Object.entries(ops as Record<string, { requestBody?: unknown; responses: object }>)
         .filter(([method]) => method === 'post' || method === 'put')
-        .map(([method, op]) => [`${method} ${path}`, op.responses] as const),
+        .map(([method, op]) => [`${method} ${path}`, Object.keys(op.responses), !!op.requestBody] as const),
     );
-    expect(bodied.length).toBeGreaterThanOrEqual(8);
-    for (const [op, responses] of bodied) expect(responses, op).toHaveProperty('413');
+    expect(written.length).toBeGreaterThanOrEqual(8);
+    for (const [op, statuses, bodied] of written) {
+      expect(statuses, op).toContain('413');
+      expect(statuses.includes('415'), op).toBe(bodied);
+    }
     const over = await fetch(`${cell.url}/internal/revocations`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -33,6 +33,8 @@ export const errorCodes = {
   order_not_releasable: 409,
   event_conflict: 409,
   payload_too_large: 413,
+  /** The body is in a media type the route does not take (its document lists the ones it does). */
+  unsupported_media_type: 415,
   /** The request line and headers exceed what a server reads (Node's parser: 16 KiB). */
   headers_too_large: 431,
   rate_limited: 429,

@@ -32,6 +32,29 @@ describe('the body limit', () => {
     expect(streamed.status).toBe(413);
   });
 
+  it('a body in a media type the route does not take is 415 naming the header; the document lists 413 and 415 on every operation with a body', async () => {
+    const tenant = await h.tenant();
+    const res = await h.app.request('/events', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tenant.owner}`, 'content-type': 'text/plain' },
+      body: JSON.stringify({ name: 'n', venue: 'v', timeZone: 'UTC', startsAt: '2030-01-01T20:00:00Z' }),
+    });
+    expect(res.status).toBe(415);
+    expect((await res.json()).error).toMatchObject({
+      code: 'unsupported_media_type',
+      details: { header: 'content-type', given: 'text/plain' },
+    });
+    // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document is inspected ad hoc
+    const doc: any = await (await h.app.request('/openapi.json')).json();
+    const bodied = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops as Record<string, { requestBody?: unknown; responses: object }>)
+        .filter(([, op]) => op.requestBody)
+        .map(([method, op]) => [`${method} ${path}`, Object.keys(op.responses)] as const),
+    );
+    expect(bodied.length).toBeGreaterThanOrEqual(10);
+    for (const [op, statuses] of bodied) expect(statuses, op).toEqual(expect.arrayContaining(['413', '415']));
+  });
+
   it('does not hold up a GET (no body to measure)', async () => {
     const res = await h.app.request('/healthz');
     expect(res.status).toBe(200);

@@ -168,7 +168,7 @@ describe('pause, resume and cancel as API routes', () => {
     for (const verb of ['pause', 'resume', 'cancel']) {
       const op = doc.paths[`/events/{eventId}/onsale/${verb}`]?.post;
       expect(op, verb).toBeDefined();
-      expect(Object.keys(op.responses).sort(), verb).toEqual(['200', '400', '401', '403', '404', '409', '503']);
+      expect(Object.keys(op.responses).sort(), verb).toEqual(['200', '400', '401', '403', '404', '409', '413', '503']);
     }
   });
 });

@@ -8,6 +8,7 @@ import {
   renderError,
   requestIds,
   routeNotFound,
+  withBodyRefusals,
 } from '@onsale/contracts';
 import { EpochFencedError } from '../db/tx';
 import { TicketStoreUnavailable } from '../tickets/store';
@@ -50,10 +51,8 @@ export function createCellApp(services: CellServices) {
   app.openAPIRegistry.registerComponent('securitySchemes', 'internal', { type: 'http', scheme: 'bearer' });
 
   registerRoutes(app);
-  app.doc31('/openapi.json', {
-    openapi: '3.1.0',
-    info: { title: `Onsale purchase cell ${services.ctx.cellId}`, version: '1' },
-  });
+  const info = { title: `Onsale purchase cell ${services.ctx.cellId}`, version: '1' };
+  app.get('/openapi.json', (c) => c.json(withBodyRefusals(app.getOpenAPI31Document({ openapi: '3.1.0', info }))));
   return app;
 }
 export type CellApp = OpenAPIHono<CellEnv>;

@@ -124,9 +124,14 @@ export function errorResponse(c: Context, code: ErrorCode, message: string, opts
   return c.json(answer.body, answer.status as ContentfulStatusCode);
 }
 
-/** Zod's issues as the field list of a `validation_failed` answer. */
+/** Zod's issues as the field list of a `validation_failed` answer; an unknown field is named by its own path. */
 export function validationIssues(error: z.ZodError, target: string): FieldIssue[] {
-  return error.issues.map((i) => ({ path: i.path.length ? i.path.join('.') : target, message: i.message }));
+  const at = (path: PropertyKey[]) => (path.length ? path.map(String).join('.') : target);
+  return error.issues.flatMap((i) =>
+    i.code === 'unrecognized_keys'
+      ? i.keys.map((key) => ({ path: at([...i.path, key]), message: 'is not a field of this request' }))
+      : [{ path: at(i.path), message: i.message }],
+  );
 }
 
 /**
@@ -160,6 +165,10 @@ export function renderError(translate?: (err: Error) => DomainError | undefined)
       });
     if (err instanceof HTTPException) {
       if (err.status === 413) return errorResponse(c, 'payload_too_large', 'request body is too large');
+      if (err.status === 415)
+        return errorResponse(c, 'unsupported_media_type', 'this route does not take a body of that Content-Type', {
+          details: { header: 'content-type', given: c.req.header('content-type') ?? null },
+        });
       if (err.status === 401) return errorResponse(c, 'unauthenticated', err.message || 'unauthenticated');
       if (err.status < 500) return errorResponse(c, 'bad_request', err.message || 'malformed request');
     }
@@ -259,6 +268,7 @@ const ERROR_DESCRIPTIONS: Partial<Record<ErrorCode, string>> = {
   conflict: 'Conflicts with the current state; details names what',
   order_not_releasable: 'The order has no payment to refund; details names its status',
   payload_too_large: 'Body too large',
+  unsupported_media_type: 'Body in a media type this operation does not take',
   headers_too_large: 'Request line and headers too large',
   rate_limited: 'Too many requests (see Retry-After)',
   cell_unavailable: 'Unavailable; retry after Retry-After',
@@ -281,4 +291,21 @@ export function errorResponses(...codes: ErrorCode[]) {
     };
   }
   return out;
+}
+
+/**
+ * A service's OpenAPI document with what an operation may answer before its schemas are read, added here once rather
+ * than by each route: 413 to any POST, PUT or PATCH (the body limit measures whatever is sent, a body declared or
+ * not), 415 where a body is declared and another media type is sent.
+ */
+export function withBodyRefusals<D extends { paths?: object }>(doc: D): D {
+  const [tooLarge, wrongType] = [errorResponses('payload_too_large'), errorResponses('unsupported_media_type')];
+  for (const operations of Object.values(doc.paths ?? {}) as Record<string, Record<string, unknown>>[]) {
+    for (const [method, operation] of Object.entries(operations)) {
+      const op = operation as { requestBody?: unknown; responses?: Record<string, unknown> };
+      if (!op.responses || !['post', 'put', 'patch'].includes(method)) continue;
+      op.responses = { ...tooLarge, ...(op.requestBody ? wrongType : {}), ...op.responses };
+    }
+  }
+  return doc;
 }

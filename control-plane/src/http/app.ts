@@ -8,6 +8,7 @@ import {
   renderError,
   requestIds,
   routeNotFound,
+  withBodyRefusals,
 } from '@onsale/contracts';
 import { CellCallError, cellCallRefusal } from '../cells/client';
 import { createConsoleApp } from '../console/app';
@@ -137,6 +138,7 @@ export function createApp(services: Services): App {
   app.route('/console', createConsoleApp(services, services.config));
   // The buyer's pages, likewise HTML outside the document; their script uses the public JSON API through the edge.
   app.route('/shop', createShopApp(services, services.config));
-  app.doc31('/openapi.json', { openapi: '3.1.0', info: { title: 'Onsale control plane', version: '1.0.0' } });
+  const info = { title: 'Onsale control plane', version: '1.0.0' };
+  app.get('/openapi.json', (c) => c.json(withBodyRefusals(app.getOpenAPI31Document({ openapi: '3.1.0', info }))));
   return app;
 }

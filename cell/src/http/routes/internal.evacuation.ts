@@ -53,8 +53,6 @@ function evacuationRoute<I extends z.ZodObject | undefined, A extends z.ZodTypeA
     responses: {
       200: { description: spec.summary, content: { 'application/json': { schema: spec.answer } } },
       ...Object.fromEntries(spec.errors.map((s) => [s, errors[s]])),
-      // The body limit answers any PUT or POST, a body declared or not.
-      ...(inBody ? { 413: errors[413] } : {}),
     },
   });
   // The route's schemas validate params, query and body before the handler runs (the app's defaultHook),

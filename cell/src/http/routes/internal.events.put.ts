@@ -24,7 +24,6 @@ export const loadEventRoute = createRoute({
     400: errors[400],
     401: errors[401],
     409: errors[409],
-    413: errors[413],
     503: errors[503],
   },
 });

@@ -24,7 +24,6 @@ export const salesStatusRoute = createRoute({
     401: errors[401],
     404: errors[404],
     409: errors[409],
-    413: errors[413],
     503: errors[503],
   },
 });

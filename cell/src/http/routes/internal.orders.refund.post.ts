@@ -28,7 +28,6 @@ export const refundOrderRoute = createRoute({
       'unauthenticated',
       'not_found',
       'order_not_releasable',
-      'payload_too_large',
       'epoch_fenced',
     ),
   },

@@ -19,7 +19,6 @@ export const revocationRoute = createRoute({
     },
     400: errors[400],
     401: errors[401],
-    413: errors[413],
     503: errors[503],
   },
 });

@@ -15,6 +15,5 @@ export const errors = {
   403: error('Admission token refused'),
   404: error('Not found'),
   409: error('Conflict; details names the seats or the key'),
-  413: error('Body too large'),
   503: error('Cell fenced or dependency unavailable'),
 };

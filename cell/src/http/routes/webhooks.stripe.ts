@@ -20,7 +20,6 @@ export const stripeWebhookRoute = createRoute({
     },
     400: errors[400],
     404: errors[404],
-    413: errors[413],
     503: errors[503],
   },
 });

@@ -102,15 +102,7 @@ const route = createRoute({
       description: 'Stored; seat ids are stable for unchanged labels',
       content: { 'application/json': { schema: Result } },
     },
-    ...errorResponses(
-      'validation_failed',
-      'bad_request',
-      'unauthenticated',
-      'forbidden',
-      'not_found',
-      'conflict',
-      'payload_too_large',
-    ),
+    ...errorResponses('validation_failed', 'bad_request', 'unauthenticated', 'forbidden', 'not_found', 'conflict'),
   },
 });
 
@@ -119,7 +111,11 @@ export function registerPutSeatMap(app: App) {
     const actor = c.get('actor');
     const type = (c.req.header('content-type') ?? '').split(';')[0]?.trim().toLowerCase();
     const format = type === 'application/json' ? 'json' : type === 'text/csv' ? 'csv' : null;
-    if (!format) throw new DomainError('bad_request', 'content-type must be application/json or text/csv');
+    if (!format)
+      throw new DomainError('unsupported_media_type', 'content-type must be application/json or text/csv', {
+        header: 'content-type',
+        given: type ?? null,
+      });
     const r = await uploadSeatMap({
       ctx: c.get('services'),
       actor,
