@@ -335,6 +335,33 @@ describe('forms show the server’s error by field', () => {
     expect((await h.req('GET', '/events', { token: t.manager })).body.events.length).toBe(before);
   });
 
+  it('create event: a time the venue skips when its clocks go forward is named; one it shows twice is the first', async () => {
+    const before = (await h.req('GET', '/events', { token: t.manager })).body.events.length;
+    const create = (startsAt: string) =>
+      send('POST', '/console/events', {
+        body: new URLSearchParams({
+          name: 'Clock change',
+          venue: 'Hall',
+          timeZone: 'Europe/Paris',
+          startsAt,
+        }).toString(),
+        contentType: urlencoded,
+      });
+    const skipped = await create('2030-03-31T02:30');
+    expect(skipped.status).toBe(400);
+    expect(fieldsIn(skipped.text)).toEqual(['startsAt']);
+    expect(skipped.text).toContain('2030-03-31 02:30 does not exist in Europe/Paris: the clocks go forward then');
+    expect((await h.req('GET', '/events', { token: t.manager })).body.events.length).toBe(before);
+
+    expect((await create('2030-10-27T02:30')).status).toBe(303);
+    const made = (await h.req('GET', '/events', { token: t.manager })).body.events as {
+      name: string;
+      startsAt: string;
+    }[];
+    // 02:30 summer time (UTC+2), the first of the two 02:30s that night.
+    expect(made.find((e) => e.name === 'Clock change')?.startsAt).toBe('2030-10-27T00:30:00.000Z');
+  });
+
   it('edit event: a NUL in the venue is named', async () => {
     const r = await send('POST', `/console/events/${eventId}`, {
       body: new URLSearchParams({ name: 'Show', venue: 'x\u0000', startsAt: '2030-01-01T20:00' }).toString(),

@@ -34,7 +34,7 @@ import { type FieldIssues, type Html, layout } from './pages/layout';
 import { errorPage, livePage, signInPage, teamPage } from './pages/misc';
 import { botReportPage, type PresalePageData, presalePage } from './pages/presale';
 import { type ConsoleSession, createSessionStore, sameToken } from './session';
-import { fromZonedInput } from './zoned-time';
+import { zonedField } from './zoned-time';
 
 type Env = { Variables: { services: Services; requestId: string; session: ConsoleSession | null } };
 type C = Context<Env>;
@@ -277,10 +277,8 @@ export function createConsoleApp(services: Services, config: ConsoleConfig) {
     return attempt(c, 'onsale', v, async () => {
       const ev = await getEvent({ ctx: services, actor: s.actor, eventId });
       const issues: { path: string; message: string }[] = nulIssues(v);
-      const onsaleAt = fromZonedInput(v.onsaleAt ?? '', ev.timeZone);
-      if (!onsaleAt) issues.push({ path: 'onsaleAt', message: 'a date and time is required' });
-      const roomOpensAt = v.roomOpensAt ? fromZonedInput(v.roomOpensAt, ev.timeZone) : onsaleAt;
-      if (!roomOpensAt) issues.push({ path: 'roomOpensAt', message: 'not a date and time' });
+      const onsaleAt = zonedField(issues, 'onsaleAt', v.onsaleAt, ev.timeZone);
+      const roomOpensAt = v.roomOpensAt ? zonedField(issues, 'roomOpensAt', v.roomOpensAt, ev.timeZone) : onsaleAt;
       // Its bounds are the verb's (scheduleOnsale), which names them in its own issue.
       const perBuyerLimit = Number(v.perBuyerLimit);
       if (!Number.isInteger(perBuyerLimit)) issues.push({ path: 'perBuyerLimit', message: 'a whole number' });
@@ -338,11 +336,7 @@ export function createConsoleApp(services: Services, config: ConsoleConfig) {
       const ev = await getEvent({ ctx: services, actor: s.actor, eventId });
       const issues: { path: string; message: string }[] = nulIssues(v);
       const times: Partial<Record<(typeof names)[number], Date>> = {};
-      for (const n of names) {
-        const at = fromZonedInput(v[n] ?? '', ev.timeZone);
-        if (at) times[n] = at;
-        else issues.push({ path: n, message: 'a date and time is required' });
-      }
+      for (const n of names) times[n] = zonedField(issues, n, v[n], ev.timeZone);
       const whole = (name: string, min: number, max: number, fallback?: number) => {
         const n = v[name] ? Number(v[name]) : fallback;
         if (n === undefined || !Number.isInteger(n) || n < min || n > max)
@@ -471,14 +465,12 @@ export function createConsoleApp(services: Services, config: ConsoleConfig) {
     if (!v.venue) issues.push({ path: 'venue', message: 'required' });
     if ((v.name?.length ?? 0) > 200) issues.push({ path: 'name', message: 'at most 200 characters' });
     if ((v.venue?.length ?? 0) > 200) issues.push({ path: 'venue', message: 'at most 200 characters' });
-    let startsAt: Date | null = null;
+    let startsAt: Date | undefined;
     try {
-      startsAt = fromZonedInput(v.startsAt ?? '', timeZone);
+      startsAt = zonedField(issues, 'startsAt', v.startsAt, timeZone);
     } catch {
       issues.push({ path: 'timeZone', message: 'must be an IANA time zone such as Europe/Paris' });
     }
-    if (!startsAt && !issues.some((i) => i.path === 'timeZone'))
-      issues.push({ path: 'startsAt', message: 'a date and time is required' });
     if (issues.length) throw new DomainError('validation_failed', 'the event is not valid', { issues });
     return { name: v.name!, venue: v.venue!, timeZone, startsAt: startsAt! };
   }

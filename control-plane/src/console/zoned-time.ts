@@ -28,10 +28,17 @@ export function toZonedInput(d: Date, timeZone: string): string {
   return `${p.year}-${p.month}-${p.day}T${p.hour}:${p.minute}`;
 }
 
-/** The instant a datetime-local value names in `timeZone`; null when it is not such a value. */
-export function fromZonedInput(value: string, timeZone: string): Date | null {
+const HALF_DAY_MS = 12 * 3_600_000;
+
+/**
+ * The instant a datetime-local value names in `timeZone`, or why it names none: not such a value, or a wall-clock
+ * time the zone skips when its clocks go forward (02:30 on a spring-forward night in Paris). A time the zone shows
+ * twice, when its clocks go back, is the first of the two, as calendars take it. Throws a RangeError for an unknown
+ * zone.
+ */
+export function fromZonedInput(value: string, timeZone: string): { at: Date } | { problem: string } {
   const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(value.trim());
-  if (!m) return null;
+  if (!m) return { problem: value.trim() ? 'not a date and time' : 'a date and time is required' };
   const fields = m.slice(1, 7).map((x) => Number(x ?? 0)) as [number, number, number, number, number, number];
   const [year, month, day, hour, minute, second] = fields;
   const wall = Date.UTC(year, month - 1, day, hour, minute, second);
@@ -45,11 +52,29 @@ export function fromZonedInput(value: string, timeZone: string): Date | null {
     back.getUTCMinutes(),
     back.getUTCSeconds(),
   ].every((v, i) => v === fields[i]);
-  if (!same) return null;
-  // Two passes settle the offset across a daylight-saving change.
-  let t = wall - offsetMs(new Date(wall), timeZone);
-  t = wall - offsetMs(new Date(t), timeZone);
-  return new Date(t);
+  if (!same) return { problem: 'not a date and time' };
+  // The zone's offsets half a day either side: the instants they give that show this wall clock in the zone (none in
+  // a skipped hour, two in a repeated one).
+  const offsets = new Set([
+    offsetMs(new Date(wall - HALF_DAY_MS), timeZone),
+    offsetMs(new Date(wall + HALF_DAY_MS), timeZone),
+  ]);
+  const instants = [...offsets].map((o) => wall - o).filter((t) => t + offsetMs(new Date(t), timeZone) === wall);
+  if (!instants.length)
+    return { problem: `${value.trim().replace('T', ' ')} does not exist in ${timeZone}: the clocks go forward then` };
+  return { at: new Date(Math.min(...instants)) };
+}
+
+/** A form's datetime-local field read in `timeZone`: its instant, or undefined with what is wrong added to `issues`. */
+export function zonedField(
+  issues: { path: string; message: string }[],
+  path: string,
+  value: string | undefined,
+  timeZone: string,
+): Date | undefined {
+  const read = fromZonedInput(value ?? '', timeZone);
+  if ('at' in read) return read.at;
+  issues.push({ path, message: read.problem });
 }
 
 export function formatInZone(d: Date | null, timeZone: string): string {
