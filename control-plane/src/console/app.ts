@@ -40,6 +40,7 @@ type Env = { Variables: { services: Services; requestId: string; session: Consol
 type C = Context<Env>;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const EVENTS_PER_PAGE = 100;
 const ASSETS = { 'console.js': 'text/javascript; charset=utf-8', 'console.css': 'text/css; charset=utf-8' } as const;
 const defaultAssets = resolve(dirname(fileURLToPath(import.meta.url)), '../../console-web/dist');
 
@@ -186,10 +187,13 @@ export function createConsoleApp(services: Services, config: ConsoleConfig) {
   app.get('/', async (c) => {
     const s = c.get('session');
     if (!s) return page(c, 'Sign in', signInPage(Boolean(config.CONSOLE_OIDC_ISSUER_URL)));
-    const rows = await listEvents({ ctx: services, actor: s.actor });
+    // A link to an older page carries the last event shown; anything else in its place shows the newest page.
+    const given = c.req.query('after');
+    const after = given && UUID.test(given) ? given : undefined;
+    const listed = await listEvents({ ctx: services, actor: s.actor, page: { after, limit: EVENTS_PER_PAGE } });
     const { sales, places } = await getSalesByEvent({ ctx: services, actor: s.actor });
     const counts = new Map(sales.map(({ eventId, ...n }) => [eventId, n]));
-    return page(c, 'Events', eventsList(s, rows, counts, places));
+    return page(c, 'Events', eventsList(s, { ...listed, first: !after }, counts, places));
   });
 
   // Pages below need a session; a signed-out browser is sent to sign in.

@@ -157,13 +157,45 @@ async function replayedCreation(tx: DbOrTx, tenantId: string, key: string, hash:
   return earlier!;
 }
 
-export async function listEvents({ ctx, actor }: { ctx: Services; actor: PromoterActor }) {
-  return dbOf(ctx)
+/**
+ * A page of the tenant's events, newest first. `after` is the last event of the page before (its `nextAfter`): the
+ * page goes on from where that event sorts, so an event created meanwhile neither repeats a row nor hides one.
+ */
+export async function listEvents({
+  ctx,
+  actor,
+  page,
+}: {
+  ctx: Services;
+  actor: PromoterActor;
+  page: { after?: string; limit: number };
+}): Promise<{ events: EventRow[]; nextAfter: string | null }> {
+  const db = dbOf(ctx);
+  if (page.after) {
+    const [from] = await db
+      .select({ id: events.id })
+      .from(events)
+      .where(and(eq(events.tenantId, actor.tenantId), eq(events.id, page.after)));
+    if (!from)
+      throw new DomainError('validation_failed', 'after: not an event of this tenant', {
+        issues: [{ path: 'after', message: 'not an event of this tenant' }],
+      });
+  }
+  const rows = await db
     .select()
     .from(events)
-    .where(eq(events.tenantId, actor.tenantId))
-    .orderBy(desc(events.createdAt))
-    .limit(500);
+    .where(
+      and(
+        eq(events.tenantId, actor.tenantId),
+        page.after
+          ? sql`(${events.createdAt}, ${events.id}) < (SELECT created_at, id FROM events WHERE id = ${page.after})`
+          : undefined,
+      ),
+    )
+    .orderBy(desc(events.createdAt), desc(events.id))
+    .limit(page.limit + 1);
+  const shown = rows.slice(0, page.limit);
+  return { events: shown, nextAfter: rows.length > page.limit ? shown.at(-1)!.id : null };
 }
 
 export async function getEvent({ ctx, actor, eventId }: { ctx: Services; actor: PromoterActor; eventId: string }) {

@@ -12,17 +12,23 @@ export interface EventCounts {
 const canChange = (s: ConsoleSession) => s.role !== 'viewer';
 
 /** `places` is each event's seats and GA places, what its sold and held places are counted against. */
+/** The events page: a page of the tenant's events, newest first, with links to the newest and to older ones. */
 export function eventsList(
   s: ConsoleSession,
-  rows: EventRow[],
+  listed: { events: EventRow[]; nextAfter: string | null; first: boolean },
   counts: Map<string, EventCounts>,
   places: Map<string, number>,
 ) {
+  const rows = listed.events;
+  const pages = html`<nav class="pages" aria-label="Pages of events">
+    ${listed.first ? '' : html`<a href="/console" data-testid="newest-events">Newest events</a>`}
+    ${listed.nextAfter ? html`<a href="/console?after=${listed.nextAfter}" data-testid="older-events">Older events</a>` : ''}
+  </nav>`;
   return html`<h1>Events</h1>
     ${canChange(s) ? html`<p><a class="button" href="/console/events/new">Create an event</a></p>` : ''}
     ${
       rows.length === 0
-        ? html`<p>No events yet.</p>`
+        ? html`<p>${listed.first ? 'No events yet.' : 'No older events.'}</p>`
         : html`<div class="table-wrap"><table data-testid="events">
             <caption class="sr-only">Your events</caption>
             <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Onsale (venue time)</th>
@@ -43,7 +49,8 @@ export function eventsList(
               })}
             </tbody>
           </table></div>`
-    }`;
+    }
+    ${listed.first && !listed.nextAfter ? '' : pages}`;
 }
 
 export interface EventFormValues {

@@ -9,22 +9,35 @@ const route = createRoute({
   method: 'get',
   path: '/events',
   tags: ['events'],
-  summary: "The tenant's events",
+  summary: "The tenant's events, newest first, a page at a time",
+  description:
+    'A page holds `limit` events (100 unless asked, at most 500); `nextAfter`, when not null, is the `after` that ' +
+    'asks for the next page.',
   security: bearerSecurity,
   middleware: [asPromoter] as const,
+  request: {
+    query: z.object({
+      after: z.string().uuid().optional(),
+      limit: z.coerce.number().int().min(1).max(500).default(100),
+    }),
+  },
   responses: {
     200: {
       description: 'Events',
-      content: { 'application/json': { schema: z.object({ events: z.array(EventSchema) }) } },
+      content: {
+        'application/json': {
+          schema: z.object({ events: z.array(EventSchema), nextAfter: z.string().uuid().nullable() }),
+        },
+      },
     },
-    ...errorResponses('unauthenticated', 'forbidden'),
+    ...errorResponses('validation_failed', 'unauthenticated', 'forbidden'),
   },
 });
 
 export function registerListEvents(app: App) {
   app.openapi(route, async (c) => {
     const actor = c.get('actor');
-    const rows = await listEvents({ ctx: c.get('services'), actor });
-    return c.json({ events: rows.map(toEventDto) }, 200);
+    const page = await listEvents({ ctx: c.get('services'), actor, page: c.req.valid('query') });
+    return c.json({ events: page.events.map(toEventDto), nextAfter: page.nextAfter }, 200);
   });
 }
