@@ -47,5 +47,32 @@ export const BuyerOrderSummary = z.object({
 });
 export type BuyerOrderSummary = z.infer<typeof BuyerOrderSummary>;
 
-/** The most orders one cell lists for one buyer (newest first). */
-export const BUYER_ORDERS_LIMIT = 100;
+/** A page of "my orders": the most orders one answer lists, from each cell and once the router has merged them. */
+export const BUYER_ORDERS_PAGE = 100;
+
+/**
+ * Where the next page of "my orders" starts: after the last order shown, named by its creation time (to the
+ * millisecond, as `createdAt` says it) and its id, the order every cell and the router sort by (newest first, then by
+ * id). One cursor for every cell, so the router asks each for its orders after it and merges.
+ */
+export const BuyerOrdersAfter = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, {
+    message: 'not a cursor this list gave (nextAfter)',
+    abort: true,
+  })
+  // A time no calendar has (month 13, 30 February) matches the pattern; it is no cursor either.
+  .refine((s) => {
+    const at = s.slice(0, 24);
+    return !Number.isNaN(Date.parse(at)) && new Date(at).toISOString() === at;
+  }, 'not a cursor this list gave (nextAfter)');
+export const buyerOrdersAfter = (o: Pick<BuyerOrderSummary, 'createdAt' | 'orderId'>) => `${o.createdAt}_${o.orderId}`;
+export const readBuyerOrdersAfter = (after: string) => {
+  const [createdAt, orderId] = after.split('_') as [string, string];
+  return { createdAt, orderId };
+};
+
+/** Newest first, then by id: the order of "my orders" in each cell and across them. */
+export const byNewestOrder = (a: BuyerOrderSummary, b: BuyerOrderSummary) =>
+  codeUnits(b.createdAt, a.createdAt) || codeUnits(a.orderId, b.orderId);
+const codeUnits = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);

@@ -324,3 +324,72 @@ describe('"my orders": the router gathers the buyer’s orders from every cell',
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('unauthenticated');
   });
 });
+
+describe('"my orders", a page at a time', () => {
+  it('walks the buyer’s orders in every cell once each, newest first, at most a page at a time', async () => {
+    const userId = `buyer-${randomUUID()}`;
+    const bearer = await identity.buyerToken(userId);
+    // 130 orders in each cell, placed by hand: two to a millisecond in a cell (microseconds apart) and the same
+    // milliseconds in both, the ties a cursor to the millisecond must settle by id.
+    const base = Date.parse('2026-11-01T12:00:00.000Z');
+    const expected: { orderId: string; ms: number }[] = [];
+    for (const [cell, event] of [
+      [cellA, eventA],
+      [cellB, eventB],
+    ] as const) {
+      const ids = Array.from({ length: 130 }, () => randomUUID());
+      const seconds = ids.map((_, i) => (base + Math.floor(i / 2) + (i % 2 ? 0.6 : 0.1)) / 1000);
+      await cell.db.query(
+        `INSERT INTO orders (id, event_id, user_id, status, amount, currency, correlation_id, created_at)
+         SELECT id, $2, $3, 'expired', 1000, 'eur', 'paging', to_timestamp(t) FROM unnest($1::uuid[], $4::float8[]) AS u(id, t)`,
+        [ids, event.eventId, userId, seconds],
+      );
+      expected.push(...ids.map((orderId, i) => ({ orderId, ms: base + Math.floor(i / 2) })));
+    }
+    expected.sort((a, b) => b.ms - a.ms || (a.orderId < b.orderId ? -1 : 1));
+
+    const page = async (after?: string) => {
+      const res = await fetch(`${router.url}/me/orders${after ? `?after=${encodeURIComponent(after)}` : ''}`, {
+        headers: { authorization: `Bearer ${bearer}` },
+      });
+      expect(res.status).toBe(200);
+      return (await res.json()) as { orders: { orderId: string; createdAt: string }[]; nextAfter: string | null };
+    };
+    const seen: { orderId: string; createdAt: string }[] = [];
+    const sizes: number[] = [];
+    let after: string | null = null;
+    do {
+      const p = await page(after ?? undefined);
+      seen.push(...p.orders);
+      sizes.push(p.orders.length);
+      after = p.nextAfter;
+    } while (after && sizes.length < 10);
+    expect(sizes).toEqual([100, 100, 60]);
+    expect(seen.map((o) => o.orderId)).toEqual(expected.map((o) => o.orderId));
+    expect(seen.map((o) => Date.parse(o.createdAt))).toEqual(expected.map((o) => o.ms));
+
+    for (const bad of [
+      'yesterday',
+      `2026-11-01T12:00:00Z_${randomUUID()}`,
+      `2026-13-45T12:00:00.000Z_${randomUUID()}`,
+      `0000-00-00T00:00:00.000Z_${randomUUID()}`,
+      '2026-11-01T12:00:00.000Z_x',
+    ]) {
+      const res = await fetch(`${router.url}/me/orders?after=${encodeURIComponent(bad)}`, {
+        headers: { authorization: `Bearer ${bearer}` },
+      });
+      expect(res.status, bad).toBe(400);
+      const { error } = (await res.json()) as { error: { code: string; details: { issues: { path: string }[] } } };
+      expect(error.code, bad).toBe('validation_failed');
+      expect(
+        error.details.issues.map((i) => i.path),
+        bad,
+      ).toEqual(['after']);
+      // A cell asked directly refuses it the same way, before any query.
+      const atCell = await fetch(`${cellA.url}/me/orders?after=${encodeURIComponent(bad)}`, {
+        headers: { authorization: `Bearer ${bearer}` },
+      });
+      expect(atCell.status, bad).toBe(400);
+    }
+  });
+});

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
@@ -286,6 +287,35 @@ describe("the buyer's pages in a browser, through the edge router", () => {
     await ben.locator(`[data-order="${state.benOrderId}"]`).waitFor();
     await expect(ben.getByTestId('orders-state').textContent()).resolves.toBe('1 order.');
     await expect(ben.locator(`[data-order="${state.orderId}"]`).count()).resolves.toBe(0);
+  });
+
+  it('"my orders" shows a page at a time: a buyer with more orders than a page asks for the older ones', async () => {
+    const { page } = buyers.ann;
+    const db = t.cellDb(t.demo.events[0]!.cellId);
+    // Holds that expired weeks ago, older than the paid order: the first page of a hundred ends before the oldest.
+    const ids = Array.from({ length: 100 }, () => randomUUID());
+    await db.query(
+      `INSERT INTO orders (id, event_id, user_id, status, amount, currency, correlation_id, created_at)
+       SELECT id, $2, 'buyer-ann', 'expired', 1000, 'eur', 'paging', now() - interval '30 days' - make_interval(secs => n)
+         FROM unnest($1::uuid[]) WITH ORDINALITY AS u(id, n)`,
+      [ids, eventId],
+    );
+    try {
+      await page.goto(`${router}/shop/orders`);
+      await page.waitForFunction(() => document.body.dataset.interactive === 'true');
+      await expect(page.getByTestId('orders-state').textContent()).resolves.toBe(
+        '100 orders shown; older ones follow.',
+      );
+      await expect(page.locator('[data-order]').count()).resolves.toBe(100);
+      await expect(page.locator(`[data-order="${ids.at(-1)}"]`).count()).resolves.toBe(0);
+      await page.getByTestId('older-orders').click();
+      await page.locator(`[data-order="${ids.at(-1)}"]`).waitFor();
+      await expect(page.getByTestId('orders-state').textContent()).resolves.toBe('101 orders.');
+      await expect(page.getByTestId('older-orders').isHidden()).resolves.toBe(true);
+      await expectAccessible(page);
+    } finally {
+      await db.query('DELETE FROM orders WHERE id = ANY($1::uuid[])', [ids]);
+    }
   });
 
   it('the confirmation with the tickets PDF reaches the buyer through the local SMTP server, once', async () => {

@@ -705,7 +705,8 @@ const STATUS_WORDS: Record<string, string> = {
   ...Object.fromEntries(Object.keys(ENDED).map((k) => [k, k[0]!.toUpperCase() + k.slice(1)])),
 };
 
-async function orders() {
+/** A page of "my orders" added to the table: the first when the page loads, the next each time the buyer asks. */
+async function orders(after?: string) {
   token();
   const r = await api<{
     orders: {
@@ -718,13 +719,14 @@ async function orders() {
       currency: string;
       createdAt: string;
     }[];
+    nextAfter: string | null;
     unavailableCells: string[];
-  }>('/me/orders', { cache: 'no-store' });
+  }>(`/me/orders${after ? `?after=${encodeURIComponent(after)}` : ''}`, { cache: 'no-store' });
   if (r.status !== 200) {
     say('orders-state', `Your orders could not be loaded: ${r.body.error?.message ?? r.status}`);
     return;
   }
-  const { orders: list, unavailableCells } = r.body;
+  const { orders: list, nextAfter, unavailableCells } = r.body;
   const table = $<HTMLTableElement>('orders')!;
   const tbody = table.tBodies[0]!;
   const date = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium' });
@@ -740,11 +742,21 @@ async function orders() {
     tr.insertCell().textContent = money(o.amount, o.currency);
     tr.insertCell().textContent = date.format(new Date(o.createdAt));
   }
-  table.hidden = list.length === 0;
+  const shown = tbody.rows.length;
+  table.hidden = shown === 0;
+  const older = $<HTMLButtonElement>('older-orders')!;
+  older.hidden = !nextAfter;
+  older.disabled = false;
+  older.onclick = () => {
+    older.disabled = true;
+    void orders(nextAfter ?? undefined);
+  };
   ready();
   say(
     'orders-state',
-    (list.length ? `${list.length} order${list.length === 1 ? '' : 's'}.` : 'You have no orders yet.') +
+    (shown
+      ? `${shown} order${shown === 1 ? '' : 's'}${nextAfter ? ' shown; older ones follow.' : '.'}`
+      : 'You have no orders yet.') +
       (unavailableCells.length ? ' Some orders may be missing for now; try again in a minute.' : ''),
   );
 }

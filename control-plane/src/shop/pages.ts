@@ -186,7 +186,8 @@ export function ordersPage() {
       <caption>Your orders, newest first</caption>
       <thead><tr><th scope="col">Event</th><th scope="col">Date</th><th scope="col">Status</th><th scope="col">Total</th><th scope="col">Ordered</th></tr></thead>
       <tbody></tbody>
-    </table>`;
+    </table>
+    <p><button type="button" data-testid="older-orders" hidden>Show older orders</button></p>`;
 }
 
 export function signedInPage(token: string, next: string) {

@@ -1,4 +1,13 @@
-import { BuyerOrderSummary, errorResponse, type Logger } from '@onsale/contracts';
+import {
+  BUYER_ORDERS_PAGE,
+  BuyerOrderSummary,
+  BuyerOrdersAfter,
+  buyerOrdersAfter,
+  byNewestOrder,
+  errorResponse,
+  type Logger,
+  validationIssues,
+} from '@onsale/contracts';
 import type { Context } from 'hono';
 import { z } from 'zod';
 import type { RouterConfig } from '../config';
@@ -15,6 +24,8 @@ const CellAnswer = z.object({ orders: z.array(BuyerOrderSummary) });
  * first. Each cell verifies the token itself; the router only forwards it. A cell that does not answer in time leaves
  * its orders out and is named in `unavailableCells`, so the page says the list may be incomplete instead of failing:
  * one cell's outage must not hide every other cell's orders. A 401 from any cell is the buyer's answer (a bad token).
+ * A page at a time: every cell answers its first page after the cursor `after` (./contracts BuyerOrdersAfter), the
+ * router keeps the first page of their merge and gives the cursor after its last order as `nextAfter`.
  */
 export function gatherMyOrders(deps: {
   config: RouterConfig;
@@ -25,6 +36,12 @@ export function gatherMyOrders(deps: {
   return async (c: Context<RouterEnv>) => {
     const authorization = c.req.header('authorization');
     if (!authorization) return errorResponse(c, 'unauthenticated', 'a buyer token is required');
+    const given = c.req.query('after');
+    const after = given === undefined ? undefined : BuyerOrdersAfter.safeParse(given);
+    if (after && !after.success)
+      return errorResponse(c, 'validation_failed', 'after: not a cursor this list gave (nextAfter)', {
+        details: { issues: validationIssues(after.error, 'after') },
+      });
     const dir = deps.directory.current;
     if (!dir)
       return errorResponse(c, 'cell_unavailable', 'the directory is not loaded yet', {
@@ -38,7 +55,7 @@ export function gatherMyOrders(deps: {
         try {
           const res = await upstream.pool.request({
             method: 'GET',
-            path: `${upstream.prefix}/me/orders`,
+            path: `${upstream.prefix}/me/orders${after ? `?after=${encodeURIComponent(after.data)}` : ''}`,
             headers: { authorization, 'x-correlation-id': c.get('correlationId') },
             headersTimeout: deps.config.UPSTREAM_TIMEOUT_MS,
             bodyTimeout: deps.config.UPSTREAM_TIMEOUT_MS,
@@ -56,11 +73,14 @@ export function gatherMyOrders(deps: {
     );
     if (answers.some((a) => 'unauthenticated' in a))
       return errorResponse(c, 'unauthenticated', 'the buyer token is not valid');
-    const orders = answers
+    const merged = answers
       .flatMap((a): BuyerOrderSummary[] => ('orders' in a && a.orders ? a.orders : []))
-      .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || a.orderId.localeCompare(b.orderId));
+      .sort(byNewestOrder);
+    const orders = merged.slice(0, BUYER_ORDERS_PAGE);
+    // A full page may have more after it: a cell's page was full, or the merge was longer than a page.
+    const nextAfter = merged.length >= BUYER_ORDERS_PAGE ? buyerOrdersAfter(orders.at(-1)!) : null;
     const unavailableCells = answers.filter((a) => !('orders' in a)).map((a) => a.cell);
     c.header('cache-control', 'no-store');
-    return c.json({ orders, unavailableCells }, 200);
+    return c.json({ orders, nextAfter, unavailableCells }, 200);
   };
 }

@@ -1,4 +1,4 @@
-import { BUYER_ORDERS_LIMIT, BuyerOrderSummary, errorCodes } from '@onsale/contracts';
+import { BUYER_ORDERS_PAGE, BuyerOrderSummary, BuyerOrdersAfter, errorCodes } from '@onsale/contracts';
 import { z } from 'zod';
 import type { RouterConfig } from '../config';
 
@@ -88,25 +88,37 @@ export function routerDocument(config: RouterConfig) {
       },
       '/me/orders': {
         get: {
-          summary: "The buyer's orders across every cell, newest first",
+          summary: "A page of the buyer's orders across every cell, newest first",
           description:
             'The router asks every cell not marked down for the orders of the buyer the bearer token names (each cell ' +
-            `verifies it, at most ${BUYER_ORDERS_LIMIT} orders per cell) and merges them; a cell that does not answer ` +
-            'in time is named in unavailableCells and its orders are missing from this answer.',
+            `verifies it) and merges them, ${BUYER_ORDERS_PAGE} at most; nextAfter, when not null, is the after that ` +
+            'asks for the next page. A cell that does not answer in time is named in unavailableCells and its orders ' +
+            'are missing from this answer.',
           security: [{ buyer: [] }],
+          parameters: [
+            {
+              name: 'after',
+              in: 'query',
+              required: false,
+              description: 'The nextAfter of the page before',
+              schema: z.toJSONSchema(BuyerOrdersAfter),
+            },
+          ],
           responses: {
             200: {
               description: "The buyer's orders",
               headers: traced,
               content: json({
                 type: 'object',
-                required: ['orders', 'unavailableCells'],
+                required: ['orders', 'nextAfter', 'unavailableCells'],
                 properties: {
                   orders: { type: 'array', items: z.toJSONSchema(BuyerOrderSummary) },
+                  nextAfter: { type: ['string', 'null'] },
                   unavailableCells: { type: 'array', items: { type: 'string' } },
                 },
               }),
             },
+            400: error('The after is not a cursor this list gave'),
             401: error('No buyer token, or a cell refused it'),
             503: error('No directory loaded yet', retryAfter),
           },
