@@ -192,6 +192,33 @@ describe("the dates before an event's start: one rule, whichever verb moves one,
     expect(ok.status).toBe(200);
   });
 
+  it('PUT onsale refuses a room or sale time more than five minutes past, unless the onsale already has it', async () => {
+    const id = await onsaleEvent();
+    const before = await get(id);
+    const onsale = async () => (await h.req('GET', `/events/${id}/onsale`, { token: t.manager })).body;
+    const scheduled = await onsale();
+    const put = (roomOpensAt: string, onsaleAt: string) =>
+      h.req('PUT', `/events/${id}/onsale`, {
+        token: t.manager,
+        body: { roomOpensAt, onsaleAt, perBuyerLimit: 4, maxReleaseRate: 50 },
+      });
+    const ago = (ms: number) => new Date(h.clock.now().getTime() - ms).toISOString();
+    const past = 'is more than 5 minutes in the past; to open now, send the current time';
+    // A mistyped year would open the room and start the sale at the next tick: both times named, nothing written.
+    const typo = await put(ago(366 * DAY), ago(365 * DAY));
+    expectFieldRefused(typo, 'roomOpensAt', past);
+    expectFieldRefused(typo, 'onsaleAt', past);
+    expect(await get(id)).toEqual(before);
+    expect(await onsale()).toEqual(scheduled);
+    // "Now" from a promoter's clock a minute behind is taken: the room opens at the next tick.
+    expect((await put(ago(60_000), at(20))).status).toBe(200);
+    // A room opened a day ago: a reschedule of its sale keeps that time, and takes no other past one.
+    const dayAgo = ago(DAY);
+    await h.services.pool.query('UPDATE onsales SET room_opens_at = $2 WHERE event_id = $1', [id, dayAgo]);
+    expect((await put(dayAgo, at(20))).status).toBe(200);
+    expectFieldRefused(await put(ago(2 * 3_600_000), at(20)), 'roomOpensAt', past);
+  });
+
   it("a presale must end before the event starts, and PATCH cannot move the start to or before the presale's end", async () => {
     const id = await onsaleEvent();
     const start = (await get(id)).startsAt;

@@ -1,4 +1,4 @@
-import { DomainError, MAX_SEATS_PER_HOLD } from '@onsale/contracts';
+import { DomainError, type FieldIssue, MAX_SEATS_PER_HOLD } from '@onsale/contracts';
 import { eq } from 'drizzle-orm';
 import { leastLoadedCell } from '../cells/cells';
 import type { Services } from '../context';
@@ -26,6 +26,27 @@ export interface ScheduleOnsaleInput {
   holdTtlSeconds?: number;
   /** The tasks each role is raised to before the room opens (a capacity plan's); a role left out takes the default. */
   capacity?: Partial<CapacityPlan>;
+}
+
+/** How far in the past a room or sale time may be: enough for "now" sent from a promoter's clock. */
+const PAST_GRACE_MS = 5 * 60_000;
+
+/**
+ * A time already past opens the room or starts the sale at the scheduler's next tick, before its pre-warm and its
+ * announcement: a mistyped year or day would start a stadium cold. Refused, unless it is the time the onsale already
+ * has (a reschedule keeps the room it opened).
+ */
+function pastTimeIssues(
+  ctx: Services,
+  input: Pick<ScheduleOnsaleInput, 'roomOpensAt' | 'onsaleAt'>,
+  prev: { roomOpensAt: Date; onsaleAt: Date } | undefined,
+): FieldIssue[] {
+  const earliest = ctx.clock.now().getTime() - PAST_GRACE_MS;
+  return (['roomOpensAt', 'onsaleAt'] as const).flatMap((field) =>
+    input[field].getTime() < earliest && input[field].getTime() !== prev?.[field].getTime()
+      ? [{ path: field, message: 'is more than 5 minutes in the past; to open now, send the current time' }]
+      : [],
+  );
 }
 
 export const initialRate = (ctx: Services, floor: number, ceiling: number) =>
@@ -64,6 +85,8 @@ export async function scheduleOnsale({
     if (ev.status !== 'draft' && ev.status !== 'scheduled')
       throw conflict(`event is ${ev.status}; its onsale can no longer be rescheduled`);
     issues.push(...startOrderIssues({ startsAt: ev.startsAt, onsaleAt: input.onsaleAt }, 'onsaleAt'));
+    const [prev] = await tx.select().from(onsales).where(eq(onsales.eventId, ev.id));
+    issues.push(...pastTimeIssues(ctx, input, prev));
     if (ev.seatCount === 0) {
       // An event of general-admission areas only has no seats and is still ready to sell.
       const [area] = await tx.select({ id: gaAreas.id }).from(gaAreas).where(eq(gaAreas.eventId, ev.id)).limit(1);
@@ -89,7 +112,6 @@ export async function scheduleOnsale({
       holdTtlSeconds: input.holdTtlSeconds ?? 600,
       updatedAt: new Date(),
     };
-    const [prev] = await tx.select().from(onsales).where(eq(onsales.eventId, ev.id));
     // The cell's copy carries holdTtl and maxSeatsPerOrder: a change means loading again.
     const reload =
       !prev ||
