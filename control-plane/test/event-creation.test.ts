@@ -1,7 +1,5 @@
-import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addCell, createHarness, type Harness } from '../../test/support/control-plane';
-import { createSessionStore, SESSION_COOKIE } from '../src/console/session';
+import { addCell, consoleSession, createHarness, type Harness } from '../../test/support/control-plane';
 
 /**
  * Creating an event is the one promoter write that makes a new row on every request, so a retry after a lost answer,
@@ -81,29 +79,14 @@ describe('POST /events with an Idempotency-Key', () => {
 });
 
 describe("the console's new-event form", () => {
-  /** A signed-in manager's browser: its cookie, and each form's fields as the page rendered them. */
+  /** A signed-in manager's browser: the new-event form's key as the page rendered it, and the form posted. */
   async function browser() {
-    const sessions = createSessionStore(h.services, { ttlSeconds: 600, secure: false });
-    const mint = new Hono();
-    mint.get('/', async (c) => {
-      await sessions.create(c, { sub: `manager@${t.id.slice(0, 8)}`, tenantId: t.id, role: 'manager' });
-      return c.text('ok');
-    });
-    const cookie = `${SESSION_COOKIE}=${/onsale_console=([^;]+)/.exec((await mint.request('/')).headers.get('set-cookie') ?? '')?.[1]}`;
+    const session = await consoleSession(h, t);
     const hidden = (page: string, name: string) =>
       new RegExp(`<input type="hidden" name="${name}" value="([^"]+)"`).exec(page)?.[1];
     return {
-      async open() {
-        const page = await (await h.app.request('/console/events/new', { headers: { cookie } })).text();
-        return { csrf: hidden(page, '_csrf')!, formKey: hidden(page, 'formKey') };
-      },
-      post(fields: Record<string, string>) {
-        return h.app.request('/console/events', {
-          method: 'POST',
-          headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-          body: new URLSearchParams(fields).toString(),
-        });
-      },
+      open: async () => hidden((await session.get('/console/events/new')).text, 'formKey'),
+      post: (fields: Record<string, string>) => session.post('/console/events', fields),
       hidden,
     };
   }
@@ -111,40 +94,38 @@ describe("the console's new-event form", () => {
 
   it('sent twice (a double click) creates one event, and both answers lead to it', async () => {
     const b = await browser();
-    const { csrf, formKey } = await b.open();
+    const formKey = await b.open();
     expect(formKey).toMatch(/^[A-Za-z0-9_-]{22}$/);
-    const fields = { _csrf: csrf, formKey: formKey!, name: 'Double Click', ...form };
+    const fields = { formKey: formKey!, name: 'Double Click', ...form };
     const [one, two] = await Promise.all([b.post(fields), b.post(fields)]);
     expect([one.status, two.status]).toEqual([303, 303]);
-    expect(two.headers.get('location')).toBe(one.headers.get('location'));
+    expect(two.location).toBe(one.location);
     const ids = await named(t.id, 'Double Click');
     expect(ids).toHaveLength(1);
-    expect(one.headers.get('location')).toBe(`/console/events/${ids[0]}`);
+    expect(one.location).toBe(`/console/events/${ids[0]}`);
   });
 
   it('brought back and changed, says it created an event already and creates the second one when sent again', async () => {
     const b = await browser();
-    const { csrf, formKey } = await b.open();
-    await b.post({ _csrf: csrf, formKey: formKey!, name: 'First Night', ...form });
-    const changed = await b.post({ _csrf: csrf, formKey: formKey!, name: 'Second Night', ...form });
+    const formKey = await b.open();
+    await b.post({ formKey: formKey!, name: 'First Night', ...form });
+    const changed = await b.post({ formKey: formKey!, name: 'Second Night', ...form });
     expect(changed.status).toBe(409);
-    const page = await changed.text();
+    const page = changed.text;
     expect(page).toContain('This form already created an event with other details');
     expect(page).toContain('value="Second Night"');
     const fresh = b.hidden(page, 'formKey');
     expect(fresh).toBeTruthy();
     expect(fresh).not.toBe(formKey);
     expect(await named(t.id, 'Second Night')).toEqual([]);
-    const sent = await b.post({ _csrf: csrf, formKey: fresh!, name: 'Second Night', ...form });
+    const sent = await b.post({ formKey: fresh!, name: 'Second Night', ...form });
     expect(sent.status).toBe(303);
     expect(await named(t.id, 'First Night')).toHaveLength(1);
     expect(await named(t.id, 'Second Night')).toHaveLength(1);
   });
 
   it('without a key (a page from before it, or a key edited by hand) still creates the event', async () => {
-    const b = await browser();
-    const { csrf } = await b.open();
-    const r = await b.post({ _csrf: csrf, formKey: 'x', name: 'Hand Edited', ...form });
+    const r = await (await browser()).post({ formKey: 'x', name: 'Hand Edited', ...form });
     expect(r.status).toBe(303);
     expect(await named(t.id, 'Hand Edited')).toHaveLength(1);
   });

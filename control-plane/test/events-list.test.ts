@@ -1,7 +1,5 @@
-import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addCell, createHarness, type Harness } from '../../test/support/control-plane';
-import { createSessionStore, SESSION_COOKIE } from '../src/console/session';
+import { addCell, consoleSession, createHarness, type Harness } from '../../test/support/control-plane';
 
 /**
  * A promoter's events, a page at a time, newest first: the list stopped at 500 events without saying so, so a tenant
@@ -92,15 +90,9 @@ describe('GET /events', () => {
 
 describe("the console's events page", () => {
   it('shows the newest hundred and links to the older ones, and back to the newest', async () => {
-    const sessions = createSessionStore(h.services, { ttlSeconds: 600, secure: false });
-    const mint = new Hono();
-    mint.get('/', async (c) => {
-      await sessions.create(c, { sub: `viewer@${t.id.slice(0, 8)}`, tenantId: t.id, role: 'viewer' });
-      return c.text('ok');
-    });
-    const cookie = `${SESSION_COOKIE}=${/onsale_console=([^;]+)/.exec((await mint.request('/')).headers.get('set-cookie') ?? '')?.[1]}`;
+    const session = await consoleSession(h, t, 'viewer');
     const shown = async (path: string) => {
-      const html = await (await h.app.request(path, { headers: { cookie } })).text();
+      const html = (await session.get(path)).text;
       const ids = [...html.matchAll(/<a href="\/console\/events\/([0-9a-f-]{36})">/g)].map((m) => m[1]);
       const older = /href="\/console\?after=([0-9a-f-]{36})" data-testid="older-events"/.exec(html)?.[1];
       return { ids, older, newest: html.includes('data-testid="newest-events"') };
