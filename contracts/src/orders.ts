@@ -55,17 +55,18 @@ export const BUYER_ORDERS_PAGE = 100;
  * millisecond, as `createdAt` says it) and its id, the order every cell and the router sort by (newest first, then by
  * id). One cursor for every cell, so the router asks each for its orders after it and merges.
  */
+const NOT_A_CURSOR = 'not a cursor this list gave (nextAfter)';
 export const BuyerOrdersAfter = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, {
-    message: 'not a cursor this list gave (nextAfter)',
+    message: NOT_A_CURSOR,
     abort: true,
   })
   // A time no calendar has (month 13, 30 February) matches the pattern; it is no cursor either.
   .refine((s) => {
     const at = s.slice(0, 24);
     return !Number.isNaN(Date.parse(at)) && new Date(at).toISOString() === at;
-  }, 'not a cursor this list gave (nextAfter)');
+  }, NOT_A_CURSOR);
 export const buyerOrdersAfter = (o: Pick<BuyerOrderSummary, 'createdAt' | 'orderId'>) => `${o.createdAt}_${o.orderId}`;
 export const readBuyerOrdersAfter = (after: string) => {
   const [createdAt, orderId] = after.split('_') as [string, string];

@@ -44,7 +44,12 @@ function pastTimeIssues(
   const earliest = ctx.clock.now().getTime() - PAST_GRACE_MS;
   return (['roomOpensAt', 'onsaleAt'] as const).flatMap((field) =>
     input[field].getTime() < earliest && input[field].getTime() !== prev?.[field].getTime()
-      ? [{ path: field, message: 'is more than 5 minutes in the past; to open now, send the current time' }]
+      ? [
+          {
+            path: field,
+            message: `is more than ${PAST_GRACE_MS / 60_000} minutes in the past; to open now, send the current time`,
+          },
+        ]
       : [],
   );
 }

@@ -38,10 +38,10 @@ export function gatherMyOrders(deps: {
     if (!authorization) return errorResponse(c, 'unauthenticated', 'a buyer token is required');
     const given = c.req.query('after');
     const after = given === undefined ? undefined : BuyerOrdersAfter.safeParse(given);
-    if (after && !after.success)
-      return errorResponse(c, 'validation_failed', 'after: not a cursor this list gave (nextAfter)', {
-        details: { issues: validationIssues(after.error, 'after') },
-      });
+    if (after && !after.success) {
+      const issues = validationIssues(after.error, 'after');
+      return errorResponse(c, 'validation_failed', `after: ${issues[0]?.message}`, { details: { issues } });
+    }
     const dir = deps.directory.current;
     if (!dir)
       return errorResponse(c, 'cell_unavailable', 'the directory is not loaded yet', {

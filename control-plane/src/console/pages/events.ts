@@ -11,8 +11,10 @@ export interface EventCounts {
 
 const canChange = (s: ConsoleSession) => s.role !== 'viewer';
 
-/** `places` is each event's seats and GA places, what its sold and held places are counted against. */
-/** The events page: a page of the tenant's events, newest first, with links to the newest and to older ones. */
+/**
+ * The events page: a page of the tenant's events, newest first, with links to the newest and to older ones. `places`
+ * is each event's seats and GA places, what its sold and held places are counted against.
+ */
 export function eventsList(
   s: ConsoleSession,
   listed: { events: EventRow[]; nextAfter: string | null; first: boolean },
