@@ -130,6 +130,24 @@ describe('seat-map upload', () => {
     ],
   ];
 
+  it('names the line of a quote never closed, and nothing the rest of the file went missing from', async () => {
+    const eventId = await newEvent();
+    const csv = 'section,row,seat,tier,price,currency\nS1,A,1,STD,5000,eur\n"S1,A,2,STD,,\nS1,A,3,STD,,\n';
+    const r = await h.req('PUT', `/events/${eventId}/seat-map`, { token: t.manager, raw: csv });
+    expect(r.status).toBe(400);
+    expect(r.body.error.details.issues).toEqual([
+      {
+        row: 2,
+        line: 3,
+        field: 'csv',
+        path: 'line 3',
+        message:
+          'a quoted field opened on this line is never closed (a missing "): the rest of the file was read into it',
+      },
+    ]);
+    expect(await seatCount(eventId)).toBe(0);
+  });
+
   it.each(bad)('rejects a %s with its row and field, storing nothing', async (_name, csv, expected) => {
     const eventId = await newEvent();
     // A big valid prefix proves all-or-nothing: none of it is stored.

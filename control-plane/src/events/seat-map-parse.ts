@@ -216,8 +216,12 @@ export function parseSeatMapJson(body: unknown, knownTiers: TierDecl[]): SeatMap
   return finish(issues, tiers, seats, gaAreas);
 }
 
-/** Minimal RFC 4180 CSV: quoted fields, doubled quotes, CRLF or LF. */
-export function* csvRecords(text: string): Generator<{ line: number; fields: string[] }> {
+/**
+ * Minimal RFC 4180 CSV: quoted fields, doubled quotes, CRLF or LF. A quote never closed takes the rest of the text
+ * into its field, and its record says so (`unclosedQuote`), for the reader to name the line rather than the fields the
+ * rest of the file went missing from.
+ */
+export function* csvRecords(text: string): Generator<{ line: number; fields: string[]; unclosedQuote?: true }> {
   let i = 0;
   let line = 1;
   const n = text.length;
@@ -225,6 +229,7 @@ export function* csvRecords(text: string): Generator<{ line: number; fields: str
     const startLine = line;
     const fields: string[] = [];
     let field = '';
+    let unclosedQuote = false;
     for (;;) {
       if (text[i] === '"') {
         i++;
@@ -233,6 +238,7 @@ export function* csvRecords(text: string): Generator<{ line: number; fields: str
           if (q < 0) {
             field += text.slice(i);
             i = n;
+            unclosedQuote = true;
             break;
           }
           field += text.slice(i, q);
@@ -260,7 +266,7 @@ export function* csvRecords(text: string): Generator<{ line: number; fields: str
       break;
     }
     if (fields.length === 1 && fields[0] === '') continue;
-    yield { line: startLine, fields };
+    yield unclosedQuote ? { line: startLine, fields, unclosedQuote } : { line: startLine, fields };
   }
 }
 
@@ -277,6 +283,17 @@ export function parseSeatMapCsv(text: string, knownTiers: TierDecl[]): SeatMapPa
   const header = records.next();
   if (header.done) {
     issues.add({ row: null, field: 'header', path: 'header', message: 'the CSV is empty' });
+    return { ok: false, issues: issues.list, total: issues.total };
+  }
+  const unclosed = (line: number, row: number | null) => ({
+    row,
+    line,
+    field: 'csv',
+    path: `line ${line}`,
+    message: 'a quoted field opened on this line is never closed (a missing "): the rest of the file was read into it',
+  });
+  if (header.value.unclosedQuote) {
+    issues.add(unclosed(header.value.line, null));
     return { ok: false, issues: issues.list, total: issues.total };
   }
   const cols = header.value.fields.map((h) => h.trim().toLowerCase());
@@ -310,9 +327,13 @@ export function parseSeatMapCsv(text: string, knownTiers: TierDecl[]): SeatMapPa
   const seats: (SeatDecl & { at: (f: string) => Omit<SeatMapIssue, 'message'> })[] = [];
   const gaAreas: (GaAreaDecl & { at: (f: string) => Omit<SeatMapIssue, 'message'> })[] = [];
   let dataRow = 0;
-  for (const { line, fields } of records) {
+  for (const { line, fields, unclosedQuote } of records) {
     dataRow++;
     const r = dataRow;
+    if (unclosedQuote) {
+      issues.add(unclosed(line, r));
+      break;
+    }
     const at = (f: string) => ({ row: r, line, field: f, path: `line ${line}: ${f}` });
     const get = (c: number | undefined) => (c !== undefined && c >= 0 ? (fields[c] ?? '').trim() : '');
     const section = get(cSection);
