@@ -90,11 +90,11 @@ export async function salesBySection(
 }
 
 /** Places (seats and GA places) sold and held per event of a tenant, for its list of events. */
-export async function salesByEvent(pool: pg.Pool, tenantId: string) {
+export async function salesByEvent(pool: pg.Pool, tenantId: string, eventIds: string[]) {
   const r = await pool.query<{ eventId: string; sold: number; held: number }>(
     `SELECT event_id AS "eventId", sum(sold)::int AS sold, sum(held)::int AS held
-       FROM reporting.sections WHERE tenant_id = $1 GROUP BY 1`,
-    [tenantId],
+       FROM reporting.sections WHERE tenant_id = $1 AND event_id = ANY($2::uuid[]) GROUP BY 1`,
+    [tenantId, eventIds],
   );
   return r.rows;
 }

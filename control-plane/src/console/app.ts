@@ -191,7 +191,8 @@ export function createConsoleApp(services: Services, config: ConsoleConfig) {
     const given = c.req.query('after');
     const after = given && UUID.test(given) ? given : undefined;
     const listed = await listEvents({ ctx: services, actor: s.actor, page: { after, limit: EVENTS_PER_PAGE } });
-    const { sales, places } = await getSalesByEvent({ ctx: services, actor: s.actor });
+    const eventIds = listed.events.map((e) => e.id);
+    const { sales, places } = await getSalesByEvent({ ctx: services, actor: s.actor, eventIds });
     const counts = new Map(sales.map(({ eventId, ...n }) => [eventId, n]));
     return page(c, 'Events', eventsList(s, { ...listed, first: !after }, counts, places));
   });

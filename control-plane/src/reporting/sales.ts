@@ -10,7 +10,7 @@ import {
   settlementCsv,
   settlementRows,
 } from '@onsale/reporting';
-import { eq, sql, sum } from 'drizzle-orm';
+import { and, eq, inArray, sql, sum } from 'drizzle-orm';
 import type pg from 'pg';
 import type { Services } from '../context';
 import { events, gaAreas, seats } from '../db/schema';
@@ -113,18 +113,26 @@ export async function getSettlementCsv({
 }
 
 /**
- * Places sold and held per event of the actor's tenant (an event with no sale yet is absent), and the
- * places each event has: its seats and its GA areas' capacity.
+ * Places sold and held per event of the actor's tenant among `eventIds` (a page of its events; an event with no sale
+ * yet is absent), and the places each event has: its seats and its GA areas' capacity.
  */
-export async function getSalesByEvent({ ctx, actor }: { ctx: Services; actor: PromoterActor }) {
+export async function getSalesByEvent({
+  ctx,
+  actor,
+  eventIds,
+}: {
+  ctx: Services;
+  actor: PromoterActor;
+  eventIds: string[];
+}) {
   await ensureSchema(ctx.pool);
   const [sales, places] = await Promise.all([
-    salesByEvent(ctx.pool, actor.tenantId),
+    salesByEvent(ctx.pool, actor.tenantId, eventIds),
     dbOf(ctx)
       .select({ eventId: events.id, seats: events.seatCount, ga: sum(gaAreas.capacity).mapWith(Number) })
       .from(events)
       .leftJoin(gaAreas, eq(gaAreas.eventId, events.id))
-      .where(eq(events.tenantId, actor.tenantId))
+      .where(and(eq(events.tenantId, actor.tenantId), inArray(events.id, eventIds)))
       .groupBy(events.id, events.seatCount),
   ]);
   return { sales, places: new Map(places.map((p) => [p.eventId, p.seats + (p.ga ?? 0)])) };
