@@ -1,5 +1,7 @@
 /** Wall-clock times in a venue's time zone, for showing and typing onsale times as the promoter thinks of them. */
 
+import type { FieldIssue } from '@onsale/contracts';
+
 const parts = (d: Date, timeZone: string) => {
   const f = new Intl.DateTimeFormat('en-CA', {
     timeZone,
@@ -67,7 +69,7 @@ export function fromZonedInput(value: string, timeZone: string): { at: Date } | 
 
 /** A form's datetime-local field read in `timeZone`: its instant, or undefined with what is wrong added to `issues`. */
 export function zonedField(
-  issues: { path: string; message: string }[],
+  issues: FieldIssue[],
   path: string,
   value: string | undefined,
   timeZone: string,
