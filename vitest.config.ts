@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config';
-import { alone, exclusiveFiles, LongestFirst } from './vitest.groups';
+import { alone, exclusiveFiles, LongestFirst } from './vitest.groups.ts';
 
 /**
  * One project per package, and the drills apart; vitest.groups.ts says which files run side by side and which

@@ -1,5 +1,5 @@
 import { defineProject } from 'vitest/config';
-import { excludingAlone, sideBySide } from '../vitest.groups';
+import { excludingAlone, sideBySide } from '../vitest.groups.ts';
 
 export default defineProject({
   test: {

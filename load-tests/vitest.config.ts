@@ -1,5 +1,5 @@
 import { defineProject } from 'vitest/config';
-import { excludingAlone, sideBySide } from '../vitest.groups';
+import { excludingAlone, sideBySide } from '../vitest.groups.ts';
 
 /** The load scenarios' short form and the benchmark harness: each starts real processes, so generous timeouts. */
 export default defineProject({

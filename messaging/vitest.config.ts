@@ -1,5 +1,5 @@
 import { defineProject } from 'vitest/config';
-import { sideBySide } from '../vitest.groups';
+import { sideBySide } from '../vitest.groups.ts';
 
 export default defineProject({
   test: {

@@ -1,5 +1,5 @@
 import { defineProject } from 'vitest/config';
-import { excludingAlone, platformsSideBySide } from '../vitest.groups';
+import { excludingAlone, platformsSideBySide } from '../vitest.groups.ts';
 
 export default defineProject({
   test: {

@@ -256,6 +256,31 @@ describe('the public catalog', () => {
       }
   });
 
+  it("the shop's event page counts each section's seats and each area's places in words a buyer reads", async () => {
+    const { eventId, schedule } = await announcedEvent({
+      tiers: arena.tiers,
+      seats: [
+        { section: 'A', row: '1', seat: '1', tier: 'std' },
+        { section: 'B', row: '1', seat: '1', tier: 'std' },
+        { section: 'B', row: '1', seat: '2', tier: 'std' },
+      ],
+      gaAreas: [
+        { name: 'Box', capacity: 1, tier: 'floor' },
+        { name: 'Pit', capacity: 800, tier: 'floor' },
+      ],
+    });
+    await schedule();
+    const r = await h.req('GET', `/shop/events/${eventId}`);
+    expect(r.status).toBe(200);
+    const places = [...(r.body as string).matchAll(/<li>([^<]+)<\/li>/g)].map((m) => m[1]);
+    expect(places).toEqual([
+      'Section A: 1 seat',
+      'Section B: 2 seats',
+      'Box: standing, 1 place',
+      'Pit: standing, 800 places',
+    ]);
+  });
+
   it('refuses a malformed event id with 400 naming the field', async () => {
     for (const path of ['/events/not-a-uuid/catalog', '/events/not-a-uuid/catalog/seat-map']) {
       const r = await h.req('GET', path);

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineProject } from 'vitest/config';
-import { sideBySide } from '../../vitest.groups';
+import { sideBySide } from '../../vitest.groups.ts';
 
 export default defineProject({
   // Resolve `include` from this directory whether run as a root project or with --config from the repo root.

@@ -142,7 +142,7 @@ describe('the promoter console in a browser, through the edge router', () => {
     });
     await page.getByRole('button', { name: 'Upload seat map' }).click();
     await page.getByText('Seat map stored.').waitFor();
-    await expect(page.getByText('12 seats in 1 sections').count()).resolves.toBe(1);
+    await expect(page.getByText('12 seats in 1 section').count()).resolves.toBe(1);
     await expect(page.getByTestId('tiers').textContent()).resolves.toContain('€45.00');
   });
 

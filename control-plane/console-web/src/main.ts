@@ -253,7 +253,9 @@ function renderSections(root: HTMLElement, rows: Snapshot['sections']) {
   const table = document.createElement('table');
   table.dataset.testid = 'sections';
   const head = table.createTHead().insertRow();
-  for (const h of ['Section', 'Tier', 'Sold', 'Held', 'Remaining', '']) head.append(text('th', h));
+  head.append(text('th', 'Section'), text('th', 'Tier'));
+  for (const h of ['Sold', 'Held', 'Remaining']) head.append(text('th', h, 'num'));
+  head.append(text('th', ''));
   const body = table.createTBody();
   for (const r of rows) {
     const tr = body.insertRow();

@@ -1,6 +1,6 @@
 import { html } from 'hono/html';
 import type { readCatalogPage } from '../catalog/catalog';
-import { type Html, money } from '../console/pages/layout';
+import { counted, type Html, money } from '../console/pages/layout';
 import { formatInZone } from '../console/zoned-time';
 
 export type CatalogPage = Awaited<ReturnType<typeof readCatalogPage>>['doc'];
@@ -73,8 +73,8 @@ export function eventPage(ev: CatalogPage) {
     ${tierTable(ev)}
     <h2>Where you can sit</h2>
     <ul class="sections">
-      ${ev.sections.map((s) => html`<li>Section ${s.section}: ${s.seats} seats</li>`)}
-      ${ev.gaAreas.map((a) => html`<li>${a.name}: standing, ${a.capacity} places</li>`)}
+      ${ev.sections.map((s) => html`<li>Section ${s.section}: ${counted(s.seats, 'seat')}</li>`)}
+      ${ev.gaAreas.map((a) => html`<li>${a.name}: standing, ${counted(a.capacity, 'place')}</li>`)}
     </ul>
     ${
       selling

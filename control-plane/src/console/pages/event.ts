@@ -6,7 +6,7 @@ import type { getOnsale } from '../../onsale/status';
 import type { ConsoleSession } from '../session';
 import { formatInZone, toZonedInput } from '../zoned-time';
 import { type EventFormValues, eventForm, eventFormValues } from './events';
-import { csrfField, type FieldIssues, field, formError, money } from './layout';
+import { counted, csrfField, type FieldIssues, field, formError, money } from './layout';
 
 type Onsale = Awaited<ReturnType<typeof getOnsale>>;
 
@@ -68,7 +68,7 @@ export function eventPage(d: EventPageData) {
     </section>
 
     <section aria-labelledby="h-map"><h2 id="h-map">Seat map</h2>
-      <p>${ev.seatCount} seats in ${new Set(d.sections.map((x) => x.section)).size} sections (version ${ev.seatMapVersion}).</p>
+      <p>${counted(ev.seatCount, 'seat')} in ${counted(new Set(d.sections.map((x) => x.section)).size, 'section')} (version ${ev.seatMapVersion}).</p>
       ${ev.seatCount ? html`<div class="seatmap" data-seatmap="${ev.id}" data-live="${ev.id}"><canvas role="img" aria-label="Seat map coloured by available, held and sold"></canvas>${legend()}</div>` : ''}
       ${viewer || !editable(ev) ? '' : seatMapForm(d)}
     </section>

@@ -74,6 +74,9 @@ export function field(o: {
 export const formError = (message: string | null | undefined) =>
   message ? html`<p class="form-error" role="alert">${message}</p>` : '';
 
+/** "1 seat", "2 seats": a count with its noun, as the pages write them. */
+export const counted = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
 export function money(minor: number, currency = 'EUR') {
   try {
     return new Intl.NumberFormat('en-GB', { style: 'currency', currency: currency.toUpperCase() }).format(minor / 100);
