@@ -6,6 +6,7 @@ import { startTestCell, type TestCell } from '../../test/support/cell';
 import { startIdentity, type TestIdentity } from '../../test/support/identity';
 import { eventLoad, loadIntoCell } from '../../test/support/seed';
 import { placeHold } from '../src/holds/place-hold';
+import { getOrder } from '../src/orders/get-order';
 import { loadOrderTickets } from '../src/tickets/documents';
 import { renderTicketsPdf } from '../src/tickets/pdf';
 import { ticketIdFor } from '../src/tickets/signing';
@@ -89,5 +90,57 @@ describe('ticket places on the PDF', () => {
     expect(pages[0]).toContain(`Section ${seat.section} · Row ${seat.row} · Seat ${seat.label}`);
     expect(pages[1]).toContain('Floor · No. 17');
     expect(pages[1]).not.toContain('Section');
+  });
+
+  it("an order's seats and tickets read as a buyer reads the map: 2 before 10, seats before standing places", async () => {
+    // Labels a code-unit sort misorders ("10" < "2"), under random ids, so neither the ids' order nor the text's
+    // is the one a buyer reads.
+    const place = (section: string, row: string, seat: string) => ({
+      id: randomUUID(),
+      label: `${section}-${row}-${seat}`,
+      section,
+      row,
+      price: 5_000,
+      currency: 'eur',
+      tier: 'seated',
+    });
+    const seats = [place('10', '1', '1'), place('2', '10', '1'), place('2', '2', '10'), place('2', '2', '9')];
+    const stalls = await loadIntoCell(cell, {
+      ...eventLoad(0, { name: 'Stalls', tiers }),
+      seats,
+      gaAreas: [{ id: randomUUID(), name: 'Floor', capacity: 10, tier: 'ga' }],
+    });
+    const area = stalls.gaAreas![0]!.id;
+    const userId = `fan-${randomUUID()}`;
+    const { body } = await placeHold(cell.api.services.ctx, {
+      eventId: stalls.eventId,
+      userId,
+      idempotencyKey: randomUUID(),
+      seatIds: seats.map((s) => s.id),
+      ga: [{ areaId: area, quantity: 1 }],
+      correlationId: randomUUID(),
+    });
+    const orderId = body.orderId as string;
+    for (const seat of seats)
+      await cell.db.query(
+        `INSERT INTO tickets (id, order_id, event_id, seat_id, user_id, token) VALUES ($1, $2, $3, $4, $5, 't')`,
+        [ticketIdFor(orderId, seat.id), orderId, stalls.eventId, seat.id, userId],
+      );
+    await cell.db.query(
+      `INSERT INTO tickets (id, order_id, event_id, ga_area_id, unit_no, user_id, token) VALUES ($1, $2, $3, $4, 1, $5, 't')`,
+      [ticketIdFor(orderId, `${area}:1`), orderId, stalls.eventId, area, userId],
+    );
+    const read = ['2-2-9', '2-2-10', '2-10-1', '10-1-1'];
+    const seatOf = new Map<string, string>(seats.map((s) => [s.id, s.label]));
+
+    const view = await getOrder(cell.api.services.ctx, stalls.eventId, orderId, userId);
+    expect(view.seats.map((s) => s.label)).toEqual(read);
+    expect(view.tickets.map((t) => (t.seatId ? seatOf.get(t.seatId) : t.ga?.area))).toEqual([...read, 'Floor']);
+
+    const printed = await loadOrderTickets(cell.api.services.ctx.db, orderId);
+    expect(printed!.document.tickets.map((t) => (t.place.kind === 'seat' ? t.place.label : t.place.area))).toEqual([
+      ...read,
+      'Floor',
+    ]);
   });
 });

@@ -27,5 +27,6 @@ export * from './runtime/request-ids';
 export * from './runtime/shutdown';
 export * from './runtime/tracing';
 export * from './runtime/tracing-config';
+export * from './seat-order';
 export * from './tokens';
 export * from './topics';

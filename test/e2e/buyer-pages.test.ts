@@ -242,6 +242,17 @@ describe("the buyer's pages in a browser, through the edge router", () => {
     const { page } = buyers.ann;
     await page.getByTestId('checkout').waitFor({ state: 'visible', timeout: 30_000 });
     await expect(page.getByTestId('pay').textContent()).resolves.toBe('Pay €199.00');
+    // The buyer sees when the hold lapses, in the browser's own time zone.
+    const [hold] = await t
+      .cellDb(t.demo.events[0]!.cellId)
+      .query<{ expires_at: Date }>('SELECT expires_at FROM holds WHERE order_id = $1', [state.orderId]);
+    const until = await page.evaluate(
+      (iso) => new Date(iso).toLocaleTimeString('en-GB', { timeStyle: 'short' }),
+      hold!.expires_at.toISOString(),
+    );
+    await expect(page.getByTestId('order-state').textContent()).resolves.toBe(
+      `Your seats are held until ${until}. Pay to confirm them.`,
+    );
     await expectAccessible(page);
     await page.screenshot({ path: resolve(shots, 'checkout.png'), fullPage: true });
     const confirmed = page.waitForResponse(

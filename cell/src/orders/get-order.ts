@@ -1,4 +1,4 @@
-import type { OrderStatus, OrderView } from '@onsale/contracts';
+import { bySeatPlace, type OrderStatus, type OrderView } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import type { CellContext } from '../context';
 import { DomainError } from '../errors';
@@ -35,7 +35,7 @@ export async function getOrder(ctx: CellContext, eventId: string, orderId: strin
       SELECT s.id AS seat_id, s.label, s.section, s.row, ${seatPrice} AS price
         FROM holds h JOIN hold_seats hs ON hs.hold_id = h.id JOIN seats s ON s.id = hs.seat_id
         LEFT JOIN price_tiers t ON t.event_id = s.event_id AND t.code = s.tier
-       WHERE h.order_id = ${orderId} ORDER BY s.id`),
+       WHERE h.order_id = ${orderId}`),
     db.execute<{ area_id: string; area: string; quantity: number; price: number }>(sql`
       SELECT a.id AS area_id, a.name AS area, sum(u.quantity)::int AS quantity,
              ${areaPrice} AS price
@@ -59,6 +59,12 @@ export async function getOrder(ctx: CellContext, eventId: string, orderId: strin
     ),
   ]);
 
+  const seats = seatRows.rows.sort(bySeatPlace);
+  // Each seat's ticket in the seats' order; GA tickets after them, by area and unit (the query's order).
+  const seatRank = new Map(seats.map((s, i) => [s.seat_id, i]));
+  const rank = (t: { seat_id: string | null }) => seatRank.get(t.seat_id ?? '') ?? seats.length;
+  const tickets = ticketRows.rows.sort((a, b) => rank(a) - rank(b));
+
   return {
     orderId,
     eventId,
@@ -67,7 +73,7 @@ export async function getOrder(ctx: CellContext, eventId: string, orderId: strin
     currency: order.currency.trim(),
     holdExpiresAt: order.expires_at ? new Date(order.expires_at).toISOString() : null,
     failureReason: order.failure_reason,
-    seats: seatRows.rows.map((s) => ({
+    seats: seats.map((s) => ({
       seatId: s.seat_id,
       label: s.label,
       section: s.section,
@@ -75,7 +81,7 @@ export async function getOrder(ctx: CellContext, eventId: string, orderId: strin
       price: s.price,
     })),
     gaPlaces: gaRows.rows.map((g) => ({ areaId: g.area_id, area: g.area, quantity: g.quantity, price: g.price })),
-    tickets: ticketRows.rows.map((t) => ({
+    tickets: tickets.map((t) => ({
       ticketId: t.id,
       seatId: t.seat_id,
       ga: t.ga_area_id && t.area && t.unit_no !== null ? { areaId: t.ga_area_id, area: t.area, unit: t.unit_no } : null,

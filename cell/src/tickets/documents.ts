@@ -1,4 +1,4 @@
-import type { Logger } from '@onsale/contracts';
+import { bySeatPlace, type Logger, naturalCompare } from '@onsale/contracts';
 import { sql } from 'drizzle-orm';
 import { decodeJwt } from 'jose';
 import type { Db, Tx } from '../db/client';
@@ -40,7 +40,7 @@ export async function loadOrderTickets(db: Db | Tx, orderId: string): Promise<Or
     SELECT to_jsonb(t) AS t, s.section, s.row, s.label
       FROM tickets t LEFT JOIN seats s ON s.id = t.seat_id
      WHERE t.order_id = ${orderId}
-     ORDER BY s.section NULLS LAST, s.row, s.label, t.id`);
+     ORDER BY t.id`);
   const first = rows.rows[0];
   if (!first) return null;
   const areaIds = [...new Set(rows.rows.map((r) => r.t.ga_area_id).filter((id): id is string => Boolean(id)))];
@@ -67,9 +67,19 @@ export async function loadOrderTickets(db: Db | Tx, orderId: string): Promise<Or
       orderId,
       event: { name: event.rows[0]?.name ?? '', startsAt: new Date(event.rows[0]?.starts_at ?? 0) },
       issuedAt,
-      tickets: rows.rows.map((r) => ({ ticketId: r.t.id, token: r.t.token, place: place(r) })),
+      tickets: rows.rows
+        .map((r) => ({ ticketId: r.t.id, token: r.t.token, place: place(r) }))
+        .sort((a, b) => byPlace(a.place, b.place)),
     },
   };
+}
+
+/** Tickets as they are printed: seats as a buyer reads them on the map, then standing places by area and unit. */
+function byPlace(a: TicketPlace, b: TicketPlace): number {
+  if (a.kind === 'seat' && b.kind === 'seat') return bySeatPlace(a, b);
+  if (a.kind === 'area' && b.kind === 'area')
+    return naturalCompare(a.area, b.area) || naturalCompare(String(a.unit ?? ''), String(b.unit ?? ''));
+  return a.kind === 'seat' ? -1 : 1;
 }
 
 /**

@@ -538,6 +538,7 @@ interface Order {
   amount: number;
   currency: string;
   failureReason: string | null;
+  holdExpiresAt: string | null;
   seats: { seatId: string; label: string; section: string; row: string; price: number }[];
   gaPlaces: { area: string; quantity: number; price: number }[];
   tickets: { ticketId: string; seatId: string | null; ga: { area: string; unit: number } | null }[];
@@ -640,9 +641,12 @@ async function order() {
           form.hidden = false;
           say('pay', `Pay ${money(v.amount, v.currency)}`);
         }
-        if (!paying && form.hidden) say('order-state', 'Your seats are held. Preparing the payment…');
-        else if (!paying && !$('order-problem')?.textContent)
-          say('order-state', 'Your seats are held. Pay to confirm them.');
+        // The time the hold lapses, in the buyer's own clock: a countdown would be announced every second.
+        const held = v.holdExpiresAt
+          ? `Your seats are held until ${new Date(v.holdExpiresAt).toLocaleTimeString('en-GB', { timeStyle: 'short' })}.`
+          : 'Your seats are held.';
+        if (!paying && form.hidden) say('order-state', `${held} Preparing the payment…`);
+        else if (!paying && !$('order-problem')?.textContent) say('order-state', `${held} Pay to confirm them.`);
       } else if (v.status === 'ticketed') {
         form.hidden = true;
         say('order-state', 'Your tickets are ready.');

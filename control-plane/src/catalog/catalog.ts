@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
-import { tierSeatPrice } from '@onsale/contracts';
+import { naturalCompare, tierSeatPrice } from '@onsale/contracts';
 import { asc, eq, sql } from 'drizzle-orm';
 import type { Services } from '../context';
 import type { DbOrTx } from '../db/client';
 import { type EventStatus, events, gaAreas, onsales, priceTiers, seats } from '../db/schema';
 import { withTransaction } from '../db/tx';
 import { notFound } from '../lib/errors';
-import { layOutSeats, naturalCompare, SEAT_LAYOUT } from './layout';
+import { layOutSeats, SEAT_LAYOUT } from './layout';
 
 /** The statuses a buyer may see: a draft is the promoter's own, an ended event has nothing left to sell. */
 export const PUBLIC_STATUSES = ['scheduled', 'on_sale', 'paused', 'sold_out'] as const satisfies EventStatus[];
