@@ -70,4 +70,27 @@ describe('the ticket PDF', () => {
     };
     expect(Buffer.from(await renderTicketsPdf(doc)).equals(Buffer.from(await renderTicketsPdf(doc)))).toBe(true);
   });
+
+  it("prints names as written where the font can (curly quotes, dashes, €), an accent it lacks as the bare letter, the rest as '?'", async () => {
+    const bytes = await renderTicketsPdf({
+      orderId: 'order-3',
+      event: { name: 'Guns N’ Roses – “Live” € 20', startsAt: new Date('2027-06-01T19:30:00Z') },
+      issuedAt: new Date('2027-01-01T10:00:00Z'),
+      tickets: [
+        { ticketId: 't1', token: 'token-1', place: { kind: 'seat', section: 'Dvořák', row: 'Ł1', label: 'Zénith…' } },
+        { ticketId: 't2', token: 'token-2', place: { kind: 'area', area: '東京 Floor', unit: 3 } },
+      ],
+    });
+    const pdf = await PDFDocument.load(bytes);
+    // pdf-lib writes standard-font text as the hex of its WinAnsi (windows-1252) bytes.
+    const text = (i: number) =>
+      [...pageOperators(pdf.getPage(i)).matchAll(/<([0-9A-Fa-f]*)>\s*Tj/g)].map((m) =>
+        new TextDecoder('windows-1252').decode(Buffer.from(m[1]!, 'hex')),
+      );
+    expect(text(0)).toContain('Guns N’ Roses – “Live” € 20');
+    expect(text(0)).toContain('Section Dvorák · Row ?1 · Seat Zénith…');
+    expect(text(1)).toContain('?? Floor · No. 3');
+    // The document's title is not drawn: it keeps every character.
+    expect(pdf.getTitle()).toBe('Tickets: Guns N’ Roses – “Live” € 20');
+  });
 });

@@ -1,6 +1,7 @@
 import {
   fill,
   PDFDocument,
+  type PDFFont,
   type PDFOperator,
   popGraphicsState,
   pushGraphicsState,
@@ -31,10 +32,21 @@ export interface OrderTicketsDocument {
 const A6 = { width: 298, height: 420 };
 
 /**
- * The standard fonts encode WinAnsi only: a character outside it would throw mid-render, so it is
- * replaced. The QR code, which is what the door reads, carries the exact token regardless.
+ * The standard fonts encode WinAnsi only, and a character outside it would throw mid-render. So every character
+ * the font has is printed as written (curly quotes, dashes and the euro sign among them), a letter whose accent
+ * WinAnsi lacks without that accent ("Dvořák" as "Dvorák"), and anything else as "?". The QR code, which is what
+ * the door reads, carries the exact token regardless.
  */
-const printable = (s: string) => s.replace(/[^\u0020-\u007e\u00a0-\u00ff]/g, '?');
+function printer(font: PDFFont) {
+  const known = new Set(font.getCharacterSet());
+  const has = (ch: string) => known.has(ch.codePointAt(0)!);
+  return (text: string) =>
+    Array.from(text, (ch) => {
+      if (has(ch)) return ch;
+      const bare = ch.normalize('NFKD').replace(/\p{M}/gu, '');
+      return bare && Array.from(bare).every(has) ? bare : '?';
+    }).join('');
+}
 
 export const placeText = (p: TicketPlace) =>
   p.kind === 'seat'
@@ -48,13 +60,15 @@ export const placeText = (p: TicketPlace) =>
  */
 export async function renderTicketsPdf(doc: OrderTicketsDocument): Promise<Uint8Array> {
   const pdf = await PDFDocument.create({ updateMetadata: false });
-  pdf.setTitle(printable(`Tickets: ${doc.event.name}`));
+  pdf.setTitle(`Tickets: ${doc.event.name}`);
   pdf.setSubject(`order ${doc.orderId}`);
   pdf.setProducer('onsale ticket worker');
   pdf.setCreationDate(doc.issuedAt);
   pdf.setModificationDate(doc.issuedAt);
   const regular = await pdf.embedFont(StandardFonts.Helvetica);
   const bold = await pdf.embedFont(StandardFonts.HelveticaBold);
+  // Both fonts encode the same character set.
+  const printable = printer(regular);
   const when = doc.event.startsAt.toISOString().replace('T', ' ').slice(0, 16);
 
   for (const [i, ticket] of doc.tickets.entries()) {
