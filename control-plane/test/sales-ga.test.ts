@@ -100,6 +100,22 @@ describe('sales figures count general-admission places', () => {
     expect({ sold, held, remaining }).toEqual({ sold: 5, held: 0, remaining: 115 });
   });
 
+  it('console orders page: each paid order with its places (GA counted); one found by its id; no refund for a viewer', async () => {
+    const viewer = await consoleSession(h, t, 'viewer');
+    const places = (html: string) =>
+      Object.fromEntries(
+        [...html.matchAll(/<tr data-order="([0-9a-f-]+)">.*?<td class="num">(\d+)<\/td>/gs)].map((m) => [m[1], m[2]]),
+      );
+    const { text: all } = await viewer.get(`/console/events/${eventId}/orders`);
+    expect(places(all)).toEqual({ [gaOrder]: '2', [mixedOrder]: '2', [seatOnly]: '1' });
+    expect(all).toContain('3 orders, newest payment first.');
+    expect(all).not.toContain('Refund…');
+    const { text: one } = await viewer.get(`/console/events/${eventId}/orders?order=${mixedOrder}`);
+    expect(places(one)).toEqual({ [mixedOrder]: '2' });
+    const { text: manager } = await (await consoleSession(h, t, 'manager')).get(`/console/events/${eventId}/orders`);
+    expect(manager.match(/Refund…/g)).toHaveLength(3);
+  });
+
   it('a refunded seat + GA order takes its 2 places out of the sold count and its sections', async () => {
     await applyFacts(h.services.pool, [fact('refunded', mixedOrder, { seats: 1, ga: 1 })]);
     const summary = await h.req('GET', `/events/${eventId}/sales/summary`, { token: t.viewer });

@@ -116,26 +116,49 @@ export async function seatStates(pool: pg.Pool, tenantId: string, eventId: strin
   return { held, sold };
 }
 
+/** What settlement and the console's orders page show of an order that took money. */
+interface PaidOrderRow {
+  order_id: string;
+  cell_id: string;
+  status: string;
+  paid_at: Date;
+  currency: string;
+  gross: string;
+  refunded: string;
+  seats: number;
+}
+
+/** The places a paid order holds (GA included); none once it is refunded or cancelled. */
+const PAID_ORDER_COLUMNS = `order_id, cell_id, status, paid_at, currency, amount AS gross, refunded,
+       CASE WHEN status IN ('paid', 'ticketed')
+            THEN jsonb_array_length(seats)
+                 + coalesce((SELECT sum((g->>'quantity')::int) FROM jsonb_array_elements(ga) g), 0)
+            ELSE 0 END::int AS seats`;
+
 /** One line per order that took money: what settlement pays out and takes back, and the places it sold (GA included). */
 export async function settlementRows(pool: pg.Pool, tenantId: string, eventId: string) {
-  const r = await pool.query<{
-    order_id: string;
-    cell_id: string;
-    status: string;
-    paid_at: Date;
-    currency: string;
-    gross: string;
-    refunded: string;
-    seats: number;
-  }>(
-    `SELECT order_id, cell_id, status, paid_at, currency, amount AS gross, refunded,
-            CASE WHEN status IN ('paid', 'ticketed')
-                 THEN jsonb_array_length(seats)
-                      + coalesce((SELECT sum((g->>'quantity')::int) FROM jsonb_array_elements(ga) g), 0)
-                 ELSE 0 END::int AS seats
+  const r = await pool.query<PaidOrderRow>(
+    `SELECT ${PAID_ORDER_COLUMNS}
        FROM reporting.orders WHERE tenant_id = $1 AND event_id = $2 AND paid_at IS NOT NULL
       ORDER BY paid_at, order_id`,
     [tenantId, eventId],
+  );
+  return r.rows;
+}
+
+/** The event's orders that took money, newest payment first: the one `orderId` names, or the newest `limit`. */
+export async function paidOrders(
+  pool: pg.Pool,
+  tenantId: string,
+  eventId: string,
+  o: { orderId?: string; limit: number },
+) {
+  const r = await pool.query<PaidOrderRow>(
+    `SELECT ${PAID_ORDER_COLUMNS}
+       FROM reporting.orders
+      WHERE tenant_id = $1 AND event_id = $2 AND paid_at IS NOT NULL AND ($3::uuid IS NULL OR order_id = $3::uuid)
+      ORDER BY paid_at DESC, order_id LIMIT $4`,
+    [tenantId, eventId, o.orderId ?? null, o.limit],
   );
   return r.rows;
 }

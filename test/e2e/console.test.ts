@@ -8,6 +8,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, repoRoot } from '../../scripts/local-platform/launch';
 import { launchChromium } from '../support/browser';
+import { seriousAccessibilityViolations } from '../support/page-audit';
 import { startTestPlatform, type TestPlatform } from '../support/platform';
 import { shopper } from '../support/shopper';
 
@@ -25,7 +26,7 @@ let forgery: Server;
 let forgeryUrl: string;
 const shots = resolve(repoRoot, '.data/artifacts/console');
 const TZ = 'Europe/Paris';
-const state: { eventId?: string } = {};
+const state: { eventId?: string; orderId?: string } = {};
 
 async function register(username: string, tenantId: string, role: 'owner' | 'manager' | 'viewer') {
   const res = await fetch(`${identity}/users`, {
@@ -193,6 +194,7 @@ describe('the promoter console in a browser, through the edge router', () => {
     const held = await buyer.hold(seats.availableSeatIds.slice(0, 2), randomUUID());
     expect(held.status).toBe(202);
     const { orderId } = (await held.json()) as { orderId: string };
+    state.orderId = orderId;
     await buyer.pay(orderId, 'pm_card_visa');
     await buyer.until(orderId, ['ticketed']);
 
@@ -212,10 +214,63 @@ describe('the promoter console in a browser, through the edge router', () => {
     await page.screenshot({ path: resolve(shots, 'live.png'), fullPage: true });
   });
 
+  it('finds the paid order by the id its buyer quotes and refunds it with a reason: its tickets void, then it reads refunded', async () => {
+    const { context, page } = alice;
+    await page.goto(`${router}/console/events/${state.eventId}`);
+    await page.getByRole('link', { name: 'Orders and refunds' }).click();
+    // The newest payments, where the live view already counted this one.
+    const listed = page.getByTestId('orders').locator(`[data-order="${state.orderId}"]`);
+    await expect(listed.getByTestId('order-status').textContent()).resolves.toBe('tickets issued');
+    await page.getByLabel('Order id').fill(` ${state.orderId!.toUpperCase()} `);
+    await page.getByRole('button', { name: 'Find the order' }).click();
+    await expect(page.getByTestId('orders').locator('tbody tr').count()).resolves.toBe(1);
+
+    // Without a reason the server refuses, naming the field, and refunds nothing (the browser asks first: required).
+    const csrf = await page.locator('meta[name="csrf-token"]').getAttribute('content');
+    const bare = await context.request.post(
+      `${router}/console/events/${state.eventId}/orders/${state.orderId}/refund`,
+      {
+        form: { _csrf: csrf!, reason: '  ' },
+        maxRedirects: 0,
+      },
+    );
+    expect(bare.status()).toBe(400);
+    expect(await bare.text()).toContain('data-field="reason"');
+    const db = t.cellDb(t.demo.events[0]!.cellId);
+    const voided = () =>
+      db.query<{ n: number }>('SELECT count(*)::int AS n FROM tickets WHERE order_id = $1 AND voided_at IS NOT NULL', [
+        state.orderId,
+      ]);
+    await expect(voided()).resolves.toEqual([{ n: 0 }]);
+
+    await page.getByLabel(/Why/).fill('the buyer cannot come');
+    await page.screenshot({ path: resolve(shots, 'refund.png'), fullPage: true });
+    await page.getByRole('button', { name: 'Refund this order' }).click();
+    await page.getByText('Refund requested:').waitFor();
+    await expect(page.getByTestId('refund').count()).resolves.toBe(0);
+    await expect(voided()).resolves.toEqual([{ n: 2 }]);
+    for (const deadline = Date.now() + 60_000; ; ) {
+      await page.reload();
+      if ((await page.getByTestId('order-status').textContent()) === 'refunded') break;
+      if (Date.now() > deadline) throw new Error('the order did not read refunded');
+      await page.waitForTimeout(500);
+    }
+    await expect(page.locator('td.num').allTextContents()).resolves.toEqual(['0', '€90.00', '€90.00']);
+
+    // An id no paid order of the event has finds nothing; one that cannot be an id finds nothing either.
+    for (const asked of [randomUUID(), 'not-an-order']) {
+      await page.goto(`${router}/console/events/${state.eventId}/orders?order=${asked}`);
+      await expect(page.getByTestId('no-orders').textContent()).resolves.toBe(
+        'No paid order of this event has that id.',
+      );
+    }
+    await expect(seriousAccessibilityViolations(page)).resolves.toEqual([]);
+  });
+
   it('a promoter of another tenant sees none of it, in the page or on the server', async () => {
     const { context, page } = await signIn('mallory');
     await expect(page.getByText('No events yet.').count()).resolves.toBe(1);
-    for (const path of ['', '/live', '/live/stream', '/seats.json', '/settlement.csv']) {
+    for (const path of ['', '/live', '/live/stream', '/seats.json', '/settlement.csv', '/orders']) {
       const res = await context.request.get(`${router}/console/events/${state.eventId}${path}`);
       expect(res.status(), path).toBe(404);
     }
@@ -233,6 +288,15 @@ describe('the promoter console in a browser, through the edge router', () => {
       maxRedirects: 0,
     });
     expect(res.status()).toBe(403);
+    // The orders page shows a viewer the payments, not the refunds: no such column, and the server refuses one.
+    await page.goto(`${router}/console/events/${state.eventId}/orders`);
+    await expect(page.getByTestId('orders').locator('tbody tr').count()).resolves.toBe(1);
+    await expect(page.getByRole('columnheader', { name: 'Refund', exact: true }).count()).resolves.toBe(0);
+    const refund = await context.request.post(
+      `${router}/console/events/${state.eventId}/orders/${state.orderId}/refund`,
+      { form: { _csrf: csrf!, reason: 'not mine to give' }, maxRedirects: 0 },
+    );
+    expect(refund.status()).toBe(403);
     await context.close();
   });
 

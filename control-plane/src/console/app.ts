@@ -18,13 +18,14 @@ import type { EventRow } from '../db/schema';
 import { createEvent, getEvent, listEvents, updateEvent } from '../events/events';
 import { getSeatMap, uploadSeatMap } from '../events/seat-map';
 import type { SeatMapIssue } from '../events/seat-map-parse';
+import { refundOrder } from '../onsale/refund-order';
 import { cancelOnsale, pauseOnsale, resumeOnsale } from '../onsale/sales-control';
 import { scheduleOnsale } from '../onsale/schedule';
 import { getOnsale } from '../onsale/status';
 import { drawPresale } from '../presale/lottery';
 import { getPresale, isNoPresale, openPresale } from '../presale/presale';
 import { listDecisions } from '../release-controller/override';
-import { getSalesByEvent, getSettlementCsv } from '../reporting/sales';
+import { getPaidOrders, getSalesByEvent, getSettlementCsv } from '../reporting/sales';
 import type { ConsoleConfig } from './config';
 import { liveSnapshot } from './live';
 import { createOidcClient } from './oidc-client';
@@ -32,6 +33,7 @@ import { cancelConfirmPage, type EventPageData, eventPage } from './pages/event'
 import { type EventFormValues, eventsList, newEventPage } from './pages/events';
 import { type FieldIssues, type Html, layout } from './pages/layout';
 import { errorPage, livePage, signInPage, teamPage } from './pages/misc';
+import { type OrdersPageData, ordersPage } from './pages/orders';
 import { botReportPage, type PresalePageData, presalePage } from './pages/presale';
 import { type ConsoleSession, createSessionStore, sameToken } from './session';
 import { zonedField } from './zoned-time';
@@ -41,6 +43,8 @@ type C = Context<Env>;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const EVENTS_PER_PAGE = 100;
+/** Payments the orders page lists before a search: the settlement CSV has every one. */
+const NEWEST_PAYMENTS = 50;
 const ASSETS = { 'console.js': 'text/javascript; charset=utf-8', 'console.css': 'text/css; charset=utf-8' } as const;
 const defaultAssets = resolve(dirname(fileURLToPath(import.meta.url)), '../../console-web/dist');
 
@@ -55,6 +59,7 @@ const NOTICES = {
   ended: 'Event cancelled: its unpaid orders are cancelled, its paid ones refunded and their tickets voided.',
   presale: 'Presale saved; its lottery commitment is published.',
   drawn: 'Lottery drawn; the invited buyers have their access codes.',
+  refund: 'Refund requested: the tickets no longer admit anyone; the seats return to sale when Stripe confirms it.',
 } as const;
 
 /** `{ path, message }` issues from a refusal, keyed by the form field they name. */
@@ -382,6 +387,32 @@ export function createConsoleApp(services: Services, config: ConsoleConfig) {
     return page(c, `${ev.name}: bot report`, botReportPage(ev, report));
   });
 
+  // ---- orders: a paid order found by the id its buyer quotes, or among the newest payments, and refunded
+  app.get('/events/:eventId/orders', async (c) => {
+    const data = await ordersData(c, c.req.query('order'));
+    data.refundRequested = c.req.query('notice') === 'refund';
+    return page(c, `${data.ev.name}: orders`, ordersPage(data), 200, noticeOf(c));
+  });
+  app.post('/events/:eventId/orders/:orderId/refund', async (c) => {
+    const s = c.get('session')!;
+    const eventId = eventIdOf(c);
+    const orderId = c.req.param('orderId').toLowerCase();
+    if (!UUID.test(orderId)) throw new DomainError('not_found', 'order not found');
+    const { reason = '' } = await formValues(c, ['reason']);
+    try {
+      const issues = nulIssues({ reason });
+      if (!reason) issues.push({ path: 'reason', message: 'required: say why, for the record kept with the refund' });
+      if (reason.length > 200) issues.push({ path: 'reason', message: 'at most 200 characters' });
+      if (issues.length) throw new DomainError('validation_failed', 'the refund needs a reason', { issues });
+      await refundOrder({ ctx: services, actor: s.actor, eventId, orderId, reason });
+      return c.redirect(`/console/events/${eventId}/orders?order=${orderId}&notice=refund`, 303);
+    } catch (err) {
+      if (!(err instanceof DomainError) || err.status >= 500 || err.code === 'not_found') throw err;
+      const data = await ordersData(c, orderId, { orderId, reason, issues: fieldIssues(err), error: err.message });
+      return page(c, `${data.ev.name}: orders`, ordersPage(data), err.status);
+    }
+  });
+
   app.get('/events/:eventId/live', async (c) => {
     const ev = await getEvent({ ctx: services, actor: actor(c), eventId: eventIdOf(c) });
     return page(c, `${ev.name}: live`, livePage(ev));
@@ -517,6 +548,21 @@ export function createConsoleApp(services: Services, config: ConsoleConfig) {
       });
       return page(c, data.ev.name, eventPage(data), err.status);
     }
+  }
+
+  /** The orders page: the order `asked` names (none when it cannot be an id), or the newest payments. */
+  async function ordersData(c: C, asked?: string, failed?: OrdersPageData['failed']): Promise<OrdersPageData> {
+    const s = c.get('session')!;
+    const eventId = eventIdOf(c);
+    const ev = await getEvent({ ctx: services, actor: s.actor, eventId });
+    const orderId = asked?.trim().toLowerCase() || undefined;
+    const scope = { ctx: services, actor: s.actor, eventId };
+    const orders = !orderId
+      ? await getPaidOrders({ ...scope, limit: NEWEST_PAYMENTS })
+      : UUID.test(orderId)
+        ? await getPaidOrders({ ...scope, orderId, limit: 1 })
+        : [];
+    return { s, ev, orders, asked: orderId, failed };
   }
 
   function noticeOf(c: C) {

@@ -2,6 +2,7 @@ import { DomainError } from '@onsale/contracts';
 import {
   type Bucket,
   migrateReporting,
+  paidOrders,
   salesByEvent,
   salesBySection,
   salesSummary,
@@ -110,6 +111,24 @@ export async function getSettlementCsv({
 }) {
   const ev = await scoped(ctx, actor, eventId);
   return settlementCsv(await settlementRows(ctx.pool, actor.tenantId, ev.id));
+}
+
+/** The event's orders that took money, newest payment first: one by its id, or the newest `limit`. */
+export async function getPaidOrders({
+  ctx,
+  actor,
+  eventId,
+  orderId,
+  limit,
+}: {
+  ctx: Services;
+  actor: PromoterActor;
+  eventId: string;
+  orderId?: string;
+  limit: number;
+}) {
+  const ev = await scoped(ctx, actor, eventId);
+  return paidOrders(ctx.pool, actor.tenantId, ev.id, { orderId, limit });
 }
 
 /**

@@ -42,6 +42,7 @@ export function eventPage(d: EventPageData) {
     <nav class="tabs" aria-label="Event">
       <a href="/console/events/${ev.id}/live">Live view</a>
       <a href="/console/events/${ev.id}/presale">Presale</a>
+      <a href="/console/events/${ev.id}/orders">Orders and refunds</a>
       <a href="/console/events/${ev.id}/bot-report">Bot report</a>
       <a href="/console/events/${ev.id}/settlement.csv" download>Settlement (CSV)</a>
     </nav>
