@@ -38,6 +38,13 @@ export const EDGE_PATHS = {
   ],
 } as const;
 
+/**
+ * The control-plane paths whose body is an upload: a seat map of up to 100,000 seats, CSV or JSON, through the API or
+ * the console's form (a stadium's is several hundred kilobytes, the largest some megabytes). The edge takes bodies up to
+ * its upload limit there, and up to its far smaller request limit everywhere else.
+ */
+export const EDGE_UPLOAD_PATHS = ['/events/{eventId}/seat-map', '/console/events/{eventId}/seat-map'] as const;
+
 export const WEBHOOK_UPSTREAM_PATH = '/webhooks/stripe';
 
 /** A path template as an anchored regular expression with named groups for its parameters. */

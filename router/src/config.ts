@@ -33,6 +33,12 @@ export const RouterConfig = z.object({
     .int()
     .positive()
     .default(256 * 1024),
+  /** The limit on the upload paths (EDGE_UPLOAD_PATHS: seat maps), the control plane's own limit by default. */
+  MAX_UPLOAD_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(32 * 1024 * 1024),
   /** Seconds a client is told to wait when a cell is down, draining or unreachable. */
   RETRY_AFTER_SECONDS: positiveInt(5),
   /**

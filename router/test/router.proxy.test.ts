@@ -20,6 +20,7 @@ import {
  */
 const TIMEOUT_MS = 400;
 const MAX_BODY = 4096;
+const MAX_UPLOAD = 64 * 1024;
 
 let identity: TestIdentity;
 let controlPlane: FakeControlPlane;
@@ -84,6 +85,7 @@ beforeAll(async () => {
   router = await routerFor(controlPlane, identity.admissionJwksUrl, {
     UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS),
     MAX_BODY_BYTES: String(MAX_BODY),
+    MAX_UPLOAD_BODY_BYTES: String(MAX_UPLOAD),
   });
 });
 
@@ -320,6 +322,40 @@ describe('forwarding', () => {
     });
     expect(atCap.status).toBe(200);
     expect(lastAt(echo)).toMatchObject({ method: 'POST' });
+  });
+
+  it("takes a seat map's upload up to MAX_UPLOAD_BODY_BYTES, through the API and the console, and nothing else that large", async () => {
+    const upload = Buffer.alloc(MAX_UPLOAD, 'x');
+    for (const [method, path] of [
+      ['PUT', `/events/${echoEvent}/seat-map`],
+      ['POST', `/console/events/${echoEvent}/seat-map`],
+    ] as const) {
+      const taken = await rawRequest(path, { method, headers: { 'content-type': 'text/csv' }, chunks: [upload] });
+      expect(taken.status, path).toBe(200);
+      expect(lastAt(controlPlane)).toMatchObject({ method, url: path });
+      expect(lastAt(controlPlane).body.equals(upload), path).toBe(true);
+      const over = await rawRequest(path, {
+        method,
+        headers: { 'content-type': 'text/csv' },
+        chunks: [upload, Buffer.from('x')],
+      });
+      expect(over.status, path).toBe(413);
+      expect(JSON.parse(over.body).error.message).toBe(`request body exceeds ${MAX_UPLOAD} bytes`);
+    }
+    const before = controlPlane.requests.length;
+    for (const [method, path] of [
+      ['PUT', `/events/${echoEvent}/onsale`],
+      ['POST', `/console/events/${echoEvent}/presale`],
+    ] as const) {
+      const refused = await rawRequest(path, {
+        method,
+        headers: { 'content-type': 'application/json', 'content-length': String(MAX_BODY + 1) },
+        chunks: [Buffer.alloc(MAX_BODY + 1, 'a')],
+      });
+      expect(refused.status, path).toBe(413);
+      expect(JSON.parse(refused.body).error.message).toBe(`request body exceeds ${MAX_BODY} bytes`);
+    }
+    expect(controlPlane.requests.length).toBe(before);
   });
 
   it('routes waiting-room, console, sales and JWKS paths to the control plane, and nothing else', async () => {

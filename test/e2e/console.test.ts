@@ -147,6 +147,36 @@ describe('the promoter console in a browser, through the edge router', () => {
     await expect(page.getByTestId('tiers').textContent()).resolves.toContain('€45.00');
   });
 
+  it("uploads a stadium's seat map from the console through the edge: 20,000 seats, 450 KB of CSV, over the edge's limit for other bodies", async () => {
+    const { page } = alice;
+    const created = await fetch(`${router}/events`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.demo.promoter}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        name: 'Stadium Night',
+        venue: 'Stadium',
+        startsAt: new Date(Date.now() + 40 * 86_400_000),
+      }),
+    });
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: string };
+    const rows = Array.from(
+      { length: 20_000 },
+      (_, i) => `S${Math.floor(i / 1000) + 1},R${Math.floor(i / 50) % 20},${(i % 50) + 1},std,6500,eur`,
+    );
+    const csv = Buffer.from(['section,row,seat,tier,price,currency', ...rows].join('\n'));
+    expect(csv.length).toBeGreaterThan(256 * 1024);
+    await page.goto(`${router}/console/events/${id}`);
+    await page
+      .getByLabel(/Upload a seat map/)
+      .setInputFiles({ name: 'stadium.csv', mimeType: 'text/csv', buffer: csv });
+    await page.getByRole('button', { name: 'Upload seat map' }).click();
+    await page.getByText('Seat map stored.').waitFor();
+    await expect(page.getByText('20,000 seats in 20 sections').count()).resolves.toBe(1);
+    // The story goes on with Console Night's page.
+    await page.goto(`${router}/console/events/${state.eventId}`);
+  });
+
   it('schedules the onsale in venue time; the event is loaded into its cell and goes on sale', async () => {
     const { page } = alice;
     await page.getByLabel('Onsale opens').fill(toZonedInput(new Date(Date.now() + 60_000), TZ));

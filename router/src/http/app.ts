@@ -60,11 +60,13 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
         details: { path: pathname, reason: target.fault },
       });
     if (target.kind === 'unknown') return answerError(x, 'not_found', 'no such route');
+    const maxBodyBytes =
+      target.kind === 'control-plane' && target.upload ? config.MAX_UPLOAD_BODY_BYTES : config.MAX_BODY_BYTES;
     // Refused before a byte of it is read or a connection is taken.
-    if ((declaredLength(incoming) ?? 0) > config.MAX_BODY_BYTES) return tooLarge(x);
+    if ((declaredLength(incoming) ?? 0) > maxBodyBytes) return tooLarge(x, maxBodyBytes);
     if (target.kind === 'control-plane') {
       x.upstream = CONTROL_PLANE;
-      await send(x, deps.controlPlane, url);
+      await send(x, deps.controlPlane, url, { maxBodyBytes });
       return;
     }
 
@@ -81,9 +83,9 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
       if (!route.ok) return refuse(x, route);
       x.upstream = route.cell.id;
       // Buffered on purpose: Stripe signs the exact bytes, and they go on exactly as they came.
-      const raw = await readCapped(incoming, config.MAX_BODY_BYTES);
-      if (!raw) return tooLarge(x);
-      await send(x, deps.upstreams.for(route.cell.baseUrl), target.upstreamPath + query(url), raw);
+      const raw = await readCapped(incoming, maxBodyBytes);
+      if (!raw) return tooLarge(x, maxBodyBytes);
+      await send(x, deps.upstreams.for(route.cell.baseUrl), target.upstreamPath + query(url), { body: raw });
       return;
     }
 
@@ -126,7 +128,7 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
       if (!hop.ok) return refuse(x, hop);
       x.upstream = hop.cell.id;
       const last = i === trail.length - 1;
-      if (await send(x, deps.upstreams.for(hop.cell.baseUrl), url, undefined, !last)) return;
+      if (await send(x, deps.upstreams.for(hop.cell.baseUrl), url, { askElsewhereOn404: !last })) return;
     }
   }
 
@@ -140,20 +142,24 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
     return answerError(x, route.code, route.message, { details: route.details, retryAfter });
   }
 
-  function tooLarge(x: Exchange) {
-    return answerError(x, 'payload_too_large', `request body exceeds ${config.MAX_BODY_BYTES} bytes`);
+  function tooLarge(x: Exchange, maxBodyBytes: number) {
+    return answerError(x, 'payload_too_large', `request body exceeds ${maxBodyBytes} bytes`);
   }
 
   /**
    * Forwards to the upstream `x.upstream` names, or answers for it when it could not. Returns false only when the
    * upstream answered 404 and `askElsewhereOn404` asked for the chance to try another cell (nothing was sent).
+   * A body is streamed, up to `maxBodyBytes`, unless it was read already (`body`).
    */
   async function send(
     x: Exchange,
     upstream: Upstream,
     path: string,
-    body?: Buffer,
-    askElsewhereOn404 = false,
+    {
+      body,
+      askElsewhereOn404 = false,
+      maxBodyBytes = config.MAX_BODY_BYTES,
+    }: { body?: Buffer; askElsewhereOn404?: boolean; maxBodyBytes?: number } = {},
   ): Promise<boolean> {
     const { incoming, outgoing, correlationId } = x;
     const label = x.upstream;
@@ -181,7 +187,7 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
           outgoing,
           headers,
           body,
-          maxBodyBytes: config.MAX_BODY_BYTES,
+          maxBodyBytes,
           timeoutMs: config.UPSTREAM_TIMEOUT_MS,
           correlationId,
           askElsewhereOn404,
@@ -189,12 +195,17 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
       },
     );
     if (outcome.kind === 'not_here') return false;
-    answerFor(x, label, outcome);
+    answerFor(x, label, outcome, maxBodyBytes);
     return true;
   }
 
   /** Records how forwarding ended, and answers the client in the upstream's place when it did not. */
-  function answerFor(x: Exchange, label: string, outcome: Exclude<ForwardOutcome, { kind: 'not_here' }>) {
+  function answerFor(
+    x: Exchange,
+    label: string,
+    outcome: Exclude<ForwardOutcome, { kind: 'not_here' }>,
+    maxBodyBytes: number,
+  ) {
     switch (outcome.kind) {
       case 'answered':
         if (outcome.broken) metrics.upstreamError(label, 'broken');
@@ -203,7 +214,7 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
       case 'client_gone':
         return;
       case 'too_large':
-        return tooLarge(x);
+        return tooLarge(x, maxBodyBytes);
       case 'bad_request':
         return answerError(x, 'bad_request', 'the request body does not match its Content-Length');
       case 'client_timeout':

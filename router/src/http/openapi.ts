@@ -1,4 +1,10 @@
-import { BUYER_ORDERS_PAGE, BuyerOrderSummary, BuyerOrdersAfter, errorCodes } from '@onsale/contracts';
+import {
+  BUYER_ORDERS_PAGE,
+  BuyerOrderSummary,
+  BuyerOrdersAfter,
+  EDGE_UPLOAD_PATHS,
+  errorCodes,
+} from '@onsale/contracts';
 import { z } from 'zod';
 import type { RouterConfig } from '../config';
 
@@ -47,7 +53,8 @@ export function routerDocument(config: RouterConfig) {
       description: [
         'Routes buyer requests to the purchase cell that owns the event (by admission token, else the event',
         'directory), control-plane paths to the control plane, and Stripe webhooks to the cell they name.',
-        `Limits: a request body over ${config.MAX_BODY_BYTES} bytes is refused (413, before it is read);`,
+        `Limits: a request body over ${config.MAX_BODY_BYTES} bytes is refused (413, before it is read), a seat map`,
+        `upload's over ${config.MAX_UPLOAD_BODY_BYTES} (${EDGE_UPLOAD_PATHS.join(', ')});`,
         `an upstream that does not answer within ${config.UPSTREAM_TIMEOUT_MS} ms is a 504; every 503 carries`,
         `Retry-After (${config.RETRY_AFTER_SECONDS} s). Its Prometheus metrics are not served here but on its`,
         'HEALTH_PORT, on the loopback of its own task. Errors the router makes itself on forwarded paths:',

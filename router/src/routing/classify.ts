@@ -1,4 +1,4 @@
-import { EDGE_PATHS, pathPattern, WEBHOOK_UPSTREAM_PATH } from '@onsale/contracts';
+import { EDGE_PATHS, EDGE_UPLOAD_PATHS, pathPattern, WEBHOOK_UPSTREAM_PATH } from '@onsale/contracts';
 
 /** Why a request path is refused before it is classified: it would not reach its upstream as the router reads it. */
 export type PathFault = 'backslash' | 'encoded_separator' | 'dot_segment' | 'not_canonical';
@@ -7,7 +7,7 @@ export type PathFault = 'backslash' | 'encoded_separator' | 'dot_segment' | 'not
 export type PathClass =
   | { kind: 'cell'; eventId: string }
   | { kind: 'webhook'; cellId: string; upstreamPath: string }
-  | { kind: 'control-plane' }
+  | { kind: 'control-plane'; upload: boolean }
   | { kind: 'malformed'; fault: PathFault }
   | { kind: 'unknown' };
 
@@ -16,6 +16,7 @@ export type PathClass =
 const CELL = EDGE_PATHS.cell.map(pathPattern);
 const WEBHOOK = EDGE_PATHS.webhook.map(pathPattern);
 const CONTROL_PLANE = EDGE_PATHS.controlPlane.map(pathPattern);
+const UPLOAD = EDGE_UPLOAD_PATHS.map(pathPattern);
 
 /** `.` or `..`, any of its dots percent-encoded: URL parsers resolve `%2e` as a dot. */
 const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
@@ -54,6 +55,6 @@ export function classify(pathname: string): PathClass {
   if (cell?.eventId) return { kind: 'cell', eventId: cell.eventId };
   const webhook = firstMatch(WEBHOOK, pathname);
   if (webhook?.cellId) return { kind: 'webhook', cellId: webhook.cellId, upstreamPath: WEBHOOK_UPSTREAM_PATH };
-  if (firstMatch(CONTROL_PLANE, pathname)) return { kind: 'control-plane' };
+  if (firstMatch(CONTROL_PLANE, pathname)) return { kind: 'control-plane', upload: !!firstMatch(UPLOAD, pathname) };
   return { kind: 'unknown' };
 }

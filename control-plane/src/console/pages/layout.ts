@@ -74,8 +74,8 @@ export function field(o: {
 export const formError = (message: string | null | undefined) =>
   message ? html`<p class="form-error" role="alert">${message}</p>` : '';
 
-/** "1 seat", "2 seats": a count with its noun, as the pages write them. */
-export const counted = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+/** "1 seat", "20,000 seats": a count with its noun, as the pages write them. */
+export const counted = (n: number, noun: string) => `${n.toLocaleString('en-GB')} ${noun}${n === 1 ? '' : 's'}`;
 
 export function money(minor: number, currency = 'EUR') {
   try {
