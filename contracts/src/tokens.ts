@@ -51,12 +51,19 @@ export type TokenVerdict<T> = { ok: true; claims: T } | { ok: false; reason: 'in
 /** How long a key set may serve past its refresh while its endpoint fails: longer than any outage a sale rides out. */
 export const STALE_KEYS_MS = 3_600_000;
 
+/** How long a check waits for its key set's refetch before it verifies with the last set fetched. */
+export const KEYS_REFETCH_WAIT_MS = 250;
+
 /**
  * A JWKS fetched and cached the same way by every service: a key dropped from it stops working after `cacheMs`.
- * While the endpoint cannot be reached (the control plane's database or Redis lost, its API down), the last key
- * set fetched keeps verifying for up to `staleMs`: the publisher being away says nothing about the tokens it signed,
- * and admitted buyers must finish their purchases in the cells without it (the brief: the control plane is not on a
- * hold's path). The price: a key withdrawn in those minutes is honoured until the endpoint answers again.
+ * A check that finds the set past that age waits for its refetch only briefly (`KEYS_REFETCH_WAIT_MS`), then verifies
+ * with the last set fetched while the fetch goes on: a key endpoint that hangs rather than refusing (a control plane
+ * frozen, a network dropping packets) must not hold every check for the fetch's whole time-out, and an endpoint that
+ * keeps failing is asked again at most once a second. While the endpoint cannot be reached (the control plane's
+ * database or Redis lost, its API down), the last key set fetched keeps verifying for up to `staleMs`: the publisher
+ * being away says nothing about the tokens it signed, and admitted buyers must finish their purchases in the cells
+ * without it (the brief: the control plane is not on a hold's path). The price: a key withdrawn in those minutes is
+ * honoured until the endpoint answers again. A key the last set lacks (a rotation) is always asked of the endpoint.
  */
 export function remoteKeys(url: string, cacheMs: number, staleMs = STALE_KEYS_MS): JWTVerifyGetKey {
   const remote = createRemoteJWKSet(new URL(url), {
@@ -64,18 +71,52 @@ export function remoteKeys(url: string, cacheMs: number, staleMs = STALE_KEYS_MS
     cooldownDuration: Math.min(30_000, cacheMs),
   });
   let lastGood: { at: number; set: JSONWebKeySet; keys: JWTVerifyGetKey } | null = null;
+  const fetched = () => {
+    const set = remote.jwks();
+    if (set && set !== lastGood?.set) lastGood = { at: Date.now(), set, keys: createLocalJWKSet(set) };
+    else if (lastGood) lastGood.at = Date.now();
+  };
+  const usable = (known: typeof lastGood): known is NonNullable<typeof lastGood> =>
+    known !== null && Date.now() - known.at <= staleMs;
+  const retryMs = Math.min(1_000, cacheMs);
+  let askedAt = 0;
+  /** The refetch under way, or a new one unless the endpoint failed within retryMs; settles when it does. */
+  const refetch = (): Promise<void> => {
+    if (!remote.reloading && Date.now() - askedAt < retryMs) return Promise.resolve();
+    askedAt = Date.now();
+    return remote.reload().then(fetched, () => {});
+  };
   return async (header, token) => {
+    if (!remote.fresh && usable(lastGood)) {
+      await settledWithin(refetch(), KEYS_REFETCH_WAIT_MS);
+      if (!remote.fresh) {
+        try {
+          return await lastGood.keys(header, token);
+        } catch (err) {
+          if (!(err instanceof errors.JWKSNoMatchingKey)) throw err;
+        }
+      }
+    }
     try {
       const key = await remote(header, token);
-      const set = remote.jwks();
-      if (set && set !== lastGood?.set) lastGood = { at: Date.now(), set, keys: createLocalJWKSet(set) };
-      else if (lastGood) lastGood.at = Date.now();
+      fetched();
       return key;
     } catch (err) {
-      if (!keysProblem(err) || !lastGood || Date.now() - lastGood.at > staleMs) throw err;
+      if (!keysProblem(err) || !usable(lastGood)) throw err;
       return lastGood.keys(header, token);
     }
   };
+}
+
+/** Resolves when `work` settles or after `ms`, whichever is first. */
+function settledWithin(work: Promise<void>, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    work.finally(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 }
 
 /**

@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,7 +8,9 @@ import { remoteKeys, verifyToken } from '../src/tokens';
 const options = { issuer: 'onsale:test', audience: 'onsale:test', algorithms: ['RS256'] };
 let server: Server;
 let url: string;
-let answer: 'keys' | 'error' = 'keys';
+let answer: 'keys' | 'error' | 'hang' = 'keys';
+/** Requests the endpoint holds unanswered ('hang'): a frozen control plane keeps the connection and says nothing. */
+const held: { res: ServerResponse; closed: boolean }[] = [];
 let jwks: unknown;
 let privateKey: CryptoKey;
 let strangerKey: CryptoKey;
@@ -28,13 +30,24 @@ beforeAll(async () => {
   strangerKey = (await generateKeyPair('RS256')).privateKey;
   jwks = { keys: [{ ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' }] };
   server = createServer((_, res) => {
+    if (answer === 'hang') {
+      const request = { res, closed: false };
+      res.on('close', () => {
+        request.closed = true;
+      });
+      held.push(request);
+      return;
+    }
     if (answer === 'error') res.writeHead(503).end('{"error":{"code":"internal"}}');
     else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(jwks));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/.well-known/jwks.json`;
 });
-afterAll(() => new Promise((r) => server.close(r)));
+afterAll(async () => {
+  for (const h of held) h.res.destroy();
+  await new Promise((r) => server.close(r));
+});
 
 describe('remote keys while their endpoint fails', () => {
   it('keep verifying with the last key set fetched for up to staleMs, then give no verdict; a forgery stays invalid', async () => {
@@ -55,6 +68,54 @@ describe('remote keys while their endpoint fails', () => {
     answer = 'keys';
     await sleep(60);
     expect(await check(privateKey)).toBe(true);
+  });
+
+  it('past the cache age, verify with the last key set while it is fetched again: a hanging endpoint holds no check', async () => {
+    answer = 'keys';
+    const keys = remoteKeys(url, 50, 60_000);
+    const check = async (key: CryptoKey) => (await verifyToken(await sign(key), keys, options, (p) => p)).ok;
+    expect(await check(privateKey)).toBe(true);
+
+    answer = 'hang';
+    await sleep(120); // past the cache age
+    const before = held.length;
+    expect(await check(privateKey)).toBe(true);
+    expect(await check(strangerKey)).toBe(false);
+    // Both verdicts came before the refetch was given up: neither waited for it (a check that waits gets its verdict
+    // only once the fetch's time-out has closed the request).
+    while (held.length === before) await sleep(5);
+    expect(held).toHaveLength(before + 1);
+    expect(held.at(-1)!.closed).toBe(false);
+
+    // When it answers again, the set it gives is the one checks use.
+    held
+      .at(-1)!
+      .res.writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ keys: [] }));
+    answer = 'keys';
+    await sleep(20);
+    expect(await check(privateKey)).toBe(false);
+  });
+
+  it('a key the last set lacks (a rotation) is asked of the endpoint, even past the cache age', async () => {
+    answer = 'keys';
+    const keys = remoteKeys(url, 50, 60_000);
+    expect((await verifyToken(await sign(privateKey), keys, options, (p) => p)).ok).toBe(true);
+    const next = await generateKeyPair('RS256', { extractable: true });
+    const previous = jwks;
+    jwks = { keys: [{ ...(await exportJWK(next.publicKey)), kid: 'k2', alg: 'RS256', use: 'sig' }] };
+    try {
+      await sleep(120);
+      const rotated = await new SignJWT({ sub: 'buyer' })
+        .setProtectedHeader({ alg: 'RS256', kid: 'k2' })
+        .setIssuer(options.issuer)
+        .setAudience(options.audience)
+        .setExpirationTime('5m')
+        .sign(next.privateKey);
+      expect((await verifyToken(rotated, keys, options, (p) => p)).ok).toBe(true);
+    } finally {
+      jwks = previous;
+    }
   });
 
   it('with no key set fetched yet, an endpoint that fails gives no verdict', async () => {
