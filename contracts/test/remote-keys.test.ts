@@ -15,9 +15,9 @@ let jwks: unknown;
 let privateKey: CryptoKey;
 let strangerKey: CryptoKey;
 
-const sign = (key: CryptoKey) =>
+const sign = (key: CryptoKey, kid = 'k1') =>
   new SignJWT({ sub: 'buyer' })
-    .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+    .setProtectedHeader({ alg: 'RS256', kid })
     .setIssuer(options.issuer)
     .setAudience(options.audience)
     .setExpirationTime('5m')
@@ -106,12 +106,7 @@ describe('remote keys while their endpoint fails', () => {
     jwks = { keys: [{ ...(await exportJWK(next.publicKey)), kid: 'k2', alg: 'RS256', use: 'sig' }] };
     try {
       await sleep(120);
-      const rotated = await new SignJWT({ sub: 'buyer' })
-        .setProtectedHeader({ alg: 'RS256', kid: 'k2' })
-        .setIssuer(options.issuer)
-        .setAudience(options.audience)
-        .setExpirationTime('5m')
-        .sign(next.privateKey);
+      const rotated = await sign(next.privateKey, 'k2');
       expect((await verifyToken(rotated, keys, options, (p) => p)).ok).toBe(true);
     } finally {
       jwks = previous;
