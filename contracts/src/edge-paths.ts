@@ -45,6 +45,9 @@ export const EDGE_PATHS = {
  */
 export const EDGE_UPLOAD_PATHS = ['/events/{eventId}/seat-map', '/console/events/{eventId}/seat-map'] as const;
 
+/** The control plane's limit on a request body, which the edge's limit on an upload follows. */
+export const CONTROL_PLANE_MAX_BODY_BYTES = 32 * 1024 * 1024;
+
 export const WEBHOOK_UPSTREAM_PATH = '/webhooks/stripe';
 
 /** A path template as an anchored regular expression with named groups for its parameters. */

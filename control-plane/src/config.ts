@@ -1,5 +1,5 @@
 import { DatabaseAuthConfig, DatabaseUsersConfig, KafkaAuthConfig, RedisAuthConfig } from '@onsale/aws-auth';
-import { parseEnv } from '@onsale/contracts';
+import { CONTROL_PLANE_MAX_BODY_BYTES, parseEnv } from '@onsale/contracts';
 import { TracingConfig } from '@onsale/contracts/runtime/tracing-config';
 import { z } from 'zod';
 import { ConsoleConfigSchema } from './console/config';
@@ -99,7 +99,7 @@ export const ConfigSchema = z.object({
   /** How often the worker draws closed presales, lapses expired invitations and offers their places to the waitlist. */
   PRESALE_TICK_MS: int(1000),
   TRUST_PROXY: bool,
-  MAX_BODY_BYTES: int(32 * 1024 * 1024),
+  MAX_BODY_BYTES: int(CONTROL_PLANE_MAX_BODY_BYTES),
   SCHEDULER_TICK_MS: int(1000),
   RELEASE_TICK_MS: int(250),
   CONTROLLER_TICK_MS: int(5000),

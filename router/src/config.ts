@@ -1,3 +1,4 @@
+import { CONTROL_PLANE_MAX_BODY_BYTES } from '@onsale/contracts';
 import { TracingConfig } from '@onsale/contracts/runtime/tracing-config';
 import { z } from 'zod';
 
@@ -34,11 +35,7 @@ export const RouterConfig = z.object({
     .positive()
     .default(256 * 1024),
   /** The limit on the upload paths (EDGE_UPLOAD_PATHS: seat maps), the control plane's own limit by default. */
-  MAX_UPLOAD_BODY_BYTES: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(32 * 1024 * 1024),
+  MAX_UPLOAD_BODY_BYTES: z.coerce.number().int().positive().default(CONTROL_PLANE_MAX_BODY_BYTES),
   /** Seconds a client is told to wait when a cell is down, draining or unreachable. */
   RETRY_AFTER_SECONDS: positiveInt(5),
   /**

@@ -85,7 +85,10 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
       // Buffered on purpose: Stripe signs the exact bytes, and they go on exactly as they came.
       const raw = await readCapped(incoming, maxBodyBytes);
       if (!raw) return tooLarge(x, maxBodyBytes);
-      await send(x, deps.upstreams.for(route.cell.baseUrl), target.upstreamPath + query(url), { body: raw });
+      await send(x, deps.upstreams.for(route.cell.baseUrl), target.upstreamPath + query(url), {
+        maxBodyBytes,
+        body: raw,
+      });
       return;
     }
 
@@ -119,7 +122,7 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
     if (!route.ok) return refuse(x, route);
     if (intent === 'new_hold' || hasBody(incoming) || !ORDER_PATH.test(pathname)) {
       x.upstream = route.cell.id;
-      await send(x, deps.upstreams.for(route.cell.baseUrl), url);
+      await send(x, deps.upstreams.for(route.cell.baseUrl), url, { maxBodyBytes });
       return;
     }
     // An order lives where it was taken: a cell that answers 404 passes the request down the event's trail.
@@ -128,7 +131,7 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
       if (!hop.ok) return refuse(x, hop);
       x.upstream = hop.cell.id;
       const last = i === trail.length - 1;
-      if (await send(x, deps.upstreams.for(hop.cell.baseUrl), url, { askElsewhereOn404: !last })) return;
+      if (await send(x, deps.upstreams.for(hop.cell.baseUrl), url, { maxBodyBytes, askElsewhereOn404: !last })) return;
     }
   }
 
@@ -149,17 +152,17 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
   /**
    * Forwards to the upstream `x.upstream` names, or answers for it when it could not. Returns false only when the
    * upstream answered 404 and `askElsewhereOn404` asked for the chance to try another cell (nothing was sent).
-   * A body is streamed, up to `maxBodyBytes`, unless it was read already (`body`).
+   * A body is streamed, up to `maxBodyBytes` (the path's limit), unless it was read already (`body`).
    */
   async function send(
     x: Exchange,
     upstream: Upstream,
     path: string,
     {
+      maxBodyBytes,
       body,
       askElsewhereOn404 = false,
-      maxBodyBytes = config.MAX_BODY_BYTES,
-    }: { body?: Buffer; askElsewhereOn404?: boolean; maxBodyBytes?: number } = {},
+    }: { maxBodyBytes: number; body?: Buffer; askElsewhereOn404?: boolean },
   ): Promise<boolean> {
     const { incoming, outgoing, correlationId } = x;
     const label = x.upstream;

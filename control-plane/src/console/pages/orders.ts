@@ -2,6 +2,7 @@ import { html } from 'hono/html';
 import type { EventRow } from '../../db/schema';
 import type { getPaidOrders } from '../../reporting/sales';
 import type { ConsoleSession } from '../session';
+import { formatInZone } from '../zoned-time';
 import { counted, csrfField, type FieldIssues, field, formError, money } from './layout';
 
 type PaidOrder = Awaited<ReturnType<typeof getPaidOrders>>[number];
@@ -56,7 +57,7 @@ export function ordersPage(d: OrdersPageData) {
             ${refundColumn ? html`<th scope="col">Refund</th>` : ''}</tr></thead>
           <tbody>${d.orders.map(
             (o) => html`<tr data-order="${o.order_id}"><td><code>${o.order_id}</code></td>
-              <td>${o.paid_at.toISOString().slice(0, 16).replace('T', ' ')} UTC</td>
+              <td>${formatInZone(o.paid_at, 'UTC')}</td>
               <td data-testid="order-status">${STATUS[o.status] ?? o.status}</td>
               <td class="num">${o.seats}</td><td class="num">${money(Number(o.gross), o.currency)}</td>
               <td class="num">${money(Number(o.refunded), o.currency)}</td>
