@@ -248,9 +248,19 @@ describe('the promoter console in a browser, through the edge router', () => {
     const { context, page } = alice;
     await page.goto(`${router}/console/events/${state.eventId}`);
     await page.getByRole('link', { name: 'Orders and refunds' }).click();
-    // The newest payments, where the live view already counted this one.
+    // The newest payments, where the live view already counted this one; its tickets are issued in the cell before
+    // the projection hears of them, so the page may say "paid" until it does.
     const listed = page.getByTestId('orders').locator(`[data-order="${state.orderId}"]`);
-    await expect(listed.getByTestId('order-status').textContent()).resolves.toBe('tickets issued');
+    await expect
+      .poll(
+        async () => {
+          const status = await listed.getByTestId('order-status').textContent();
+          if (status !== 'tickets issued') await page.reload();
+          return status;
+        },
+        { timeout: 30_000, interval: 500 },
+      )
+      .toBe('tickets issued');
     await page.getByLabel('Order id').fill(` ${state.orderId!.toUpperCase()} `);
     await page.getByRole('button', { name: 'Find the order' }).click();
     await expect(page.getByTestId('orders').locator('tbody tr').count()).resolves.toBe(1);
