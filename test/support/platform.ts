@@ -12,6 +12,8 @@ import { platformServices, serviceEnv } from './services';
  * own, with the waiting room's ticks shortened and its per-IP limit raised (every test buyer
  * comes from 127.0.0.1).
  */
+type CellServers = Pick<CellStores, 'serverUrl' | 'redisUrl' | 'kafkaBrokers'>;
+
 export async function startTestPlatform(options: {
   seatsPerEvent: number;
   maxReleaseRate: number;
@@ -38,9 +40,10 @@ export async function startTestPlatform(options: {
   topology?: 'shared' | 'per-cell';
   /**
    * Per-cell topology: stores of the cell at that index instead of its own in services.env (a drill's, which it kills,
-   * freezes or promotes): its PostgreSQL server (a URL without a database), Redis or brokers.
+   * freezes or promotes): its PostgreSQL server (a URL without a database), Redis or brokers. A cell past the
+   * manifest's must be given all three.
    */
-  cellServers?: Record<number, Partial<Pick<CellStores, 'serverUrl' | 'redisUrl' | 'kafkaBrokers'>>>;
+  cellServers?: Record<number, Partial<CellServers>>;
   /**
    * The control plane's PostgreSQL server (a URL without a database), Redis or brokers instead of the shared ones: a
    * drill's own, which it freezes, kills or restarts.
@@ -69,8 +72,12 @@ export async function startTestPlatform(options: {
   for (const [i, id] of cellIds.entries()) {
     if (options.topology === 'per-cell') {
       const slot = stores[i];
-      if (!slot) throw new Error(`the per-cell topology has ${stores.length} cells' stores (the manifest's)`);
-      const own = { ...cellStores(slot, env), ...options.cellServers?.[i] };
+      const given = options.cellServers?.[i];
+      if (!slot && !(given?.serverUrl && given.redisUrl && given.kafkaBrokers))
+        throw new Error(
+          `the per-cell topology has ${stores.length} cells' stores (the manifest's); cell ${i} needs its own`,
+        );
+      const own = { ...(slot ? cellStores(slot, env) : {}), ...given } as CellServers;
       const d = await db('e2e_cell', own.serverUrl);
       cells.push({ id, databaseUrl: d.url, db: d, redisUrl: own.redisUrl, kafkaBrokers: own.kafkaBrokers });
     } else {
