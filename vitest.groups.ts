@@ -16,11 +16,10 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  *     beside two: 44 ms before Redis was killed, 124 ms during, against a bound of 100). The other drills freeze,
  *     kill, restart and promote servers of their own (test/support/own-servers.ts), never the shared ones, and hold
  *     no latency to a baseline, so they run in group 2.
- * In groups 1 and 2 a worker runs its files one after another in one module graph (`isolate: false`): no file keeps
- * its state in modules, and evaluating the graph afresh for every file was a third of the packages' CPU (the cell's
- * project: 287 core-seconds isolated, 175 not). The platforms' files gain less, their cost being the score of
- * processes each starts and drives, but still gain: in one run each (2026-12-07), the end-to-end project's test
- * workers took 54 core-seconds instead of 77, and the project 503 s instead of 511.
+ * In group 1 a worker runs its files one after another in one module graph (`isolate: false`): no file keeps its
+ * state in modules, and evaluating the graph afresh for every file was a third of the packages' CPU (the cell's
+ * project: 287 core-seconds isolated, 175 not). The platforms' files stay isolated: their imports are a small share
+ * of what they cost, which is starting a score of processes and driving them.
  */
 const count = (name: string, fallback: number) => {
   const n = Number(process.env[name] ?? fallback);
@@ -36,7 +35,7 @@ const group = (groupOrder: number, workers: number, isolate = true) => ({
 
 const testWorkers = count('ONSALE_TEST_WORKERS', 4);
 export const sideBySide = group(0, testWorkers, false);
-export const platformsSideBySide = group(1, count('ONSALE_E2E_WORKERS', Math.min(3, testWorkers)), false);
+export const platformsSideBySide = group(1, count('ONSALE_E2E_WORKERS', Math.min(3, testWorkers)));
 export const alone = group(2, 1);
 
 /** The files of group 3, by the project they would otherwise be in (each excluded from it). */
