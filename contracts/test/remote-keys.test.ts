@@ -22,6 +22,11 @@ const sign = (key: CryptoKey, kid = 'k1') =>
     .setAudience(options.audience)
     .setExpirationTime('5m')
     .sign(key);
+/** The verdict on a token signed with `key`, checked against `keys`. */
+const verdict = async (keys: ReturnType<typeof remoteKeys>, key: CryptoKey, kid?: string) =>
+  verifyToken(await sign(key, kid), keys, options, (p) => p);
+const verifies = async (keys: ReturnType<typeof remoteKeys>, key: CryptoKey, kid?: string) =>
+  (await verdict(keys, key, kid)).ok;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
@@ -53,34 +58,31 @@ describe('remote keys while their endpoint fails', () => {
   it('keep verifying with the last key set fetched for up to staleMs, then give no verdict; a forgery stays invalid', async () => {
     answer = 'keys';
     const keys = remoteKeys(url, 50, 1_000);
-    const check = async (key: CryptoKey) => (await verifyToken(await sign(key), keys, options, (p) => p)).ok;
-    expect(await check(privateKey)).toBe(true);
+    expect(await verifies(keys, privateKey)).toBe(true);
 
     answer = 'error';
     await sleep(120); // past the cache age: the next check refetches, and the endpoint fails
-    expect(await check(privateKey)).toBe(true);
-    expect(await check(strangerKey)).toBe(false);
+    expect(await verifies(keys, privateKey)).toBe(true);
+    expect(await verifies(keys, strangerKey)).toBe(false);
 
     await sleep(1_100); // past staleMs since the last good fetch
-    const verdict = await verifyToken(await sign(privateKey), keys, options, (p) => p);
-    expect(verdict).toEqual({ ok: false, reason: 'keys_unavailable' });
+    expect(await verdict(keys, privateKey)).toEqual({ ok: false, reason: 'keys_unavailable' });
 
     answer = 'keys';
     await sleep(60);
-    expect(await check(privateKey)).toBe(true);
+    expect(await verifies(keys, privateKey)).toBe(true);
   });
 
   it('past the cache age, verify with the last key set while it is fetched again: a hanging endpoint holds no check', async () => {
     answer = 'keys';
     const keys = remoteKeys(url, 50, 60_000);
-    const check = async (key: CryptoKey) => (await verifyToken(await sign(key), keys, options, (p) => p)).ok;
-    expect(await check(privateKey)).toBe(true);
+    expect(await verifies(keys, privateKey)).toBe(true);
 
     answer = 'hang';
     await sleep(120); // past the cache age
     const before = held.length;
-    expect(await check(privateKey)).toBe(true);
-    expect(await check(strangerKey)).toBe(false);
+    expect(await verifies(keys, privateKey)).toBe(true);
+    expect(await verifies(keys, strangerKey)).toBe(false);
     // Both verdicts came before the refetch was given up: neither waited for it (a check that waits gets its verdict
     // only once the fetch's time-out has closed the request).
     while (held.length === before) await sleep(5);
@@ -94,20 +96,19 @@ describe('remote keys while their endpoint fails', () => {
       .end(JSON.stringify({ keys: [] }));
     answer = 'keys';
     await sleep(20);
-    expect(await check(privateKey)).toBe(false);
+    expect(await verifies(keys, privateKey)).toBe(false);
   });
 
   it('a key the last set lacks (a rotation) is asked of the endpoint, even past the cache age', async () => {
     answer = 'keys';
     const keys = remoteKeys(url, 50, 60_000);
-    expect((await verifyToken(await sign(privateKey), keys, options, (p) => p)).ok).toBe(true);
+    expect(await verifies(keys, privateKey)).toBe(true);
     const next = await generateKeyPair('RS256', { extractable: true });
     const previous = jwks;
     jwks = { keys: [{ ...(await exportJWK(next.publicKey)), kid: 'k2', alg: 'RS256', use: 'sig' }] };
     try {
       await sleep(120);
-      const rotated = await sign(next.privateKey, 'k2');
-      expect((await verifyToken(rotated, keys, options, (p) => p)).ok).toBe(true);
+      expect(await verifies(keys, next.privateKey, 'k2')).toBe(true);
     } finally {
       jwks = previous;
     }
@@ -115,7 +116,6 @@ describe('remote keys while their endpoint fails', () => {
 
   it('with no key set fetched yet, an endpoint that fails gives no verdict', async () => {
     answer = 'error';
-    const verdict = await verifyToken(await sign(privateKey), remoteKeys(url, 50, 60_000), options, (p) => p);
-    expect(verdict).toEqual({ ok: false, reason: 'keys_unavailable' });
+    expect(await verdict(remoteKeys(url, 50, 60_000), privateKey)).toEqual({ ok: false, reason: 'keys_unavailable' });
   });
 });

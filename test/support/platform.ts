@@ -7,13 +7,15 @@ import { createTestDatabase, type TestDatabase } from './db';
 import { dropCellTopics, uniqueCellId } from './kafka';
 import { platformServices, serviceEnv } from './services';
 
+type CellServers = Pick<CellStores, 'serverUrl' | 'redisUrl' | 'kafkaBrokers'>;
+const allThree = (given?: Partial<CellServers>): given is CellServers =>
+  Boolean(given?.serverUrl && given.redisUrl && given.kafkaBrokers);
+
 /**
  * The whole platform as `scripts/platform up` runs it, on fresh databases and cell ids of its
  * own, with the waiting room's ticks shortened and its per-IP limit raised (every test buyer
  * comes from 127.0.0.1).
  */
-type CellServers = Pick<CellStores, 'serverUrl' | 'redisUrl' | 'kafkaBrokers'>;
-
 export async function startTestPlatform(options: {
   seatsPerEvent: number;
   maxReleaseRate: number;
@@ -73,11 +75,13 @@ export async function startTestPlatform(options: {
     if (options.topology === 'per-cell') {
       const slot = stores[i];
       const given = options.cellServers?.[i];
-      if (!slot && !(given?.serverUrl && given.redisUrl && given.kafkaBrokers))
+      let own: CellServers;
+      if (slot) own = { ...cellStores(slot, env), ...given };
+      else if (allThree(given)) own = given;
+      else
         throw new Error(
           `the per-cell topology has ${stores.length} cells' stores (the manifest's); cell ${i} needs its own`,
         );
-      const own = { ...(slot ? cellStores(slot, env) : {}), ...given } as CellServers;
       const d = await db('e2e_cell', own.serverUrl);
       cells.push({ id, databaseUrl: d.url, db: d, redisUrl: own.redisUrl, kafkaBrokers: own.kafkaBrokers });
     } else {
