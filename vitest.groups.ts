@@ -1,5 +1,6 @@
 import { configDefaults } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { startsPlatform } from './test/support/platform-slot.ts';
 
 /**
  * How the suite shares the backing services `scripts/services` starts, in two groups run one after the other.
@@ -87,8 +88,6 @@ const longestFirst = [
   'cell/test/payments.crash.test.ts',
 ];
 
-const startsPlatform = (spec: TestSpecification) => spec.moduleId.includes('/test/e2e/');
-
 /**
  * Group 1 is one queue that vitest's pool hands out in order as workers free up: the longest platforms' files, one
  * per slot, then the packages' files project by project (a worker keeps its module graph only while the next file
@@ -103,9 +102,9 @@ export class LongestFirst extends BaseSequencer {
     };
     // Array.prototype.sort is stable: files of one rank keep vitest's order.
     const sorted = (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
-    const [sideBySide, alone] = [0, 1].map((g) => sorted.filter((s) => s.project.config.sequence.groupOrder === g));
-    const platforms = sideBySide!.filter(startsPlatform);
-    const others = sideBySide!.filter((s) => !startsPlatform(s));
+    const [first, last] = [0, 1].map((g) => sorted.filter((s) => s.project.config.sequence.groupOrder === g));
+    const platforms = first!.filter((s) => startsPlatform(s.moduleId));
+    const others = first!.filter((s) => !startsPlatform(s.moduleId));
     const projects = [...new Set(others.map((s) => s.project.name))];
     const packages = projects.flatMap((name) => others.filter((s) => s.project.name === name));
     const later = platforms.slice(platformSlots);
@@ -116,6 +115,6 @@ export class LongestFirst extends BaseSequencer {
       queue.push(spec);
       while (placed < later.length && i + 1 >= every * (placed + 1)) queue.push(later[placed++]!);
     }
-    return [...queue, ...later.slice(placed), ...alone!];
+    return [...queue, ...later.slice(placed), ...last!];
   }
 }

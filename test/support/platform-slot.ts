@@ -8,6 +8,9 @@ import { createServer, type Server } from 'node:net';
  */
 const FIRST_SLOT_PORT = 17_800;
 
+/** Whether a test file starts a platform, and so takes a slot: the end-to-end files do. */
+export const startsPlatform = (file: string) => file.includes('/test/e2e/');
+
 const listen = (port: number) =>
   new Promise<Server | null>((resolve) => {
     const server = createServer();
