@@ -40,6 +40,12 @@ export const CellApiConfig = CellBaseConfig.extend({
   CELL_INTERNAL_TOKEN: z.string().min(16),
   REDIS_URL: z.string().url(),
   ...RedisAuthConfig.shape,
+  /**
+   * How long a Redis command (the admission check's revocation read) may go unanswered before the request answers 503:
+   * a hung server otherwise holds every buyer until the router gives up on them (5 s). It runs from the command's
+   * send to its reply being read, so a pause of this process's event loop counts against it too.
+   */
+  REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(50).max(10_000).default(500),
   AVAILABILITY_CACHE_MS: z.coerce.number().int().min(0).default(1_000),
   KAFKA_BROKERS: z.string().min(1),
   ...KafkaAuthConfig.shape,

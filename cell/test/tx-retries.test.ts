@@ -98,10 +98,18 @@ describe('write transactions PostgreSQL aborts for concurrency', () => {
       });
     const [one, two] = await Promise.all([batch(a, b), batch(b, a)]);
 
-    // PostgreSQL detected it. A backend flushes its statistics at most once a second, else when idle for 10 s.
-    await eventually(async () => (await deadlocksSeen()) > deadlocksBefore, 'the deadlock in pg_stat_database', 15_000);
-    expect(attempts).toBe(3); // the victim ran again
-    expect(await retries('deadlock')).toBe(retriesBefore + 1);
+    // The victim ran again. On a loaded machine its rerun may take its first order back before the winner's backend
+    // wakes to take it, and the two deadlock once more: every deadlock is one more run, and no more.
+    const reruns = attempts - 2;
+    expect(reruns).toBeGreaterThanOrEqual(1);
+    expect(await retries('deadlock')).toBe(retriesBefore + reruns);
+    // Each rerun answers a deadlock PostgreSQL detected. A backend flushes its statistics at most once a second, else
+    // when idle for 10 s.
+    await eventually(
+      async () => (await deadlocksSeen()) === deadlocksBefore + reruns,
+      'the deadlocks in pg_stat_database',
+      15_000,
+    );
     // The winner expired both holds; the victim's second run found nothing left to do.
     expect([one.length, two.length].sort()).toEqual([0, 2]);
     expect(await effects([a, b])).toEqual(

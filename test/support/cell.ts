@@ -41,6 +41,9 @@ export async function startTestCell(
     KAFKA_BROKERS: env.KAFKA_BROKERS,
     LOG_LEVEL: 'warn',
     AVAILABILITY_CACHE_MS: '0',
+    // This cell shares its event loop and heap with the test file (and, in a non-isolated worker, with the files before
+    // it): a garbage collection there is not a Redis outage. The platforms' cells keep the default.
+    REDIS_COMMAND_TIMEOUT_MS: '2000',
     ...opts.env,
   });
   const api = buildCellApi(config);

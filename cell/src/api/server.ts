@@ -27,7 +27,7 @@ export function buildCellApi(config: CellApiConfig) {
   const redis = new Redis(config.REDIS_URL, {
     ...redisConnectOptions(config),
     enableOfflineQueue: false,
-    commandTimeout: 500,
+    commandTimeout: config.REDIS_COMMAND_TIMEOUT_MS,
     maxRetriesPerRequest: 1,
   });
   redis.on('error', (err) => log.warn('redis error', { err }));
