@@ -21,7 +21,7 @@ export default defineConfig({
       'test',
       'reporting',
       'load-tests',
-      // Group 2 (vitest.groups.ts): one project per package of its files, each file alone.
+      // Group 3 (vitest.groups.ts): one project per package of its files, each file alone.
       ...Object.entries(exclusiveFiles).map(([root, include]) => ({
         test: { name: `${root}-alone`, root, include, testTimeout: 300_000, hookTimeout: 300_000, ...alone },
       })),

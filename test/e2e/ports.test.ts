@@ -28,7 +28,7 @@ describe('the ports platforms started side by side listen on', () => {
   // A port is only known as taken by the process that picked it until its child binds it: two workers once handed
   // out the same one, and one platform's control-plane requests reached the other's health server (405).
   it('two test workers never hand out the same port, and none from the fixed ranges below 20000', async () => {
-    // Workers 6 and 7: this suite runs five workers side by side (pool ids 1 to 5), whose platforms must not find a
+    // Workers 6 and 7: this suite runs at most three side by side (pool ids 1 to 3), whose platforms must not find a
     // port they were handed bound for a moment here (a platform beside this test once failed to start so).
     const [first, second] = await Promise.all([portsOfWorker('6', 400), portsOfWorker('7', 400)]);
     expect(new Set(first).size).toBe(400);
