@@ -110,7 +110,7 @@ describe('write transactions PostgreSQL aborts for concurrency', () => {
       'the deadlocks in pg_stat_database',
       15_000,
     );
-    // The winner expired both holds; the victim's second run found nothing left to do.
+    // The winner expired both holds; the other batch's last run found nothing left to do.
     expect([one.length, two.length].sort()).toEqual([0, 2]);
     expect(await effects([a, b])).toEqual(
       [a, b].sort().map((order_id) => ({ order_id, hold_expired: 1, status: 'expired', released: 1 })),

@@ -7,6 +7,7 @@
 import { execFile } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { promisify } from 'node:util';
+import { percentile } from '../../load-tests/lib/stats';
 
 const run = promisify(execFile);
 const TASK = "require('node:crypto').pbkdf2Sync('onsale', 'reference', 10_000_000, 32, 'sha256')";
@@ -19,7 +20,7 @@ for (let round = 0; round < ROUNDS; round++) {
   await Promise.all(Array.from({ length: processes }, () => run(process.execPath, ['-e', TASK])));
   rounds.push((performance.now() - started) / 1000);
 }
-const median = [...rounds].sort((a, b) => a - b)[Math.floor(ROUNDS / 2)]!;
+const median = percentile([...rounds], 50);
 console.log(
   `machine: ${processes} processes x PBKDF2-SHA256 (10M iterations) at once: median ${median.toFixed(2)} s ` +
     `(rounds ${rounds.map((s) => s.toFixed(2)).join(', ')})`,
