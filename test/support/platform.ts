@@ -106,10 +106,12 @@ export async function startTestPlatform(options: {
         REDIS_KEY_PREFIX: `${run}:`,
         RATE_LIMIT_IP_PER_SECOND: '10000',
         RATE_LIMIT_IP_BURST: '10000',
-        // Faster than production's 250/1000/5000 ms so a test's buyers and sale starts do not wait on a tick, but no
-        // faster than the tests need: an idle platform's ticks are most of its control plane's CPU and PostgreSQL's.
-        // Scheduler 200 -> 500 ms, controller 1000 -> 2000 ms and revocation delivery 100 -> 1000 ms (no test here
-        // revokes a token) took the idle platform from 0.28-0.31 to 0.25-0.26 cores (55 s samples, 2026-12-07).
+        // Release, scheduler and controller faster than production's 250/1000/5000 ms, so a test's buyers and sale
+        // starts do not wait on a tick, but no faster than the tests need: an idle platform's ticks are most of its
+        // control plane's CPU and PostgreSQL's. Revocation delivery slower than production's 100 ms: no test that
+        // starts a platform revokes a token. Scheduler 200 -> 500 ms, controller 1000 -> 2000 ms and revocation
+        // delivery 100 -> 1000 ms took the machine with one idle platform from 0.28-0.31 to 0.25-0.26 busy cores, the
+        // services' own 0.07 included (55 s samples, 2026-12-07).
         RELEASE_TICK_MS: '100',
         SCHEDULER_TICK_MS: '500',
         CONTROLLER_TICK_MS: '2000',
