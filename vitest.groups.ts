@@ -1,5 +1,6 @@
 import { configDefaults } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { positiveIntegerFromEnv } from './test/support/env.ts';
 
 /**
  * How the suite shares the backing services `scripts/services` starts, in three groups run one after the other.
@@ -21,11 +22,6 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * project: 287 core-seconds isolated, 175 not). The platforms' files stay isolated: their imports are a small share
  * of what they cost, which is starting a score of processes and driving them.
  */
-const count = (name: string, fallback: number) => {
-  const n = Number(process.env[name] ?? fallback);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer`);
-  return n;
-};
 const group = (groupOrder: number, workers: number, isolate = true) => ({
   sequence: { groupOrder },
   maxWorkers: workers,
@@ -33,9 +29,9 @@ const group = (groupOrder: number, workers: number, isolate = true) => ({
   isolate,
 });
 
-const testWorkers = count('ONSALE_TEST_WORKERS', 4);
+const testWorkers = positiveIntegerFromEnv('ONSALE_TEST_WORKERS', 4);
 export const sideBySide = group(0, testWorkers, false);
-export const platformsSideBySide = group(1, count('ONSALE_E2E_WORKERS', Math.min(3, testWorkers)));
+export const platformsSideBySide = group(1, positiveIntegerFromEnv('ONSALE_E2E_WORKERS', Math.min(3, testWorkers)));
 export const alone = group(2, 1);
 
 /** The files of group 3, by the project they would otherwise be in (each excluded from it). */

@@ -8,6 +8,7 @@ import { percentile } from '../../load-tests/lib/stats';
 import { demoSeatMap } from '../../scripts/local-platform/demo';
 import { repoRoot } from '../../scripts/local-platform/launch';
 import { launchChromium } from '../support/browser';
+import { positiveIntegerFromEnv } from '../support/env';
 import { mailbox } from '../support/mailbox';
 import { type FirstLoad, measureFirstLoad, seriousAccessibilityViolations } from '../support/page-audit';
 import { startTestPlatform, type TestPlatform } from '../support/platform';
@@ -480,8 +481,7 @@ describe("the buyer's pages in a browser, through the edge router", () => {
     // The browser's own first context start (its processes, the connection to the router) is not a page's cost.
     await measureFirstLoad(browser, storage, `${router}/shop/orders`);
     // Once each in the suite, which checks that the pages are measured; `pnpm bench:buyer-pages` takes the median of 3.
-    const runs = Number(process.env.ONSALE_FIRST_LOAD_RUNS ?? 1);
-    if (!Number.isInteger(runs) || runs < 1) throw new Error('ONSALE_FIRST_LOAD_RUNS must be a positive integer');
+    const runs = positiveIntegerFromEnv('ONSALE_FIRST_LOAD_RUNS', 1);
     const rows: (FirstLoad & { page: string })[] = [];
     for (const [name, path] of Object.entries(pages)) {
       const samples: FirstLoad[] = [];
