@@ -77,8 +77,8 @@ export class LongestFirst extends BaseSequencer {
       const i = longestFirst.findIndex((file) => spec.moduleId.endsWith(`/${file}`));
       return i < 0 ? longestFirst.length : i;
     };
-    const group = (spec: TestSpecification) => spec.project.config.sequence.groupOrder;
+    const groupOf = (spec: TestSpecification) => spec.project.config.sequence.groupOrder;
     // Array.prototype.sort is stable: files of one rank keep vitest's order.
-    return (await super.sort(files)).sort((a, b) => group(a) - group(b) || rank(a) - rank(b));
+    return (await super.sort(files)).sort((a, b) => groupOf(a) - groupOf(b) || rank(a) - rank(b));
   }
 }
