@@ -4,7 +4,7 @@ import { CELL_ROLES, CONTROL_PLANE_ROLES, type ProcessRole } from '@onsale/infra
 import { PROCESSES, type ProcessName } from '@onsale/processes';
 import { exportJWK, generateKeyPair } from 'jose';
 import { freePort } from '../local-platform/launch';
-import { startProcess } from '../local-platform/process';
+import { lastLines, startProcess } from '../local-platform/process';
 import { type Supervised, supervise } from '../local-platform/supervisor';
 import type { DeployService, DeploySteps, DeployTask, TaskOutcome } from './plan';
 
@@ -105,10 +105,6 @@ async function becomesReady(name: string, url: string, withinMs: number): Promis
     await new Promise((r) => setTimeout(r, 250));
   }
   throw new Error(`service ${name} not ready at ${url} within ${withinMs} ms (last: ${last})`);
-}
-
-function lastLines(text: string, n: number): string {
-  return text.trimEnd().split('\n').slice(-n).join('\n');
 }
 
 /**

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { closeSync, createWriteStream, fstatSync, mkdirSync, openSync, readSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -12,6 +12,44 @@ export function isAlive(pid: number): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** The last `n` lines of a process's output, indented, each cut at 300 characters, for a report of why it ended. */
+export function lastLines(text: string, n: number): string {
+  return text
+    .trimEnd()
+    .split('\n')
+    .slice(-n)
+    .map((l) => `    ${l.slice(0, 300)}`)
+    .join('\n');
+}
+
+/** The last `n` lines of a log that may be large: only its last 16 KiB are read. */
+export function lastLinesOfFile(file: string, n: number): string {
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, 'r');
+    const size = fstatSync(fd).size;
+    const buf = Buffer.alloc(Math.min(size, 16_384));
+    readSync(fd, buf, 0, buf.length, size - buf.length);
+    return lastLines(buf.toString('utf8'), n);
+  } catch {
+    return '    (no log)';
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** A process that ended before it answered its readiness URL: `lines` is the end of what it wrote. */
+export class ExitedBeforeReady extends Error {
+  constructor(
+    readonly processName: string,
+    readonly code: number | null,
+    readonly signal: string | null,
+    readonly lines: string,
+  ) {
+    super(`${processName} exited with ${signal ?? code} before it was ready. Last lines:\n${lines}`);
   }
 }
 
@@ -57,6 +95,8 @@ export async function startProcess(
     env: { ...process.env, ...env },
     stdio: ['ignore', piped ? 'pipe' : 'ignore', piped ? 'pipe' : 'inherit'],
   });
+  // Settles once everything the process wrote is in its log (or in `output`), so the reason it ended can be read.
+  let written: Promise<void> = new Promise((r) => child.once('close', () => r()));
   if (options.logFile) {
     mkdirSync(dirname(options.logFile), { recursive: true });
     const out = createWriteStream(options.logFile, { flags: 'a' });
@@ -64,6 +104,7 @@ export async function startProcess(
     child.stdout?.pipe(out, { end: false });
     child.stderr?.pipe(out, { end: false });
     child.once('close', () => out.end());
+    written = new Promise((r) => out.once('close', () => r()));
   }
   const output: string[] = [];
   if (options.capture) {
@@ -87,7 +128,15 @@ export async function startProcess(
   if (options.readyUrl) {
     const deadline = Date.now() + (options.timeoutMs ?? 60_000);
     for (;;) {
-      if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}`);
+      if (child.exitCode !== null || child.signalCode !== null) {
+        await written;
+        const lines = options.logFile
+          ? lastLinesOfFile(options.logFile, 10)
+          : options.capture
+            ? lastLines(output.join(''), 10)
+            : '    (its output went to the console)';
+        throw new ExitedBeforeReady(name, child.exitCode, child.signalCode, lines);
+      }
       try {
         if ((await fetch(options.readyUrl)).ok) break;
       } catch {}

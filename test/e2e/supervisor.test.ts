@@ -3,6 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../scripts/local-platform/launch';
+import { ExitedBeforeReady } from '../../scripts/local-platform/process';
 import { supervise } from '../../scripts/local-platform/supervisor';
 import { eventually, signalKafka } from '../support/kafka';
 import { ownServers } from '../support/own-servers';
@@ -129,4 +131,68 @@ describe('the local platform supervises its processes', () => {
     expect(reports.at(-1)).toContain('CELL_ID');
     await p.stop();
   }, 90_000);
+
+  /** A program that writes a line and exits with 1 on its first `failures` starts, then serves 200 on `port`. */
+  const failsAtFirst = (failures: number, port: number) => {
+    const count = resolve(repoRoot, `.data/e2e/starts-${randomUUID().slice(0, 8)}`);
+    const serve = `require('node:http').createServer((_, res) => res.end('ok')).listen(${port}, '127.0.0.1')`;
+    const script = `n=$(( $(cat ${count} 2>/dev/null || echo 0) + 1 )); echo $n > ${count}
+      if [ $n -le ${failures} ]; then echo "start $n: listen EADDRINUSE 127.0.0.1:${port}" >&2; exit 1; fi
+      exec ${JSON.stringify(process.execPath)} -e ${JSON.stringify(serve)}`;
+    return ['bash', '-c', script];
+  };
+  const quickPolicy = { initialDelayMs: 50, maxDelayMs: 200, maxCrashes: 3, windowMs: 60_000 };
+
+  it('a process that exits before it is ready is started again, and the report says why it exited', async () => {
+    const reports: string[] = [];
+    const port = await freePort();
+    const p = await supervise(
+      'unused',
+      {},
+      {
+        name: 'flaky-start',
+        command: failsAtFirst(1, port),
+        readyUrl: `http://127.0.0.1:${port}/`,
+        logFile: resolve(repoRoot, `.data/e2e/flaky-start-${randomUUID().slice(0, 8)}.log`),
+        report: (line) => reports.push(line),
+        policy: quickPolicy,
+      },
+    );
+    try {
+      expect((await fetch(`http://127.0.0.1:${port}/`)).status).toBe(200);
+      expect(p.status()).toMatchObject({ state: 'running', restarts: 1 });
+      expect(reports).toHaveLength(1);
+      expect(reports[0]).toMatch(/flaky-start exited \(code 1\) before it was ready; start #2 in 50 ms/);
+      expect(reports[0]).toContain(`start 1: listen EADDRINUSE 127.0.0.1:${port}`);
+    } finally {
+      await p.stop();
+    }
+  });
+
+  it('a process that keeps exiting before it is ready fails its start with its last lines, and is not left running', async () => {
+    const reports: string[] = [];
+    const port = await freePort();
+    const start = supervise(
+      'unused',
+      {},
+      {
+        name: 'never-ready',
+        command: failsAtFirst(100, port),
+        readyUrl: `http://127.0.0.1:${port}/`,
+        logFile: resolve(repoRoot, `.data/e2e/never-ready-${randomUUID().slice(0, 8)}.log`),
+        report: (line) => reports.push(line),
+        policy: quickPolicy,
+      },
+    );
+    const err = await start.then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ExitedBeforeReady);
+    expect((err as Error).message).toMatch(/^never-ready exited with 1 before it was ready/);
+    expect((err as Error).message).toContain(`start 3: listen EADDRINUSE 127.0.0.1:${port}`);
+    // Two restarts reported, the third exit is the crash loop that fails the start.
+    expect(reports.map((r) => /start #(\d)/.exec(r)?.[1])).toEqual(['2', '3']);
+    await expect(fetch(`http://127.0.0.1:${port}/`)).rejects.toThrow();
+  });
 });
