@@ -10,7 +10,7 @@ import {
   type Synthesized,
   synthPlatform,
 } from '../../infra/cdktf/test/support/terraform';
-import { buildBundles } from '../../scripts/bundle';
+import { ensureBundles } from '../../scripts/bundle';
 import { freePort } from '../../scripts/local-platform/launch';
 import { createTestDatabase, type TestDatabase } from '../support/db';
 import { BUYER_ISSUER, startIdentity, type TestIdentity } from '../support/identity';
@@ -82,7 +82,8 @@ describe('every task definition of a two-cell manifest with DR boots the real pr
         { ...second, id: cellIds[1] },
       ],
     });
-    await buildBundles(repoRoot);
+    // Built when stale, as every platform start does: CI has bundled already, and a rebuild is 11 s of a side-by-side group.
+    await ensureBundles(repoRoot);
     identity = await startIdentity();
     databases.set('control-plane', await createTestDatabase('boot_cp'));
     for (const id of cellIds) databases.set(id, await createTestDatabase(`boot_${id}`));
