@@ -129,7 +129,8 @@ export async function startProcess(
     const deadline = Date.now() + (options.timeoutMs ?? 60_000);
     for (;;) {
       if (child.exitCode !== null || child.signalCode !== null) {
-        await written;
+        // A child it left behind may hold the pipes open: the lines are read after 2 s at most.
+        await Promise.race([written, new Promise((r) => setTimeout(r, 2_000))]);
         const lines = options.logFile
           ? lastLinesOfFile(options.logFile, 10)
           : options.capture
