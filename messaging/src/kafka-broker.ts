@@ -232,7 +232,14 @@ export function createKafkaBroker(options: KafkaBrokerOptions): Broker {
                 const waitMs = (at ?? 0) - Date.now();
                 if (waitMs > 0) {
                   consumer.pause(partitions);
-                  setTimeout(() => consumer.resume(partitions), waitMs).unref();
+                  setTimeout(() => {
+                    try {
+                      consumer.resume(partitions);
+                    } catch {
+                      // Stopped meanwhile (shut down, or restarted after an outage): its next group starts unpaused,
+                      // from the commit. Thrown from a timer, this would end the process.
+                    }
+                  }, waitMs).unref();
                 }
                 consumer.seek({ topic: batch.topic, partition: batch.partition, offset });
               } catch {

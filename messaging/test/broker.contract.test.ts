@@ -126,6 +126,59 @@ describe.each(transports)('broker contract: %s', (_name, make, createTopics, rem
     await broker.close();
   });
 
+  it('replays a partition from an offset it held, once the wait is over', async () => {
+    const broker = make();
+    const t = await topic();
+    await broker.publish(t, [{ key: 'same', value: 'fails once' }]);
+    const seen: { offset: string; at: number }[] = [];
+    const due = Date.now() + 1_500;
+    const consumer = await broker.consume({
+      groupId: `g-${randomUUID()}`,
+      topics: [t],
+      handle: async (m) => {
+        seen.push({ offset: m.offset, at: Date.now() });
+        return seen.length === 1 ? { kind: 'replay', from: m.offset, at: due } : { kind: 'held' };
+      },
+    });
+    await eventually(async () => seen.length === 2, 'the message delivered again');
+    expect(seen[1]!.offset).toBe(seen[0]!.offset);
+    expect(seen[1]!.at).toBeGreaterThanOrEqual(due);
+    await consumer.stop();
+    await broker.close();
+  });
+
+  it('a replay whose wait outlasts its consumer ends quietly', async () => {
+    // The consumer stops (as the client stops it to restart after an outage, or a worker shuts down) while a partition
+    // waits to be replayed: the wait's end finds no group to resume, and must not throw where nothing catches it. A
+    // reporting consumer exited so whenever its broker went away during a failed batch's backoff.
+    const uncaught: unknown[] = [];
+    const record = (err: unknown) => uncaught.push(err);
+    process.on('uncaughtException', record);
+    try {
+      const broker = make();
+      const t = await topic();
+      await broker.publish(t, [{ key: 'same', value: 'fails' }]);
+      let due = 0;
+      const consumer = await broker.consume({
+        groupId: `g-${randomUUID()}`,
+        topics: [t],
+        handle: async (m) => {
+          // Longer than a stop takes (it waits for the fetch in flight, up to a heartbeat interval).
+          due = Date.now() + 3_000;
+          return { kind: 'replay', from: m.offset, at: due };
+        },
+      });
+      await eventually(async () => due > 0, 'the message delivered');
+      await consumer.stop();
+      expect(Date.now()).toBeLessThan(due);
+      await new Promise((r) => setTimeout(r, due - Date.now() + 500));
+      expect(uncaught).toEqual([]);
+      await broker.close();
+    } finally {
+      process.off('uncaughtException', record);
+    }
+  });
+
   it('reports the lag of a group that has not read', async () => {
     const broker = make();
     const t = await topic();
