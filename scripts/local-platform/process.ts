@@ -59,6 +59,11 @@ export interface RunningProcess {
   /** Everything the process wrote, when started with `capture` (tests read it for secrets and reasons). */
   output: string[];
   exited: Promise<number | null>;
+  /**
+   * Settles after the exit, once everything the process wrote is in its log or `output` (its last words, a stack
+   * trace, come after the exit event), or 2 s after the exit if a child it left behind holds its pipes open.
+   */
+  settled: Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -95,7 +100,6 @@ export async function startProcess(
     env: { ...process.env, ...env },
     stdio: ['ignore', piped ? 'pipe' : 'ignore', piped ? 'pipe' : 'inherit'],
   });
-  // Settles once everything the process wrote is in its log (or in `output`), so the reason it ended can be read.
   let written: Promise<void> = new Promise((r) => child.once('close', () => r()));
   if (options.logFile) {
     mkdirSync(dirname(options.logFile), { recursive: true });
@@ -112,11 +116,13 @@ export async function startProcess(
     child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
   }
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const settled = Promise.race([written, exited.then(() => new Promise<void>((r) => setTimeout(r, 2_000).unref()))]);
   const running: RunningProcess = {
     name,
     child,
     output,
     exited,
+    settled,
     stop: () =>
       new Promise<void>((r) => {
         if (child.exitCode !== null || child.signalCode !== null) return r();
@@ -129,8 +135,7 @@ export async function startProcess(
     const deadline = Date.now() + (options.timeoutMs ?? 60_000);
     for (;;) {
       if (child.exitCode !== null || child.signalCode !== null) {
-        // A child it left behind may hold the pipes open: the lines are read after 2 s at most.
-        await Promise.race([written, new Promise((r) => setTimeout(r, 2_000))]);
+        await settled;
         const lines = options.logFile
           ? lastLinesOfFile(options.logFile, 10)
           : options.capture

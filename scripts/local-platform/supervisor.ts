@@ -98,27 +98,22 @@ export async function supervise(
   };
 
   const watch = (p: RunningProcess) => {
-    p.child.once('exit', (code, signal) => {
+    p.child.once('exit', async (code, signal) => {
       if (stopping || p !== current) return;
       const now = Date.now();
       const delay = crashed(now);
       status.pid = null;
       status.lastExit = { code, signal, at: new Date(now).toISOString() };
-      const tail = lastLinesOfFile(options.logFile, 5);
-      if (delay === null) {
-        status.state = 'crash-looping';
-        options.report(
-          `[supervisor] ${options.name} exited (${how(code, signal)}) ${crashes.length} times in ${policy.windowMs / 1000}s: not restarting it. Last lines:\n${tail}`,
-        );
-        options.onChange?.();
-        return;
-      }
-      status.state = 'restarting';
-      options.report(
-        `[supervisor] ${options.name} exited (${how(code, signal)}); restart #${status.restarts + 1} in ${delay} ms. Last lines:\n${tail}`,
-      );
+      status.state = delay === null ? 'crash-looping' : 'restarting';
       options.onChange?.();
-      timer = setTimeout(() => void restart(), delay);
+      await p.settled;
+      const tail = lastLinesOfFile(options.logFile, 5);
+      options.report(
+        delay === null
+          ? `[supervisor] ${options.name} exited (${how(code, signal)}) ${crashes.length} times in ${policy.windowMs / 1000}s: not restarting it. Last lines:\n${tail}`
+          : `[supervisor] ${options.name} exited (${how(code, signal)}); restart #${status.restarts + 1} in ${delay} ms. Last lines:\n${tail}`,
+      );
+      if (delay !== null && !stopping) timer = setTimeout(() => void restart(), delay);
     });
   };
 

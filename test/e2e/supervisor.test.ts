@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { pbkdf2, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../scripts/local-platform/launch';
-import { ExitedBeforeReady } from '../../scripts/local-platform/process';
+import { ExitedBeforeReady, lastLinesOfFile, startProcess } from '../../scripts/local-platform/process';
 import { supervise } from '../../scripts/local-platform/supervisor';
 import { eventually, signalKafka } from '../support/kafka';
 import { ownServers } from '../support/own-servers';
@@ -142,6 +143,21 @@ describe('the local platform supervises its processes', () => {
     return ['bash', '-c', script];
   };
   const quickPolicy = { initialDelayMs: 50, maxDelayMs: 200, maxCrashes: 3, windowMs: 60_000 };
+
+  it("a process's log holds everything it wrote once it has settled, which its exit alone does not promise", async () => {
+    const logFile = resolve(repoRoot, `.data/e2e/last-words-${randomUUID().slice(0, 8)}.log`);
+    const lastWords = `process.stderr.write('the reason it ended\\n', () => process.exit(3))`;
+    const p = startProcess('unused', {}, { name: 'last-words', command: [process.execPath, '-e', lastWords], logFile });
+    // This process's thread pool busy while the other writes and exits, as a loaded machine keeps it: the exit is
+    // known at once, while the line waits for a thread to be written to the log.
+    const busy = Array.from({ length: 4 }, () => promisify(pbkdf2)('x', 'y', 5_000_000, 32, 'sha256'));
+    const started = await p;
+    expect(await started.exited).toBe(3);
+    await started.settled;
+    expect(readFileSync(logFile, 'utf8')).toBe('the reason it ended\n');
+    expect(lastLinesOfFile(logFile, 1)).toBe('    the reason it ended');
+    await Promise.all(busy);
+  });
 
   it('a process that exits before it is ready is started again, and the report says why it exited', async () => {
     const reports: string[] = [];
