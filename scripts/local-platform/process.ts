@@ -15,13 +15,16 @@ export function isAlive(pid: number): boolean {
   }
 }
 
-/** The last `n` lines of a process's output, indented, each cut at 300 characters, for a report of why it ended. */
+/**
+ * The last `n` lines of a process's output, indented, for a report of why it ended. A line is cut at 2,000
+ * characters: a JSON log line names its error near its end, and only a runaway line is longer.
+ */
 export function lastLines(text: string, n: number): string {
   return text
     .trimEnd()
     .split('\n')
     .slice(-n)
-    .map((l) => `    ${l.slice(0, 300)}`)
+    .map((l) => `    ${l.slice(0, 2_000)}`)
     .join('\n');
 }
 
@@ -100,15 +103,13 @@ export async function startProcess(
     env: { ...process.env, ...env },
     stdio: ['ignore', piped ? 'pipe' : 'ignore', piped ? 'pipe' : 'inherit'],
   });
-  let written: Promise<void> = new Promise((r) => child.once('close', () => r()));
-  if (options.logFile) {
-    mkdirSync(dirname(options.logFile), { recursive: true });
-    const out = createWriteStream(options.logFile, { flags: 'a' });
+  if (options.logFile) mkdirSync(dirname(options.logFile), { recursive: true });
+  const log = options.logFile ? createWriteStream(options.logFile, { flags: 'a' }) : undefined;
+  if (log) {
     // Two streams into one file: the file closes once both have ended, not when the first does.
-    child.stdout?.pipe(out, { end: false });
-    child.stderr?.pipe(out, { end: false });
-    child.once('close', () => out.end());
-    written = new Promise((r) => out.once('close', () => r()));
+    child.stdout?.pipe(log, { end: false });
+    child.stderr?.pipe(log, { end: false });
+    child.once('close', () => log.end());
   }
   const output: string[] = [];
   if (options.capture) {
@@ -116,6 +117,8 @@ export async function startProcess(
     child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
   }
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  // Everything it wrote is in `output` at the pipes' close, and in its log once the log file has closed after them.
+  const written = new Promise<void>((r) => (log ?? child).once('close', () => r()));
   const settled = Promise.race([written, exited.then(() => new Promise<void>((r) => setTimeout(r, 2_000).unref()))]);
   const running: RunningProcess = {
     name,

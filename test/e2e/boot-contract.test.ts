@@ -82,7 +82,8 @@ describe('every task definition of a two-cell manifest with DR boots the real pr
         { ...second, id: cellIds[1] },
       ],
     });
-    // Built when stale, as every platform start does: CI has bundled already, and a rebuild is 11 s of a side-by-side group.
+    // Built when stale, as every platform start does: CI has bundled already, and rebuilding them here took this file
+    // from 34 s to 98 s in CI (esbuild writing every bundle while two platforms start beside it).
     await ensureBundles(repoRoot);
     identity = await startIdentity();
     databases.set('control-plane', await createTestDatabase('boot_cp'));
