@@ -1,10 +1,11 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { migrateCell } from '@onsale/cell/db/migrate';
 import { CELL_ROLE_NAMES, CELL_ROLES, type CellRoleName } from '@onsale/cell/runtime/roles';
 import { bundleCommand, bundleEnv, ensureBundles } from '../bundle';
-import { repoRoot, startProcess } from './process';
+import { isAlive, repoRoot, startProcess } from './process';
 import { prometheusSetup, type ScrapeJob } from './prometheus';
 import { loadSecrets, publishedTicketKeys, saveSecrets, signingTicketKey } from './secrets';
 import type { PlatformServices } from './services';
@@ -67,37 +68,52 @@ export interface CellHandle {
   running: boolean;
 }
 
-const handedOut = new Set<number>();
-
 /** Ports from here up to the kernel's ephemeral range are handed out; the fixed ones (scripts/services, the drills' own servers) sit below. */
 const FIRST_HANDED_OUT_PORT = 20_000;
-/** Side-by-side test workers, each with a slice of that range of its own (a worker's id is VITEST_POOL_ID). */
-const PORT_SLICES = 8;
+/** One file per port handed out, holding the pid of the process that handed it out: the machine's record of them. */
+const PORT_CLAIMS = resolve(tmpdir(), 'onsale-ports');
 
 /**
- * A port for a child process to listen on later. It is picked below the kernel's ephemeral range:
- * a port from `listen(0)` comes from that range, and in the seconds before the child binds it,
- * any outgoing connection (to PostgreSQL, Kafka, Redis) may take it as its local port. Until the
- * child binds it, only this process knows it is taken, so each test worker picks from a slice of
- * its own: two platforms started side by side once both handed out one port, and a control plane's
- * requests reached another platform's health server.
+ * Claims `port` for this process, machine-wide: false if a live process claimed it. A claim whose process has ended
+ * is taken over; what it started was stopped with it, or still holds the port, which the bind below then finds.
+ */
+function claim(port: number): boolean {
+  const file = resolve(PORT_CLAIMS, String(port));
+  try {
+    writeFileSync(file, String(process.pid), { flag: 'wx' });
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  // Empty: another process has just created it and not yet written its pid.
+  const owner = Number(readFileSync(file, 'utf8'));
+  if (!(owner > 0) || owner === process.pid || isAlive(owner)) return false;
+  rmSync(file, { force: true });
+  return claim(port);
+}
+
+/**
+ * A port for a child process to listen on later. It is picked below the kernel's ephemeral range: a port from
+ * `listen(0)` comes from that range, and in the seconds before the child binds it, any outgoing connection (to
+ * PostgreSQL, Kafka, Redis) may take it as its local port. Until the child binds it, only the process that picked it
+ * knows it is taken, so each pick is claimed machine-wide (PORT_CLAIMS): platforms started side by side, by test files
+ * in processes of their own, once handed out one port twice (a worker's health port: it crash-looped on EADDRINUSE).
+ * Each test worker used to pick from a slice of its own by VITEST_POOL_ID, but vitest 4 gives two concurrent files of
+ * an isolated group the same id.
  */
 export async function freePort(): Promise<number> {
   const [ephemeralLow] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
-  const sliceSize = Math.max(1_000, Math.floor(((ephemeralLow ?? 32_768) - FIRST_HANDED_OUT_PORT) / PORT_SLICES));
-  const worker = Number(process.env.VITEST_POOL_ID ?? 0);
-  const low = FIRST_HANDED_OUT_PORT + (worker % PORT_SLICES) * sliceSize;
+  const span = Math.max(1_000, (ephemeralLow ?? 32_768) - FIRST_HANDED_OUT_PORT);
+  mkdirSync(PORT_CLAIMS, { recursive: true });
   for (;;) {
-    const candidate = low + Math.floor(Math.random() * sliceSize);
-    if (handedOut.has(candidate)) continue;
+    const candidate = FIRST_HANDED_OUT_PORT + Math.floor(Math.random() * span);
+    if (!claim(candidate)) continue;
     const bound = await new Promise<boolean>((res) => {
       const srv = createServer();
       srv.once('error', () => res(false));
       srv.listen(candidate, '127.0.0.1', () => srv.close(() => res(true)));
     });
-    if (!bound) continue;
-    handedOut.add(candidate);
-    return candidate;
+    if (bound) return candidate;
   }
 }
 

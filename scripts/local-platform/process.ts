@@ -64,7 +64,7 @@ export interface RunningProcess {
   exited: Promise<number | null>;
   /**
    * Settles after the exit, once everything the process wrote is in its log or `output` (its last words, a stack
-   * trace, come after the exit event), or 2 s after the exit if a child it left behind holds its pipes open.
+   * trace, come after the exit event); if a child it left behind holds its pipes open, 2 s after the exit.
    */
   settled: Promise<void>;
   stop(): Promise<void>;
@@ -117,9 +117,13 @@ export async function startProcess(
     child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
   }
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  // Everything it wrote is in `output` at the pipes' close, and in its log once the log file has closed after them.
-  const written = new Promise<void>((r) => (log ?? child).once('close', () => r()));
-  const settled = Promise.race([written, exited.then(() => new Promise<void>((r) => setTimeout(r, 2_000).unref()))]);
+  // Everything it wrote is in `output` once its pipes close, and in its log once the log file has closed after them
+  // (however long the file's writes wait for a thread). Pipes a child it left behind holds open are given up on.
+  const pipesClosed = new Promise<boolean>((r) => child.once('close', () => r(true)));
+  const heldOpen = exited.then(() => new Promise<boolean>((r) => setTimeout(() => r(false), 2_000).unref()));
+  const settled = Promise.race([pipesClosed, heldOpen]).then((closed) =>
+    closed && log && !log.closed ? new Promise<void>((r) => log.once('close', () => r())) : undefined,
+  );
   const running: RunningProcess = {
     name,
     child,

@@ -1,13 +1,14 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { repoRoot } from '../support/services';
 
-const run = promisify(execFile);
-
-/** The ports one test worker (VITEST_POOL_ID) hands out to the platform it starts, picked in a process of its own. */
-async function portsOfWorker(worker: string, count: number): Promise<number[]> {
-  const { stdout } = await run(
+/**
+ * A process of its own that hands out `count` ports, as a test file's process does for the platforms it starts, and
+ * lives on (its claims with it) until `release` ends it.
+ */
+async function portHolder(worker: string, count: number) {
+  const child = spawn(
     process.execPath,
     [
       '--import',
@@ -17,23 +18,42 @@ async function portsOfWorker(worker: string, count: number): Promise<number[]> {
       `import { freePort } from './scripts/local-platform/launch.ts';
        const ports = [];
        for (let i = 0; i < ${count}; i++) ports.push(await freePort());
-       console.log(JSON.stringify(ports));`,
+       console.log(JSON.stringify(ports));
+       process.stdin.on('end', () => process.exit(0)).resume();`,
     ],
-    { cwd: repoRoot, env: { ...process.env, VITEST_POOL_ID: worker } },
+    { cwd: repoRoot, env: { ...process.env, VITEST_POOL_ID: worker }, stdio: ['pipe', 'pipe', 'inherit'] },
   );
-  return JSON.parse(stdout);
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  while (!out.includes('\n')) {
+    if (child.exitCode !== null) throw new Error(`the port holder exited with ${child.exitCode}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    ports: JSON.parse(out) as number[],
+    async release() {
+      child.stdin.end();
+      if (child.exitCode === null) await once(child, 'exit');
+    },
+  };
 }
 
 describe('the ports platforms started side by side listen on', () => {
-  // A port is only known as taken by the process that picked it until its child binds it: two workers once handed
-  // out the same one, and one platform's control-plane requests reached the other's health server (405).
-  it('two test workers never hand out the same port, and none from the fixed ranges below 20000', async () => {
-    // Workers 6 and 7: this suite runs at most three side by side (pool ids 1 to 3), whose platforms must not find a
-    // port they were handed bound for a moment here (a platform beside this test once failed to start so).
-    const [first, second] = await Promise.all([portsOfWorker('6', 400), portsOfWorker('7', 400)]);
-    expect(new Set(first).size).toBe(400);
-    expect(new Set(second).size).toBe(400);
-    expect(first.filter((port) => second.includes(port))).toEqual([]);
-    expect([...first, ...second].filter((port) => port < 20_000)).toEqual([]);
+  // A port is only known as taken by the process that picked it until its child binds it: two platforms once handed
+  // out the same one (one's requests reached the other's health server; a worker crash-looped on EADDRINUSE).
+  it('two live processes never hand out the same port, even with one VITEST_POOL_ID, and none below 20000', async () => {
+    // One pool id for both, as vitest 4 gives two files of an isolated group running at once.
+    const holders = await Promise.all([portHolder('1', 400), portHolder('1', 400)]);
+    try {
+      const [first, second] = holders.map((h) => h.ports) as [number[], number[]];
+      expect(new Set(first).size).toBe(400);
+      expect(new Set(second).size).toBe(400);
+      expect(first.filter((port) => second.includes(port))).toEqual([]);
+      expect([...first, ...second].filter((port) => port < 20_000)).toEqual([]);
+    } finally {
+      await Promise.all(holders.map((h) => h.release()));
+    }
   });
 });
